@@ -1,5 +1,5 @@
 """`python -m buildctl`: the same CLI as the `buildctl` console script (BuildKit's own client shares the name)."""
 
-from buildctl.cli import main
+from buildctl.cli import run
 
-main()
+run()

@@ -1,0 +1,45 @@
+# rocmig: `make images` builds the default slice (debian source, ROCm 7.2, gfx942: base and dev);
+# `make test` runs the unit and image tests. Variables select other cells:
+#   make images ROCM=6.2                      (amd source: needs its base image and repo.radeon.com)
+#   make images SOURCE=debian ROCM=5.7 ARCH=gfx90a IMAGES="base dev"
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+BUILDCTL := $(BIN)/python -m buildctl
+ROCM ?=
+SOURCE ?=
+ARCH ?=
+IMAGES ?=
+APT_MIRROR ?=
+# The Debian mirror seen here is a frozen snapshot: apt needs Check-Valid-Until off (DESIGN.md).
+APT_CHECK_VALID_UNTIL ?= $(shell apt-config dump 2>/dev/null | grep -qi 'Check-Valid-Until "false"' && echo false || echo true)
+PYTEST_ARGS ?=
+
+sel = $(if $(ROCM),--rocm $(ROCM)) $(if $(SOURCE),--source $(SOURCE)) $(foreach a,$(ARCH),--arch $(a)) $(foreach i,$(IMAGES),--image $(i))
+
+.PHONY: venv images render test unit lint clean
+
+$(BIN)/python: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(BIN)/python
+
+venv: $(BIN)/python
+
+images: venv
+	$(BUILDCTL) base bootstrap trixie --if-missing
+	$(BUILDCTL) build $(sel) $(if $(APT_MIRROR),--apt-mirror $(APT_MIRROR)) \
+	  $(if $(filter false,$(APT_CHECK_VALID_UNTIL)),--no-apt-check-valid-until)
+
+render: venv
+	$(BUILDCTL) render $(sel)
+
+test: venv
+	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+unit: venv
+	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+clean:
+	rm -rf build

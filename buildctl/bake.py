@@ -1,0 +1,78 @@
+"""Write docker-bake.json for a plan (fourth arrow of the flow).
+
+One bake target per cell, named `<role>_<tag>` with dots replaced. The Docker engine's embedded
+BuildKit (Engine 20.10, the `docker` driver) refuses named build contexts (`target:`), so parents are
+wired by image reference instead: a child's Dockerfile says `FROM rocmig/<parent>:<tag>` and the build
+runs cells in plan order (parents first), each into the engine's image store. The file also carries one
+group per dependency level (`level0`, `level1`, ...) for engines that build a whole level at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from buildctl.plan import REPOSITORY, Cell, Plan
+from buildctl.render import cell_dir
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Options every cell's build gets.
+
+    apt_mirror: a Debian mirror URL replacing deb.debian.org (e.g. snapshot.debian.org/archive/...).
+    apt_check_valid_until: False for snapshot mirrors, whose Release files are past Valid-Until.
+    ca_bundle: a PEM bundle handed to builds as the BuildKit secret `ca_bundle` (never in a layer).
+    """
+
+    apt_mirror: str | None = None
+    apt_check_valid_until: bool = True
+    ca_bundle: Path | None = None
+
+    def build_args(self) -> dict[str, str]:
+        args = {"APT_CHECK_VALID_UNTIL": "true" if self.apt_check_valid_until else "false"}
+        if self.apt_mirror:
+            args["APT_MIRROR"] = self.apt_mirror
+        return args
+
+
+def levels(plan: Plan) -> list[list[Cell]]:
+    """Cells grouped by depth in the image family (level 0 has no parent in the plan)."""
+    depth: dict[str, int] = {}
+    out: list[list[Cell]] = []
+    for cell in plan.cells:
+        d = depth.get(cell.parent_ref, -1) + 1 if cell.parent_ref else 0
+        depth[cell.ref] = d
+        while len(out) <= d:
+            out.append([])
+        out[d].append(cell)
+    return out
+
+
+def bake_definition(plan: Plan, out_root: Path, options: BuildOptions) -> dict:
+    """The bake file as data: {"group": {...}, "target": {...}}."""
+    targets = {}
+    for cell in plan.cells:
+        target = {
+            "context": str(cell_dir(out_root, cell).resolve()),
+            "dockerfile": "Dockerfile",
+            "tags": [cell.ref] + [f"{REPOSITORY}/{cell.role}:{t}" for t in cell.alias_tags],
+            "args": options.build_args(),
+        }
+        if options.ca_bundle is not None:
+            target["secret"] = [f"id=ca_bundle,src={options.ca_bundle.resolve()}"]
+        targets[cell.name] = target
+    groups = {f"level{i}": {"targets": [c.name for c in level]} for i, level in enumerate(levels(plan))}
+    groups["default"] = {"targets": [c.name for c in plan.cells]}
+    return {"group": groups, "target": targets}
+
+
+def write_bake_file(plan: Plan, out_root: Path, options: BuildOptions) -> Path:
+    """Write `<out_root>/docker-bake.json` (sorted keys, stable across runs) and return its path."""
+    path = out_root / "docker-bake.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(bake_definition(plan, out_root, options), indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return path

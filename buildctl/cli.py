@@ -1,0 +1,239 @@
+"""The `buildctl` command line (also `python -m buildctl`; BuildKit's own client has the same name).
+
+Exit codes: 0 success; 1 a command's own failure (e.g. `doctor` found nothing); 2 bad input (matrix.yaml,
+flags, paths); 3 no Docker engine or buildx; 4 a base image, apt repository or registry unreachable;
+5 a build or recipe failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from buildctl import __version__
+from buildctl.bake import BuildOptions
+from buildctl.errors import RocmigError
+from buildctl.load import Project, load_project
+from buildctl.plan import Plan, Selection, make_plan
+
+DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+
+
+def _project(ctx: click.Context) -> Project:
+    return load_project(ctx.obj["root"])
+
+
+def selection_options(func):
+    """--source/--rocm/--arch/--image, each repeatable."""
+    for name, help_text in reversed([
+        ("source", "source of ROCm: amd or debian"),
+        ("rocm", "ROCm minor line, e.g. 6.2"),
+        ("arch", "GPU arch (offload arch), e.g. gfx942"),
+        ("image", "image role, e.g. dev"),
+    ]):
+        func = click.option(f"--{name}", f"{name}s", multiple=True, help=f"{help_text} (repeatable)")(func)
+    return func
+
+
+def _selection(sources, rocms, archs, images) -> Selection:
+    return Selection(tuple(sources), tuple(rocms), tuple(archs), tuple(images))
+
+
+def narrow_to_default_source(project: Project, selection: Selection) -> Selection:
+    """For builds: when no --source is given and the default source has the selected ROCm lines, use it.
+
+    `make images ROCM=7.2` thus builds Debian's 7.2 (buildable here), `ROCM=6.2` AMD's (only amd has it).
+    """
+    if selection.sources:
+        return selection
+    default = project.matrix.default.source
+    versions = selection.rocm or (project.matrix.default.rocm,)
+    have = {r.version for r in project.matrix.rocm if r.source == default}
+    if all(v in have for v in versions):
+        return Selection((default,), selection.rocm, selection.archs, selection.images)
+    return selection
+
+
+def _plan_table(plan: Plan, title: str) -> Table:
+    table = Table(title=title)
+    for col in ("image", "source", "ROCm", "arch", "tag", "status"):
+        table.add_column(col)
+    for cell in plan.cells:
+        table.add_row(cell.role, cell.release.source, cell.release.full, cell.arch_name, cell.ref, "[green]planned[/]")
+    for ex in plan.excluded:
+        c = ex.cell
+        table.add_row(c.role, c.release.source, c.release.full, c.arch_name, c.ref,
+                      f"[yellow]excluded[/] ({ex.rule}): {ex.reason}")
+    return table
+
+
+@click.group()
+@click.version_option(__version__, prog_name="buildctl (rocmig)")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="project root holding matrix.yaml, images/ and templates/")
+@click.pass_context
+def main(ctx: click.Context, root: Path) -> None:
+    """rocmig's buildctl: ROCm container images from matrix.yaml (not BuildKit's buildctl)."""
+    ctx.obj = {"root": root}
+
+
+@main.command("matrix")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="print the plan as JSON (cells and excluded cells)")
+@click.pass_context
+def matrix_cmd(ctx, sources, rocms, archs, images, as_json):
+    """Show the matrix's cells, excluded cells with their rule and reason included."""
+    project = _project(ctx)
+    plan = make_plan(project, _selection(sources, rocms, archs, images))
+    if as_json:
+        click.echo(json.dumps(plan.to_json(), indent=2))
+    else:
+        Console().print(_plan_table(plan, f"{len(plan.cells)} cells planned, {len(plan.excluded)} excluded"))
+
+
+@main.command("render")
+@selection_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
+@click.pass_context
+def render_cmd(ctx, sources, rocms, archs, images, out):
+    """Write build/<image>/<tag>/Dockerfile and its context for the selected cells."""
+    from buildctl.render import render_cell
+
+    project = _project(ctx)
+    plan = make_plan(project, _selection(sources, rocms, archs, images))
+    for cell in plan.cells:
+        click.echo(render_cell(project, cell, out))
+
+
+@main.command("build")
+@selection_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
+@click.option("--apt-mirror", metavar="URL", help="Debian mirror to use instead of deb.debian.org (e.g. a snapshot)")
+@click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=True, show_default=True,
+              help="off for snapshot mirrors, whose Release files have expired")
+@click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=DEFAULT_CA_BUNDLE if DEFAULT_CA_BUNDLE.exists() else None,
+              help="CA bundle handed to builds as the BuildKit secret ca_bundle (for HTTPS proxies)")
+@click.option("--keep-going", is_flag=True, help="build the other cells when one fails")
+@click.pass_context
+def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_valid_until, ca_bundle, keep_going):
+    """Render, write docker-bake.json and build the selected cells (and their parents)."""
+    from buildctl.build import build_plan
+    from buildctl.engine import docker_client, preflight, require_buildx
+    from buildctl.render import render_cell
+
+    project = _project(ctx)
+    selection = narrow_to_default_source(project, _selection(sources, rocms, archs, images or project.matrix.default.images))
+    if not selection.archs:
+        selection = Selection(selection.sources, selection.rocm, (project.matrix.default.arch,), selection.images)
+    if not selection.rocm:
+        selection = Selection(selection.sources, (project.matrix.default.rocm,), selection.archs, selection.images)
+    plan = make_plan(project, selection, with_parents=True)
+    if not plan.cells:
+        reasons = "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded) or "no cell matches"
+        raise RocmigError(f"nothing to build: {reasons}")
+    client = docker_client()
+    require_buildx()
+    preflight(client, plan)
+    for cell in plan.cells:
+        render_cell(project, cell, out)
+    options = BuildOptions(apt_mirror, apt_check_valid_until, ca_bundle)
+    results = build_plan(plan, out, options, Console(stderr=True), keep_going)
+    bad = [r for r in results if r.status != "built"]
+    if bad:
+        raise _build_failure(bad)
+
+
+def _build_failure(bad) -> RocmigError:
+    from buildctl.errors import BuildError
+
+    return BuildError(f"{len(bad)} cell(s) not built: " + ", ".join(f"{r.cell.ref} ({r.status})" for r in bad))
+
+
+@main.group("base")
+def base_group():
+    """OS base images for hosts without a registry."""
+
+
+@base_group.command("bootstrap")
+@click.argument("suite")
+@click.option("--mirror", default="http://deb.debian.org/debian", show_default=True)
+@click.option("--tag", help="image tag to create (default debian:SUITE)")
+@click.option("--if-missing", is_flag=True, help="do nothing when the tag already exists")
+def bootstrap_cmd(suite, mirror, tag, if_missing):
+    """debootstrap SUITE and docker-import it as debian:SUITE (about 40 s)."""
+    from buildctl.bootstrap import bootstrap
+    from buildctl.engine import docker_client, image_exists
+
+    tag = tag or f"debian:{suite}"
+    client = docker_client()
+    if if_missing and image_exists(client, tag):
+        click.echo(f"{tag} already exists")
+        return
+    click.echo(f"{tag}: {bootstrap(suite, tag, mirror)}")
+
+
+@main.command("migrate", context_settings={"ignore_unknown_options": True})
+@click.argument("src", type=click.Path(path_type=Path))
+@click.option("--rocm", default=None, help="ROCm minor line of the dev image (default: matrix default)")
+@click.option("--source", default=None, help="source of the dev image (default: matrix default)")
+@click.option("--arch", "archs", multiple=True, required=True, help="offload arch to compile for (repeatable)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="report folder")
+@click.argument("recipe_args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
+    """Hipify SRC, compile it for each --arch in the dev image and write report.json / report.md to --out.
+
+    Extra arguments (e.g. --baseline, --fail-on error, --jobs 2) go to the recipe.
+    """
+    from buildctl.engine import docker_client
+    from buildctl.migrate import pick_dev_image, run_migrate
+
+    project = _project(ctx)
+    rocm = rocm or project.matrix.default.rocm
+    selection = narrow_to_default_source(project, Selection((source,) if source else (), (rocm,), tuple(archs), ("dev",)))
+    plan = make_plan(project, selection)
+    if not plan.cells:
+        raise RocmigError("no dev cell for this selection: " + "; ".join(e.reason for e in plan.excluded))
+    if not Path(src).exists():
+        from buildctl.errors import InputError
+        raise InputError(f"{src}: no such file or folder (give a CUDA source tree or a .cu file)")
+    client = docker_client()
+    cell = pick_dev_image(client, list(plan.cells))
+    code, output = run_migrate(client, cell, src, out, list(archs), list(recipe_args))
+    if code != 0:
+        _print_diagnosis(output)
+        sys.exit(code)
+
+
+def _print_diagnosis(text: str) -> None:
+    """Run a failing log's tail through the error case library and print its matches."""
+    try:
+        from buildctl.doctor import diagnose, format_matches
+    except ImportError:
+        return
+    matches = diagnose("\n".join(text.splitlines()[-200:]))
+    if matches:
+        click.echo("rocmig doctor:\n" + format_matches(matches), err=True)
+
+
+def run() -> None:
+    """Console-script entry: run the CLI, turning RocmigError into one line and its exit code."""
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except RocmigError as exc:
+        click.echo(f"buildctl: error: {exc}", err=True)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,87 @@
+"""Checks on the Docker engine and the reachability of what a selection pulls from (preflight).
+
+Each check answers within seconds and raises an error naming what was unreachable and the alternative.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import urllib.error
+import urllib.request
+
+import docker
+import docker.errors
+
+from buildctl.errors import EngineError, UnreachableError
+from buildctl.plan import Plan
+
+PROBE_TIMEOUT_S = 5
+
+
+def docker_client() -> docker.DockerClient:
+    """A client for the local engine. Raises EngineError when none answers."""
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise EngineError(
+            f"no Docker engine answers ({exc.__class__.__name__}); start dockerd, or run scripts/setup-docker.sh "
+            "as root on Debian") from None
+    return client
+
+
+def require_buildx() -> None:
+    """Raise EngineError when the buildx plugin (BuildKit's bake) is missing."""
+    result = subprocess.run(["docker", "buildx", "version"], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise EngineError("docker buildx is missing: install the docker-buildx plugin (scripts/setup-docker.sh does)")
+
+
+def image_exists(client: docker.DockerClient, ref: str) -> bool:
+    """True when the engine's image store holds `ref`."""
+    try:
+        client.images.get(ref)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def _reachable(url: str) -> str | None:
+    """None when `url` answers an HTTP request (any status), else the reason."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=PROBE_TIMEOUT_S)
+    except urllib.error.HTTPError:
+        return None  # it answered
+    except (urllib.error.URLError, OSError) as exc:
+        return str(getattr(exc, "reason", exc))
+    return None
+
+
+def preflight(client: docker.DockerClient, plan: Plan) -> None:
+    """Check that every OS base image the plan starts from is local or pullable, and its apt repository answers.
+
+    Raises UnreachableError (exit 4) naming the unreachable image or URL and the alternative.
+    """
+    seen: set[str] = set()
+    for cell in plan.cells:
+        if cell.image.parent is not None or cell.os_image in seen:
+            continue
+        seen.add(cell.os_image)
+        source = cell.release.source
+        if not image_exists(client, cell.os_image):
+            if cell.source.registry_probe is None:
+                raise UnreachableError(
+                    f"base image {cell.os_image} is not in the local image store; create it with "
+                    f"`buildctl base bootstrap {cell.release.suite}` (debootstrap + docker import)")
+            why = _reachable(cell.source.registry_probe)
+            if why is not None:
+                raise UnreachableError(
+                    f"source {source}: base image {cell.os_image} is not local and {cell.source.registry_probe} "
+                    f"is unreachable ({why}); load the image with `docker load`, or build the debian lane: "
+                    f"SOURCE=debian")
+        if cell.source.apt_key:
+            why = _reachable(cell.source.apt_key)
+            if why is not None:
+                raise UnreachableError(
+                    f"source {source}: apt repository key {cell.source.apt_key} is unreachable ({why}); "
+                    f"use a mirror or build the debian lane: SOURCE=debian")

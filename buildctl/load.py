@@ -1,0 +1,170 @@
+"""Read matrix.yaml and images/*/image.yaml into validated models (first arrow of the flow).
+
+Every problem becomes one `ConfigError` line: `FILE: KEY.PATH: what is wrong (allowed: ...)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pydantic
+import yaml
+
+from buildctl.errors import ConfigError
+from buildctl.model import ImageSpec, Matrix, version_tuple
+
+
+@dataclass(frozen=True)
+class Project:
+    """The loaded project: its root folder, the matrix and the image roles (in dependency order)."""
+
+    root: Path
+    matrix: Matrix
+    images: dict[str, ImageSpec]
+
+
+def _read_yaml(path: Path):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}{where}: YAML syntax error: {problem}") from None
+
+
+def _validation_message(path: Path, exc: pydantic.ValidationError, data) -> str:
+    err = exc.errors()[0]
+    loc = list(err["loc"])
+    # Name list items by their key where they have one (rocm[2] -> rocm[amd 6.2]).
+    parts = []
+    node = data
+    for key in loc:
+        if isinstance(key, int):
+            label = str(key)
+            if isinstance(node, list) and key < len(node) and isinstance(node[key], dict):
+                item = node[key]
+                if "version" in item:
+                    label = f"{item.get('source', '?')} {item['version']}"
+                elif "id" in item:
+                    label = str(item["id"])
+            parts[-1] = f"{parts[-1]}[{label}]" if parts else f"[{label}]"
+        else:
+            parts.append(str(key))
+        node = node[key] if isinstance(node, (dict, list)) and _has(node, key) else None
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "literal_error":
+        msg = f"{err['input']!r} is not allowed (allowed: {err['ctx']['expected']})"
+    elif err["type"] == "missing":
+        msg = "required key is missing"
+    elif err["type"] == "string_pattern_mismatch":
+        msg = f"{err['input']!r} does not match {err['ctx']['pattern']}"
+    key_path = ".".join(parts) or "(top level)"
+    return f"{path}: {key_path}: {msg}"
+
+
+def _has(node, key) -> bool:
+    if isinstance(node, dict):
+        return key in node
+    return isinstance(key, int) and key < len(node)
+
+
+def _check_references(path: Path, matrix: Matrix, roles: set[str]) -> None:
+    """Cross-checks pydantic cannot do alone: names used in default, rules and packages must exist."""
+    archs = sorted(matrix.archs)
+    versions = sorted({r.version for r in matrix.rocm}, key=version_tuple)
+    seen = set()
+    for release in matrix.rocm:
+        key = (release.source, release.version)
+        if key in seen:
+            raise ConfigError(f"{path}: rocm[{release.source} {release.version}]: listed twice")
+        seen.add(key)
+        if release.source not in matrix.sources:
+            raise ConfigError(
+                f"{path}: rocm[{release.source} {release.version}].source: {release.source!r} is not "
+                f"declared under sources (allowed: {', '.join(matrix.sources)})")
+        for role in release.packages:
+            if role not in roles:
+                raise ConfigError(
+                    f"{path}: rocm[{release.source} {release.version}].packages.{role}: unknown image role "
+                    f"(allowed: {', '.join(sorted(roles))})")
+    for i, rule in enumerate(matrix.rules):
+        where = f"{path}: rules[{rule.id}].when"
+        for arch in rule.when.arch or []:
+            if arch not in matrix.archs:
+                raise ConfigError(f"{where}.arch: unknown arch {arch!r} (allowed: {', '.join(archs)})")
+        for version in rule.when.rocm or []:
+            if version not in versions:
+                raise ConfigError(f"{where}.rocm: unknown ROCm version {version!r} (allowed: {', '.join(versions)})")
+        for role in rule.when.images or []:
+            if role not in roles:
+                raise ConfigError(f"{where}.images: unknown image role {role!r} (allowed: {', '.join(sorted(roles))})")
+    d = matrix.default
+    if d.arch not in matrix.archs:
+        raise ConfigError(f"{path}: default.arch: unknown arch {d.arch!r} (allowed: {', '.join(archs)})")
+    if (d.source, d.rocm) not in seen:
+        raise ConfigError(f"{path}: default.rocm: source {d.source} has no ROCm {d.rocm!r}")
+    for role in d.images:
+        if role not in roles:
+            raise ConfigError(f"{path}: default.images: unknown image role {role!r} (allowed: {', '.join(sorted(roles))})")
+
+
+def _order_images(images: dict[str, ImageSpec], images_dir: Path) -> dict[str, ImageSpec]:
+    """Parents before children; raises ConfigError on an unknown parent or a cycle."""
+    ordered: dict[str, ImageSpec] = {}
+
+    def visit(role: str, chain: tuple[str, ...]) -> None:
+        if role in ordered:
+            return
+        if role in chain:
+            raise ConfigError(f"{images_dir / role / 'image.yaml'}: parent: cycle {' -> '.join(chain + (role,))}")
+        spec = images[role]
+        if spec.parent is not None:
+            if spec.parent not in images:
+                raise ConfigError(
+                    f"{images_dir / role / 'image.yaml'}: parent: unknown image role {spec.parent!r} "
+                    f"(allowed: {', '.join(sorted(images))})")
+            visit(spec.parent, chain + (role,))
+        ordered[role] = spec
+
+    for role in sorted(images):
+        visit(role, ())
+    return ordered
+
+
+def load_project(root: Path) -> Project:
+    """Load and validate `root/matrix.yaml` and `root/images/*/image.yaml`.
+
+    Raises ConfigError (exit 2) with one line naming the file, the key path and what is allowed.
+    """
+    images_dir = root / "images"
+    images: dict[str, ImageSpec] = {}
+    for spec_path in sorted(images_dir.glob("*/image.yaml")):
+        data = _read_yaml(spec_path)
+        try:
+            spec = ImageSpec.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise ConfigError(_validation_message(spec_path, exc, data)) from None
+        if spec.role != spec_path.parent.name:
+            raise ConfigError(f"{spec_path}: role: {spec.role!r} must equal its folder name {spec_path.parent.name!r}")
+        if not (root / "templates" / spec.template).is_file():
+            raise ConfigError(f"{spec_path}: template: templates/{spec.template} does not exist")
+        images[spec.role] = spec
+    if not images:
+        raise ConfigError(f"{images_dir}: no image roles found (expected images/<role>/image.yaml)")
+
+    matrix_path = root / "matrix.yaml"
+    data = _read_yaml(matrix_path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{matrix_path}: (top level): expected a mapping of keys (allowed: {', '.join(Matrix.model_fields)})")
+    try:
+        matrix = Matrix.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(_validation_message(matrix_path, exc, data)) from None
+    _check_references(matrix_path, matrix, set(images))
+    return Project(root=root, matrix=matrix, images=_order_images(images, images_dir))
