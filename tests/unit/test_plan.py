@@ -1,0 +1,77 @@
+"""Plan: cells, exclusions with rule and reason, filters, JSON, default-source narrowing."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from buildctl.cli import main, narrow_to_default_source
+from buildctl.errors import ConfigError
+from buildctl.load import load_project
+from buildctl.plan import ARCH_FIRST_ROCM, Selection, make_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def project():
+    return load_project(ROOT)
+
+
+def test_archs_newer_than_the_release_are_excluded_with_reason(project):
+    plan = make_plan(project, Selection(rocm=("6.2",), archs=("gfx950",)))
+    assert plan.cells == ()
+    assert {e.rule for e in plan.excluded} == {ARCH_FIRST_ROCM}
+    assert all("gfx950" in e.reason and "7.0" in e.reason and "6.2.4" in e.reason for e in plan.excluded)
+
+
+def test_debian_57_excludes_gfx942_but_keeps_gfx90a(project):
+    plan = make_plan(project, Selection(sources=("debian",), rocm=("5.7",), images=("base",)))
+    built = {c.arch_name for c in plan.cells}
+    excluded = {e.cell.arch_name for e in plan.excluded}
+    assert "gfx90a" in built and "gfx1100" in built
+    assert {"gfx942", "gfx950", "gfx1201"} <= excluded
+
+
+def test_parents_come_first_and_tags_carry_the_cell(project):
+    plan = make_plan(project, Selection(sources=("debian",), rocm=("7.2",), archs=("gfx942",)))
+    refs = [c.ref for c in plan.cells]
+    assert refs == ["rocmig/base:rocm7.2.4-gfx942-debian", "rocmig/dev:rocm7.2.4-gfx942-debian"]
+    assert plan.cells[1].parent_ref == refs[0]
+    amd = make_plan(project, Selection(sources=("amd",), rocm=("6.2",), archs=("gfx90a",), images=("dev",)))
+    assert amd.cells[0].ref == "rocmig/dev:rocm6.2.4-gfx90a" and amd.cells[0].alias_tags == ("rocm6.2-gfx90a",)
+
+
+def test_with_parents_adds_the_chain(project):
+    plan = make_plan(project, Selection(sources=("debian",), rocm=("7.2",), archs=("gfx942",), images=("dev",)),
+                     with_parents=True)
+    assert [c.role for c in plan.cells] == ["base", "dev"]
+
+
+def test_unknown_filter_value_lists_valid_values(project):
+    with pytest.raises(ConfigError, match=r"--rocm: unknown value '9.9' \(allowed: 5.7, 6.1, 6.2"):
+        make_plan(project, Selection(rocm=("9.9",)))
+
+
+def test_default_source_narrowing(project):
+    assert narrow_to_default_source(project, Selection(rocm=("7.2",))).sources == ("debian",)
+    assert narrow_to_default_source(project, Selection(rocm=("6.2",))).sources == ()
+    assert narrow_to_default_source(project, Selection(sources=("amd",), rocm=("7.2",))).sources == ("amd",)
+
+
+def test_matrix_json_includes_excluded_cells_with_reasons():
+    result = CliRunner().invoke(main, ["--root", str(ROOT), "matrix", "--json", "--arch", "gfx950"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["cells"] and all(c["arch"] == "gfx950" for c in data["cells"])
+    assert all(e["rule"] and e["reason"] for e in data["excluded"])
+    assert {e["rocm"] for e in data["excluded"]} >= {"6.1", "6.2", "6.3", "6.4", "5.7"}
+
+
+def test_matrix_table_filters_by_source_and_image():
+    result = CliRunner(env={"COLUMNS": "250"}).invoke(
+        main, ["--root", str(ROOT), "matrix", "--source", "debian", "--image", "dev"])
+    assert result.exit_code == 0
+    assert "rocmig/dev:rocm7.2.4-gfx942-debian" in result.output
+    assert "rocmig/base" not in result.output
