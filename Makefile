@@ -35,8 +35,10 @@ images: venv
 render: venv
 	$(BUILDCTL) render $(sel)
 
-test: venv
-	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+# Image tests check the slice `make images` builds (same SOURCE / ROCM / ARCH).
+test: images
+	ROCMIG_SOURCE="$(SOURCE)" $(if $(ROCM),ROCMIG_ROCM="$(ROCM)") $(if $(ARCH),ROCMIG_ARCH="$(ARCH)") \
+	  $(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)

@@ -1,0 +1,80 @@
+"""Image tests (testinfra) run against containers started from the built images of the selected slice.
+
+The slice is the one `make images` built: ROCMIG_SOURCE / ROCMIG_ROCM / ROCMIG_ARCH (Makefile passes
+SOURCE / ROCM / ARCH), defaulting to matrix.yaml's default cell. A selected image that is not built is a
+failure, not a skip: `make test` builds the slice first.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from buildctl.cli import narrow_to_default_source
+from buildctl.load import load_project
+from buildctl.plan import Cell, Selection, make_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _docker(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["docker", *args], capture_output=True, text=True)
+
+
+def slice_cells(role: str) -> list[Cell]:
+    """The cells of `role` in the selected slice (those `make images` built)."""
+    project = load_project(ROOT)
+    d = project.matrix.default
+    env = os.environ
+    selection = Selection(
+        tuple(env["ROCMIG_SOURCE"].split()) if env.get("ROCMIG_SOURCE") else (),
+        tuple(env.get("ROCMIG_ROCM", d.rocm).split()),
+        tuple(env.get("ROCMIG_ARCH", d.arch).split()),
+        (role,))
+    return list(make_plan(project, narrow_to_default_source(project, selection)).cells)
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    if _docker("info").returncode != 0:
+        pytest.fail("no Docker engine answers: image tests need one (.ci/run and scripts/setup-docker.sh start it)")
+
+
+def start_container(ref: str, extra: tuple[str, ...] = ()) -> str:
+    """Start `ref` detached (sleeping) and return the container name; fails the test if the image is absent."""
+    if _docker("image", "inspect", ref).returncode != 0:
+        pytest.fail(f"image {ref} is not built: run `make images` first")
+    name = f"rocmig-test-{uuid.uuid4().hex[:8]}"
+    result = _docker("run", "-d", "--name", name, *extra, ref, "sleep", "infinity")
+    assert result.returncode == 0, result.stderr
+    return name
+
+
+@pytest.fixture
+def container_for():
+    """Factory: container_for(cell) -> testinfra host of a running container of that cell's image."""
+    import testinfra
+
+    names: list[str] = []
+
+    def make(cell: Cell):
+        name = start_container(cell.ref)
+        names.append(name)
+        return testinfra.get_host(f"docker://{name}")
+
+    yield make
+    for name in names:
+        _docker("rm", "-f", name)
+
+
+def inspect_image(ref: str) -> dict:
+    """`docker image inspect` of ref as a dict."""
+    import json
+
+    result = _docker("image", "inspect", ref)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)[0]
