@@ -1,0 +1,78 @@
+"""The arch table: what an offload arch decides (wavefront size, LDS per workgroup).
+
+The table is JSON rendered by the lead from matrix.yaml into the image (/etc/rocmig/archs.json):
+    {"gfx942": {"family": "CDNA3", "wavefront": 64, "lds_bytes": 65536, ...}, ...}
+The recipe never derives wavefront or LDS from an arch name; it reads them here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+
+DEFAULT_TABLE = Path("/etc/rocmig/archs.json")
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One offload arch: name (e.g. "gfx942"), family ("CDNA3"), wavefront (lanes: 32 or 64),
+    lds_bytes (LDS per workgroup, bytes)."""
+
+    name: str
+    family: str
+    wavefront: int
+    lds_bytes: int
+
+
+def load_table(path: Path) -> dict[str, Arch]:
+    """Read the arch table at `path`; returns {arch name: Arch}.
+
+    Raises InputError (one line naming the file and key) when the file is missing, is not JSON,
+    or an entry lacks an integer `wavefront` (32 or 64) or a positive integer `lds_bytes`.
+    """
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"--arch-table {path}: file not found (the dev image carries /etc/rocmig/archs.json)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"--arch-table {path}: not a readable JSON file ({exc})") from None
+    if not isinstance(raw, dict) or not raw:
+        raise InputError(f"--arch-table {path}: expected a non-empty JSON object {{arch: {{wavefront, lds_bytes, ...}}}}")
+    table: dict[str, Arch] = {}
+    for name, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise InputError(f"--arch-table {path}: {name}: expected an object, got {type(entry).__name__}")
+        wave = entry.get("wavefront")
+        lds = entry.get("lds_bytes")
+        if wave not in (32, 64) or isinstance(wave, bool):
+            raise InputError(f"--arch-table {path}: {name}.wavefront: expected 32 or 64, got {wave!r}")
+        if not isinstance(lds, int) or isinstance(lds, bool) or lds <= 0:
+            raise InputError(f"--arch-table {path}: {name}.lds_bytes: expected a positive integer, got {lds!r}")
+        table[name] = Arch(name=name, family=str(entry.get("family", "")), wavefront=wave, lds_bytes=lds)
+    return table
+
+
+def select(table: dict[str, Arch], names: list[str]) -> list[Arch]:
+    """Return the Arch for each requested name, in order, without duplicates.
+
+    Raises InputError naming the unknown arch and the valid values.
+    """
+    picked: list[Arch] = []
+    for name in names:
+        if name not in table:
+            raise InputError(f"--arch {name}: unknown offload arch; valid: {', '.join(sorted(table))}")
+        if table[name] not in picked:
+            picked.append(table[name])
+    return picked
+
+
+def wavefront_groups(archs: list[Arch]) -> list[list[Arch]]:
+    """Group archs that share a wavefront size, so that one hipcc call can build them together
+    with one value of a wavefront define. Order follows the first arch of each group."""
+    groups: dict[int, list[Arch]] = {}
+    for arch in archs:
+        groups.setdefault(arch.wavefront, []).append(arch)
+    return list(groups.values())

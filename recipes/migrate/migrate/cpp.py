@@ -1,0 +1,195 @@
+"""Light C/C++ text analysis for the scanner: blank comments and strings, find lines that are dead
+on AMD (#if branches for NVIDIA only), collect #define / constexpr integer constants, evaluate
+simple constant expressions. No preprocessor is run; what cannot be decided is treated as live /
+unknown, so the scanner errs towards reporting.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+
+# Macros hipcc (HIP-Clang) defines on AMD, and macros it does not define.
+AMD_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "USE_ROCM",
+                         "__HIP_PLATFORM_AMD", "HIP_PLATFORM_AMD"})
+AMD_UNDEFINED = frozenset({"__CUDA_ARCH__", "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
+                           "__CUDACC_VER_MAJOR__"})
+SIZEOF = {"char": 1, "int8_t": 1, "uint8_t": 1, "short": 2, "half": 2, "__half": 2, "int16_t": 2,
+          "__nv_bfloat16": 2, "__hip_bfloat16": 2, "int": 4, "unsigned": 4, "float": 4, "int32_t": 4,
+          "uint32_t": 4, "unsigned int": 4, "double": 8, "long": 8, "int64_t": 8, "uint64_t": 8,
+          "size_t": 8, "long long": 8, "float2": 8, "float4": 16, "int4": 16, "double2": 16, "half2": 4,
+          "__half2": 4}
+
+
+def blank(text: str) -> str:
+    """Return `text` with comments and the contents of string/char literals replaced by spaces;
+    same length, newlines kept, so offsets and line numbers stay valid."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and i + 1 < n and text[i + 1] == "/":
+            while i < n and text[i] != "\n":
+                out[i] = " "
+                i += 1
+        elif c == "/" and i + 1 < n and text[i + 1] == "*":
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            for k in range(i, end):
+                if text[k] != "\n":
+                    out[k] = " "
+            i = end
+        elif c in "\"'":
+            k = i + 1
+            while k < n and text[k] != c and text[k] != "\n":
+                k += 2 if text[k] == "\\" else 1
+            for j in range(i + 1, min(k, n)):
+                out[j] = " "
+            i = k + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _condition(expr: str) -> bool | None:
+    """Evaluate an #if expression on AMD: True / False, or None when its value depends on macros we
+    do not know (every assignment of the unknown ones is tried; up to 4 unknowns)."""
+    unknown: dict[str, tuple[int, ...]] = {}
+
+    def defined(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        if name in AMD_DEFINED:
+            return "1"
+        if name in AMD_UNDEFINED:
+            return "0"
+        unknown.setdefault(f"d_{name}", (0, 1))
+        return f"d_{name}"
+
+    expr = re.sub(r"\bdefined\s*\(\s*(\w+)\s*\)|\bdefined\s+(\w+)", defined, expr.strip())
+    for name in AMD_UNDEFINED:
+        expr = re.sub(rf"\b{name}\b", "0", expr)
+    for name in re.findall(r"\b(?!d_)[A-Za-z_]\w*\b", expr):
+        unknown.setdefault(name, (0, 1, 32, 64))
+    expr = expr.replace("&&", " and ").replace("||", " or ")
+    expr = re.sub(r"!(?!=)", " not ", expr).strip()
+    if len(unknown) > 4:
+        return None
+    try:
+        code = compile(ast.parse(expr, mode="eval"), "<if>", "eval")
+    except SyntaxError:
+        return None
+    results = set()
+    names = list(unknown)
+    for combo in itertools.product(*(unknown[n] for n in names)):
+        try:
+            results.add(bool(eval(code, {"__builtins__": {}}, dict(zip(names, combo)))))
+        except Exception:  # noqa: BLE001 - anything not plain arithmetic/logic is "unknown"
+            return None
+    return results.pop() if len(results) == 1 else None
+
+
+def dead_lines(blanked: str) -> set[int]:
+    """1-based numbers of lines inside #if / #elif / #else branches that are never compiled on AMD
+    (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`)."""
+    dead: set[int] = set()
+    # stack entries: [this branch live?, some earlier branch taken for sure?, decided?, parent live?]
+    stack: list[list] = []
+    live = True
+    for number, line in enumerate(blanked.split("\n"), start=1):
+        m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
+        if m:
+            word, rest = m.group(1), m.group(2)
+            if word in ("if", "ifdef", "ifndef"):
+                cond = _condition(rest) if word == "if" else _condition(f"defined({rest.strip()})")
+                if word == "ifndef" and cond is not None:
+                    cond = not cond
+                stack.append([cond is not False, cond is True, cond is not None, live])
+                live = live and cond is not False
+            elif stack and word == "elif":
+                top = stack[-1]
+                cond = _condition(rest)
+                branch = not top[1] and cond is not False
+                top[0], top[1], top[2] = branch, top[1] or cond is True, top[2] and cond is not None
+                live = top[3] and branch
+            elif stack and word == "else":
+                top = stack[-1]
+                branch = not top[1] if top[2] else True
+                top[0], top[1] = branch, True
+                live = top[3] and branch
+            elif stack and word == "endif":
+                live = stack.pop()[3]
+            continue
+        if not live:
+            dead.add(number)
+    return dead
+
+
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
+CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:unsigned\s+int|unsigned|int|size_t|long|auto|"
+                   r"uint32_t|int32_t|int64_t|uint64_t)\s+(\w+)\s*=\s*([^;{}]+);")
+
+
+def symbols(blanked: str) -> dict[str, str]:
+    """Object-like #defines and const/constexpr integer definitions of one file: {name: expression}.
+    A name defined twice with different expressions maps to "" (ambiguous)."""
+    found: dict[str, str] = {}
+    for regex in (DEFINE, CONST):
+        for m in regex.finditer(blanked):
+            name, value = m.group(1), m.group(2).strip()
+            if found.get(name, value) != value:
+                value = ""
+            found[name] = value
+    return found
+
+
+def evaluate(expr: str, names: dict[str, str], depth: int = 0) -> int | None:
+    """Evaluate a C integer constant expression (literals, + - * / % << >>, parentheses, sizeof of
+    basic types, names from `names`); None when it is not a constant we can decide."""
+    if depth > 8 or not expr:
+        return None
+    expr = re.sub(r"\bsizeof\s*\(\s*([\w ]+?)\s*\)", lambda m: str(SIZEOF.get(m.group(1), "?")), expr)
+    expr = re.sub(r"\bstatic_cast\s*<[^>]*>", "", expr)
+    expr = re.sub(r"\(\s*(unsigned|int|size_t|long|unsigned int|uint32_t|int64_t)\s*\)", "", expr)
+    expr = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", expr)
+
+    def name_value(m: re.Match) -> str:
+        value = evaluate(names.get(m.group(0), ""), names, depth + 1)
+        return "?" if value is None else str(value)
+
+    expr = re.sub(r"\b[A-Za-z_]\w*\b", name_value, expr)
+    if "?" in expr:
+        return None
+    try:
+        tree = ast.parse(expr.replace("/", "//"), mode="eval")
+    except SyntaxError:
+        return None
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv,
+               ast.Mod, ast.LShift, ast.RShift, ast.USub, ast.UAdd, ast.BitAnd, ast.BitOr)
+    if not all(isinstance(node, allowed) for node in ast.walk(tree)):
+        return None
+    try:
+        value = eval(compile(tree, "<const>", "eval"), {"__builtins__": {}})
+    except (ArithmeticError, ValueError):
+        return None
+    return value if isinstance(value, int) else None
+
+
+def split_args(text: str) -> list[str]:
+    """Split `text` at top-level commas (outside (), <>, [], {})."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def line_of(text: str, offset: int) -> int:
+    """1-based line number of character `offset` in `text`."""
+    return text.count("\n", 0, offset) + 1

@@ -1,0 +1,105 @@
+"""Load and check the scanner rules (recipes/migrate/rules.yaml).
+
+A rule is data: id, severity, message, hint, optional doc, and either `patterns` (regular
+expressions per line, with tree placeholders) or `check` (a computed check in scan.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .errors import InputError
+
+RULES_FILE = Path(__file__).resolve().parent.parent / "rules.yaml"
+SEVERITIES = ("error", "warning", "info")
+CHECKS = ("lds", "block-size")
+KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "suggest", "fixed_by"}
+# Placeholder values used to check that patterns compile; scan.py fills them per tree.
+PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One scanner rule; `suggest` is a tuple of (find, replace) regex pairs applied in turn."""
+
+    id: str
+    severity: str
+    message: str
+    hint: str
+    doc: str
+    patterns: tuple[str, ...]
+    check: str
+    suggest: tuple[tuple[str, str], ...]
+    fixed_by: tuple[str, ...]
+
+
+def fill(pattern: str, values: dict[str, str]) -> str:
+    """Replace {WS32}, {WS31}, {FULLMASK} in `pattern` by the regex alternations in `values`."""
+    for key, value in values.items():
+        pattern = pattern.replace("{" + key + "}", value)
+    return pattern
+
+
+def _fail(path: Path, where: str, what: str) -> InputError:
+    return InputError(f"{path}: {where}: {what}")
+
+
+def load_rules(path: Path = RULES_FILE) -> list[Rule]:
+    """Read and check the rules file; returns the rules in file order.
+
+    Raises InputError naming the file, the rule id and the key when the YAML is malformed, a key is
+    unknown, a required key is missing, the severity or check is not one of the allowed values,
+    a pattern does not compile, or an id repeats.
+    """
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"{path}: cannot read rules ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+        raise _fail(path, "rules", "expected a top-level key `rules` holding a list")
+    rules: list[Rule] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(data["rules"]):
+        where = f"rules[{index}]"
+        if not isinstance(raw, dict):
+            raise _fail(path, where, "expected a mapping")
+        rid = raw.get("id")
+        if not isinstance(rid, str) or not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rid):
+            raise _fail(path, f"{where}.id", f"expected a kebab-case id, got {rid!r}")
+        where = f"rules[{rid}]"
+        if rid in seen:
+            raise _fail(path, where, "duplicate id")
+        seen.add(rid)
+        unknown = set(raw) - KEYS
+        if unknown:
+            raise _fail(path, where, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(KEYS)}")
+        if raw.get("severity") not in SEVERITIES:
+            raise _fail(path, f"{where}.severity", f"expected one of {SEVERITIES}, got {raw.get('severity')!r}")
+        for key in ("message", "hint"):
+            if not isinstance(raw.get(key), str) or not raw[key].strip():
+                raise _fail(path, f"{where}.{key}", "expected a non-empty string")
+        patterns = raw.get("patterns") or []
+        check = raw.get("check") or ""
+        if bool(patterns) == bool(check):
+            raise _fail(path, where, "give exactly one of `patterns` (list of regexes) or `check` " + str(CHECKS))
+        if check and check not in CHECKS:
+            raise _fail(path, f"{where}.check", f"expected one of {CHECKS}, got {check!r}")
+        suggest = []
+        for item in raw.get("suggest") or []:
+            if not isinstance(item, dict) or set(item) != {"find", "replace"}:
+                raise _fail(path, f"{where}.suggest", "expected a list of {find, replace}")
+            suggest.append((str(item["find"]), str(item["replace"])))
+        for pattern in [*patterns, *(f for f, _ in suggest)]:
+            try:
+                re.compile(fill(pattern, PLACEHOLDER_DEFAULTS))
+            except re.error as exc:
+                raise _fail(path, f"{where}.patterns", f"{pattern!r} does not compile ({exc})") from None
+        rules.append(Rule(
+            id=rid, severity=raw["severity"], message=raw["message"].strip(), hint=raw["hint"].strip(),
+            doc=(raw.get("doc") or "").strip(), patterns=tuple(patterns), check=check,
+            suggest=tuple(suggest), fixed_by=tuple(raw.get("fixed_by") or ())))
+    return rules

@@ -1,0 +1,218 @@
+"""The scanner: apply the rules of rules.yaml to the CUDA input, line by line, plus the computed
+checks (LDS per workgroup against the arch table, block sizes above 1024).
+
+Lines in branches that are dead on AMD (`#ifndef __HIP_PLATFORM_AMD__` ...) and comments are not
+scanned: that code never reaches hipcc.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from . import cpp
+from .archs import Arch
+from .rules import Rule, fill
+
+WARP_NAME = re.compile(r"(?i)warp|^ws$|lanes")
+FULL_MASK_VALUE = 0xFFFFFFFF
+MAX_BLOCK = 1024  # work-items per workgroup on every AMD GPU (HIP: hipDeviceProp_t.maxThreadsPerBlock)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule hit: file (tree-relative path), line/col (1-based, in the CUDA input), text (the
+    source line), message, hint, suggestion (the line rewritten, or ""), status ("open" until
+    pipeline.resolve marks it "fixed")."""
+
+    rule: str
+    severity: str
+    file: str
+    line: int
+    col: int
+    text: str
+    message: str
+    hint: str
+    suggestion: str
+    status: str = "open"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a scan of one tree knows: tree-wide symbols {name: expr}, placeholder regexes, archs."""
+
+    symbols: dict[str, str]
+    placeholders: dict[str, str]
+    archs: tuple[Arch, ...]
+
+
+def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
+    """Collect #define / constexpr constants over all files of a tree and derive the placeholder
+    alternations: {WS32} (32 and names defined as 32 that name a warp), {WS31}, {FULLMASK}."""
+    merged: dict[str, str] = {}
+    for text in blanked_texts:
+        for name, value in cpp.symbols(text).items():
+            if merged.get(name, value) != value:
+                value = ""
+            merged[name] = value
+    warp = sorted(n for n in merged if WARP_NAME.search(n) and cpp.evaluate(merged[n], merged) == 32)
+    full = sorted(n for n in merged if cpp.evaluate(merged[n], merged) == FULL_MASK_VALUE)
+    alt = "|".join(re.escape(n) for n in warp)
+    placeholders = {
+        "WS32": f"(?:32|{alt})" if warp else "32",
+        "WS31": f"(?:31|(?:{alt})\\s*-\\s*1)" if warp else "31",
+        "FULLMASK": "(?:0[xX][fF]{8}(?![0-9a-fA-F])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?"
+                    + "".join(f"|\\b{re.escape(n)}\\b" for n in full) + ")",
+    }
+    return Context(symbols=merged, placeholders=placeholders, archs=tuple(archs))
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A rule with its patterns and suggestions compiled for one tree."""
+
+    rule: Rule
+    patterns: tuple[re.Pattern, ...]
+    suggest: tuple[tuple[re.Pattern, str], ...]
+
+
+def compile_rules(rules: list[Rule], ctx: Context) -> list[Compiled]:
+    """Fill the placeholders of every rule for this tree and compile its regexes."""
+    return [Compiled(rule=r,
+                     patterns=tuple(re.compile(fill(p, ctx.placeholders)) for p in r.patterns),
+                     suggest=tuple((re.compile(fill(f, ctx.placeholders)), rep) for f, rep in r.suggest))
+            for r in rules]
+
+
+def suggestion(compiled: Compiled, line: str) -> str:
+    """The line rewritten by the rule's suggestions, or "" when they change nothing."""
+    new = line
+    for find, rep in compiled.suggest:
+        new = find.sub(rep, new)
+    return new.strip() if new != line else ""
+
+
+def matches(compiled: Compiled, blanked_line: str) -> re.Match | None:
+    """First match of any of the rule's patterns in a blanked line."""
+    for pattern in compiled.patterns:
+        m = pattern.search(blanked_line)
+        if m:
+            return m
+    return None
+
+
+def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[Finding]:
+    """Findings of every rule in one file, sorted by line then rule order."""
+    blanked = cpp.blank(text)
+    dead = cpp.dead_lines(blanked)
+    raw_lines = text.split("\n")
+    names = {**ctx.symbols, **{k: v for k, v in cpp.symbols(blanked).items() if v}}
+    findings: list[Finding] = []
+    for number, line in enumerate(blanked.split("\n"), start=1):
+        if number in dead:
+            continue
+        for compiled in rules:
+            if not compiled.patterns:
+                continue
+            m = matches(compiled, line)
+            if m:
+                r = compiled.rule
+                findings.append(Finding(r.id, r.severity, rel, number, m.start() + 1, raw_lines[number - 1].strip(),
+                                        r.message, r.hint, suggestion(compiled, raw_lines[number - 1])))
+    by_check = {c.rule.check: c.rule for c in rules if c.rule.check}
+    if "lds" in by_check:
+        findings += _lds(rel, blanked, raw_lines, dead, names, ctx.archs, by_check["lds"])
+    if "block-size" in by_check:
+        findings += _block_size(rel, blanked, raw_lines, dead, names, by_check["block-size"])
+    order = {c.rule.id: i for i, c in enumerate(rules)}
+    findings.sort(key=lambda f: (f.line, order[f.rule]))
+    return findings
+
+
+LAUNCH = re.compile(r"<<<(.*?)>>>", re.S)
+SET_ATTR = re.compile(r"\b(?:cuda|hip)FuncSetAttribute\s*\(([^;]*?)\)\s*;", re.S)
+STATIC_SHARED = re.compile(r"__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([\w:]+(?:\s+int)?)\s+\w+((?:\s*\[[^\]]+\])+)\s*;")
+LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(([^)]*)\)")
+
+
+def _hit(rule: Rule, rel: str, raw_lines: list[str], number: int, col: int, message: str) -> Finding:
+    return Finding(rule.id, rule.severity, rel, number, col, raw_lines[number - 1].strip(), message, rule.hint, "")
+
+
+def _lds(rel, blanked, raw_lines, dead, names, archs, rule) -> list[Finding]:
+    """Dynamic shared memory in launches and MaxDynamicSharedMemorySize attributes, and static
+    __shared__ arrays, whose byte count is a constant above the LDS of a selected arch."""
+    sites: list[tuple[int, int, str]] = []  # (offset, bytes, what)
+    for m in LAUNCH.finditer(blanked):
+        args = cpp.split_args(m.group(1))
+        if len(args) >= 3:
+            value = cpp.evaluate(args[2], names)
+            if value is not None:
+                sites.append((m.start(), value, f"dynamic shared memory of the launch ({args[2]})"))
+    for m in SET_ATTR.finditer(blanked):
+        args = cpp.split_args(m.group(1))
+        if len(args) == 3 and "MaxDynamicSharedMemorySize" in args[1]:
+            value = cpp.evaluate(args[2], names)
+            if value is not None:
+                sites.append((m.start(), value, f"MaxDynamicSharedMemorySize ({args[2]})"))
+    for m in STATIC_SHARED.finditer(blanked):
+        size = cpp.SIZEOF.get(m.group(1).strip())
+        dims = [cpp.evaluate(d, names) for d in re.findall(r"\[([^\]]+)\]", m.group(2))]
+        if size and dims and all(d is not None for d in dims):
+            total = size
+            for d in dims:
+                total *= d
+            sites.append((m.start(), total, f"static __shared__ array ({m.group(1).strip()}{m.group(2).strip()})"))
+    found = []
+    for offset, value, what in sites:
+        number = cpp.line_of(blanked, offset)
+        over = [a for a in archs if value > a.lds_bytes]
+        if number in dead or not over:
+            continue
+        limits = ", ".join(f"{a.name}: {a.lds_bytes} bytes" for a in over)
+        found.append(_hit(rule, rel, raw_lines, number, 1,
+                          f"{what} is {value} bytes, above the LDS per workgroup of {limits}; "
+                          "the launch fails with hipErrorInvalidValue."))
+    return found
+
+
+def _block_size(rel, blanked, raw_lines, dead, names, rule) -> list[Finding]:
+    """Launch block sizes (constants, or dim3 NAME(x, y, z) of the same file) and
+    __launch_bounds__ maxima above 1024 threads."""
+    dims: dict[str, int] = {}
+    for m in re.finditer(r"\bdim3\s+(\w+)\s*[({]([^;]*?)[)}]\s*;", blanked):
+        values = [cpp.evaluate(a, names) for a in cpp.split_args(m.group(2))]
+        if values and all(v is not None for v in values):
+            product = 1
+            for v in values:
+                product *= v
+            dims[m.group(1)] = product if m.group(1) not in dims else -1
+    found = []
+    for m in LAUNCH.finditer(blanked):
+        args = cpp.split_args(m.group(1))
+        if len(args) < 2:
+            continue
+        block = args[1]
+        value = dims.get(block) if block in dims else cpp.evaluate(block, names)
+        if value is None and block.startswith("dim3"):
+            inner = [cpp.evaluate(a, names) for a in cpp.split_args(block[4:].strip("(){} "))]
+            if inner and all(v is not None for v in inner):
+                value = 1
+                for v in inner:
+                    value *= v
+        number = cpp.line_of(blanked, m.start())
+        if value is not None and value > MAX_BLOCK and number not in dead:
+            found.append(_hit(rule, rel, raw_lines, number, 1,
+                              f"block of {value} threads ({block}) is above the 1024 work-items per workgroup of AMD GPUs."))
+    for m in LAUNCH_BOUNDS.finditer(blanked):
+        value = cpp.evaluate(cpp.split_args(m.group(1))[0], names)
+        number = cpp.line_of(blanked, m.start())
+        if value is not None and value > MAX_BLOCK and number not in dead:
+            found.append(_hit(rule, rel, raw_lines, number, 1,
+                              f"__launch_bounds__({value}) is above the 1024 work-items per workgroup of AMD GPUs."))
+    return found
+
+
+def resolve(finding: Finding, fixed: bool) -> Finding:
+    """A copy of `finding` with status "fixed" when `fixed`, else unchanged."""
+    return replace(finding, status="fixed") if fixed else finding

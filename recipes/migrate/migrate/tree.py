@@ -1,0 +1,150 @@
+"""Find the CUDA sources under SRC, check each one, and copy them into a work tree.
+
+The input tree is only read: files are opened read-only and the work tree is written with fresh
+files (never through a symlink of the input). Checks raise InputError with one line naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+
+UNIT_EXTS = frozenset({".cu"})
+CXX_EXTS = frozenset({".cpp", ".cc", ".cxx", ".c"})
+HEADER_EXTS = frozenset({".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".def", ".tcc"})
+SOURCE_EXTS = UNIT_EXTS | CXX_EXTS | HEADER_EXTS
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+
+# A C/C++ file "uses CUDA" when it includes a CUDA header or calls the runtime / launches kernels.
+CUDA_USE = re.compile(
+    r"#\s*include\s*[<\"](cuda|cublas|curand|cusparse|cufft|cusolver|cudnn|cub/|thrust/|cooperative_groups|nvrtc|"
+    r"device_launch_parameters|mma\.h|cuda_)|\bcuda[A-Z]\w+\s*\(|<<<|__global__|__device__"
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One source file of the tree: rel (POSIX path relative to the tree root), kind ("cu": a .cu
+    translation unit, "cxx": a C/C++ source, "header"), text (UTF-8 content), sha256 (hex digest of
+    the bytes), uses_cuda (includes CUDA headers or calls the CUDA API)."""
+
+    rel: str
+    kind: str
+    text: str
+    sha256: str
+    uses_cuda: bool
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The sources found under `root`; `skipped` lists "path: reason" for entries left out
+    (dangling symlinks)."""
+
+    root: Path
+    files: tuple[SourceFile, ...]
+    skipped: tuple[str, ...]
+
+
+def _kind(suffix: str) -> str:
+    if suffix in UNIT_EXTS:
+        return "cu"
+    if suffix in CXX_EXTS:
+        return "cxx"
+    return "header"
+
+
+def _read_source(path: Path, shown: str, max_bytes: int) -> tuple[str, str]:
+    """Return (text, sha256) of a source file; raise InputError for large, binary or non-UTF-8 files."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise InputError(f"{shown}: {size} bytes, above the limit of {max_bytes} bytes for one source file (--max-file-bytes)")
+    data = path.read_bytes()
+    if b"\0" in data:
+        raise InputError(f"{shown}: binary file (contains NUL bytes) with a source extension; only text sources can be migrated")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{shown}: not UTF-8 (invalid byte at offset {exc.start}); convert it, e.g. iconv -f latin1 -t utf-8") from None
+    return text, hashlib.sha256(data).hexdigest()
+
+
+def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[str]]:
+    """Depth-first walk following directory symlinks; returns ([(path, rel)], skipped).
+
+    Raises InputError on a symlink loop (a directory link that resolves to one of its ancestors).
+    """
+    found: list[tuple[Path, str]] = []
+    skipped: list[str] = []
+    stack: list[tuple[Path, str, tuple[str, ...]]] = [(root, "", (os.path.realpath(root),))]
+    while stack:
+        directory, rel_dir, ancestors = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except PermissionError:
+            raise InputError(f"{directory}: directory not readable") from None
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            path = Path(entry.path)
+            if entry.is_symlink():
+                real = os.path.realpath(path)
+                if not os.path.exists(real):
+                    skipped.append(f"{rel}: dangling symlink")
+                    continue
+                if os.path.isdir(real):
+                    if real in ancestors:
+                        raise InputError(f"{path}: symlink loop (points back to {real}); remove the link or migrate a subtree")
+                    stack.append((path, rel + "/", ancestors + (real,)))
+                    continue
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append((path, rel + "/", ancestors + (os.path.realpath(path),)))
+                continue
+            if stat.S_ISREG(path.stat().st_mode) and path.suffix in SOURCE_EXTS:
+                found.append((path, rel))
+    found.sort(key=lambda item: item[1])
+    return found, skipped
+
+
+def discover(src: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Tree:
+    """Find and check the sources under `src` (a directory, or one source file).
+
+    Raises InputError when `src` is missing, a file with an extension that is not a source
+    (allowed: see SOURCE_EXTS), a symlink loop is met, a source is binary, non-UTF-8 or above
+    `max_bytes`, or no CUDA source (*.cu, *.cuh, or C/C++ using the CUDA API) is found.
+    """
+    if not src.exists():
+        raise InputError(f"{src}: no such file or directory")
+    if src.is_file():
+        if src.suffix not in SOURCE_EXTS:
+            raise InputError(f"{src}: not a CUDA/C++ source; allowed extensions: {' '.join(sorted(SOURCE_EXTS))}")
+        entries, skipped, root = [(src, src.name)], [], src.parent
+    else:
+        root = src
+        entries, skipped = _walk(src)
+    files = []
+    for path, rel in entries:
+        text, digest = _read_source(path, str(path), max_bytes)
+        uses = path.suffix in (".cu", ".cuh") or bool(CUDA_USE.search(text))
+        files.append(SourceFile(rel=rel, kind=_kind(path.suffix), text=text, sha256=digest, uses_cuda=uses))
+    if not any(f.uses_cuda for f in files):
+        raise InputError(f"{src}: no CUDA sources found (*.cu, *.cuh, or C/C++ files that include CUDA headers or call the CUDA API)")
+    return Tree(root=root, files=tuple(files), skipped=tuple(skipped))
+
+
+def units(tree: Tree) -> list[SourceFile]:
+    """The translation units to compile: every .cu file and every C/C++ source that uses CUDA."""
+    return [f for f in tree.files if f.kind == "cu" or (f.kind == "cxx" and f.uses_cuda)]
+
+
+def write_tree(dest: Path, texts: dict[str, str]) -> None:
+    """Write {rel: text} under `dest` as fresh regular files (UTF-8, newlines kept as given)."""
+    for rel, text in texts.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
