@@ -49,8 +49,9 @@ def test_kernel_compiles_for_each_arch_and_the_code_object_holds_it(dev):
         obj = f"/tmp/saxpy-{arch}.o"
         result = host.run(f"hipcc --offload-arch={arch} -c /tmp/saxpy.hip -o {obj}")
         assert result.rc == 0, result.stderr
+        # llvm-objdump --offloading extracts the offload bundles and names each by its target triple.
         bundles = host.check_output(
-            f"$(hipconfig --hipclangpath 2>/dev/null || echo /usr/bin)/clang-offload-bundler --list --type=o --input={obj}")
+            f"cd /tmp && \"$(hipconfig --hipclangpath)/llvm-objdump\" --offloading {obj}")
         assert f"amdgcn-amd-amdhsa--{arch}" in bundles, bundles
 
 
