@@ -17,6 +17,7 @@ from rich.table import Table
 
 from buildctl import __version__
 from buildctl.bake import BuildOptions
+from buildctl.doctor.cli import doctor
 from buildctl.errors import RocmigError
 from buildctl.load import Project, load_project
 from buildctl.plan import Plan, Selection, make_plan
@@ -220,6 +221,9 @@ def _print_diagnosis(text: str) -> None:
     matches = diagnose("\n".join(text.splitlines()[-200:]))
     if matches:
         click.echo("rocmig doctor:\n" + format_matches(matches), err=True)
+
+
+main.add_command(doctor)
 
 
 def run() -> None:

@@ -2,39 +2,41 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from buildctl.doctor.matcher import Match
 
 DOCS_PAGE = "docs/troubleshooting.md"
 _TEXT_CHARS = 160
+_WRAP = 110
 
 
 def _clip(text: str) -> str:
     return text if len(text) <= _TEXT_CHARS else text[: _TEXT_CHARS - 3] + "..."
 
 
-def _first_sentence(text: str) -> str:
-    head, dot, _ = " ".join(text.split()).partition(". ")
-    return head + ("." if dot or not head.endswith(".") else "")
+def _wrapped(label: str, text: str) -> list[str]:
+    return textwrap.wrap(" ".join(text.split()), width=_WRAP, initial_indent=f"   {label:<7}",
+                         subsequent_indent=" " * 10)
 
 
 def format_matches(matches: list[Match]) -> str:
-    """Render matches as numbered blocks: id, title, score, matched lines, cause, fix steps, check, doc link.
-
-    An empty list gives one line saying that no known cause matched.
+    """Render matches, best first, as numbered blocks: id, title, score, matched lines (with line numbers),
+    root cause, fix steps, check command and the docs anchor. No header line, so
+    callers can put it under their own ("rocmig doctor:"). An empty list gives one line saying so.
     """
     if not matches:
-        return "rocmig doctor: no known cause matched this log"
-    noun = "cause" if len(matches) == 1 else "causes"
-    out = [f"rocmig doctor: {len(matches)} likely {noun} (best first)"]
+        return "no known cause matched this log"
+    out: list[str] = []
     for n, m in enumerate(matches, 1):
         e = m.entry
         tag = ", harmless warning" if e.harmless else ""
         out.append(f"{n}. [{e.id}] {e.title} ({e.category.value}{tag}; score {m.score})")
         for ev in m.evidence:
             out.append(f"   line {ev.line}: {_clip(ev.text)}")
-        out.append(f"   cause: {_first_sentence(e.root_cause)}")
+        out.extend(_wrapped("cause:", e.root_cause))
         for step in e.fix:
-            out.append(f"   fix:   {' '.join(step.split())}")
+            out.extend(_wrapped("fix:", step))
         out.append(f"   check: {e.check}")
         out.append(f"   more:  {DOCS_PAGE}#{e.id}")
     return "\n".join(out)

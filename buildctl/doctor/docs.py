@@ -1,0 +1,199 @@
+"""Generate docs/troubleshooting.md from the error catalog (and the migrate scanner's rules).
+
+Run: ``python3 -m buildctl.doctor.docs`` (writes docs/troubleshooting.md under the repository root)
+or ``python3 -m buildctl.doctor.docs --check`` (exit 1 when the committed file is out of date).
+The output depends only on the input files, so generating twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import yaml
+
+from buildctl.doctor.models import CATALOG_DIR, Category, Entry, load_catalog
+from buildctl.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DOC_PATH = Path("docs/troubleshooting.md")
+RULES_PATH = Path("recipes/migrate/rules.yaml")
+
+
+@dataclass(frozen=True)
+class ScannerRule:
+    """One rule of recipes/migrate/rules.yaml as the handbook shows it (other keys of the file are ignored)."""
+
+    id: str
+    severity: str
+    message: str
+    hint: str
+    doc: str | None
+
+
+def load_rules(path: Path) -> tuple[ScannerRule, ...] | None:
+    """Read the migration scanner rules at ``path``; None when the file does not exist.
+
+    The file is a mapping with a ``rules`` list (or the list itself); every rule needs string values for
+    id, severity, message and hint, ``doc`` is optional. Raises ConfigError naming the file and rule index.
+    """
+    if not path.is_file():
+        return None
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    rules = data.get("rules") if isinstance(data, dict) else data
+    if not isinstance(rules, list):
+        raise ConfigError(f"{path}: rules: expected a list of rules")
+    out: list[ScannerRule] = []
+    for index, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            raise ConfigError(f"{path}: rules[{index}]: expected a mapping")
+        for key in ("id", "severity", "message", "hint"):
+            if not isinstance(rule.get(key), str) or not rule[key].strip():
+                raise ConfigError(f"{path}: rules[{index}].{key}: missing or not a string")
+        doc = rule.get("doc")
+        if doc is not None and not isinstance(doc, str):
+            raise ConfigError(f"{path}: rules[{index}].doc: expected a string")
+        out.append(ScannerRule(rule["id"], rule["severity"], rule["message"], rule["hint"], doc))
+    return tuple(out)
+
+
+def _code(text: str) -> str:
+    """Inline code span that survives backticks inside ``text``."""
+    text = " ".join(text.split())
+    if "`" not in text:
+        return f"`{text}`"
+    return f"`` {text} ``"
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_<>[]"})
+
+
+def _prose(text: str) -> str:
+    """One line of text with Markdown's inline syntax escaped (``__shared__``, ``<arch>`` stay literal)."""
+    return " ".join(text.split()).translate(_MD_SPECIAL)
+
+
+def _entry_block(entry: Entry) -> list[str]:
+    kind = " (harmless warning)" if entry.harmless else ""
+    lines = [
+        f'<a id="{entry.id}"></a>',
+        f"### {_prose(entry.title)}",
+        "",
+        f"`{entry.id}`{kind}",
+        "",
+        f"- **Symptom:** {_code(entry.symptom)}",
+        f"- **Trigger:** {_prose(entry.trigger)}",
+        f"- **Root cause:** {_prose(entry.root_cause)}",
+        "- **Fix:**",
+    ]
+    lines += [f"  {n}. {_prose(step)}" for n, step in enumerate(entry.fix, 1)]
+    lines += [
+        f"- **Check:** {_code(entry.check)}",
+        "- **Reports:** " + ", ".join(f"<{url}>" for url in entry.links),
+        "",
+    ]
+    return lines
+
+
+def _rule_block(rule: ScannerRule) -> list[str]:
+    lines = [
+        f'<a id="{rule.id}"></a>',
+        f"### {rule.id}",
+        "",
+        f"- **Severity:** {_prose(rule.severity)}",
+        f"- **Message:** {_prose(rule.message)}",
+        f"- **Hint:** {_prose(rule.hint)}",
+    ]
+    if rule.doc:
+        lines += ["", rule.doc.strip()]
+    return lines + [""]
+
+
+def _anchor(title: str) -> str:
+    return title.lower().replace(" ", "-")
+
+
+def render(entries: tuple[Entry, ...], rules: tuple[ScannerRule, ...] | None) -> str:
+    """The handbook as Markdown: entries grouped by category (Category order, catalog order inside),
+    then one section per scanner rule when ``rules`` is not None. Raises ConfigError when a rule id
+    equals a catalog id (both are anchors on the same page).
+    """
+    if rules:
+        clash = sorted({r.id for r in rules} & {e.id for e in entries})
+        if clash:
+            raise ConfigError(f"{RULES_PATH}: rule ids {clash} equal catalog entry ids; anchors would collide")
+    by_cat = {cat: [e for e in entries if e.category is cat] for cat in Category}
+    out = [
+        "# Troubleshooting ROCm builds and runs",
+        "",
+        "<!-- Generated by `python3 -m buildctl.doctor.docs` from buildctl/doctor/catalog/*.yaml"
+        + (f" and {RULES_PATH}" if rules is not None else "") + ". Do not edit by hand. -->",
+        "",
+        "Every entry below is also a rule of `buildctl doctor`: `buildctl doctor build.log` (or"
+        " `... | buildctl doctor -`) names the matching entries, the log lines that matched and the fix.",
+        "Failed builds, `buildctl migrate` runs and image tests print the doctor's matches automatically.",
+        "Exit codes and the JSON schema are in [doctor.md](doctor.md).",
+        "",
+        "## Contents",
+        "",
+    ]
+    for cat, items in by_cat.items():
+        if items:
+            out.append(f"- [{cat.value}](#{_anchor(cat.value)}) ({len(items)})")
+    if rules is not None:
+        out.append(f"- [Migration scanner rules](#migration-scanner-rules) ({len(rules)})")
+    out.append("")
+    for cat, items in by_cat.items():
+        if not items:
+            continue
+        out += [f"## {cat.value}", ""]
+        for entry in items:
+            out += _entry_block(entry)
+    if rules is not None:
+        out += [
+            "## Migration scanner rules",
+            "",
+            "Findings of `buildctl migrate` (recipes/migrate) name one of these rules; the anchor is the rule id.",
+            "",
+        ]
+        for rule in rules:
+            out += _rule_block(rule)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def generate(root: Path = REPO_ROOT, catalog_dir: Path = CATALOG_DIR) -> str:
+    """Render the handbook for the repository at ``root`` (catalog + optional rules file)."""
+    return render(load_catalog(catalog_dir), load_rules(root / RULES_PATH))
+
+
+@click.command()
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=REPO_ROOT, show_default=True,
+              help="repository root")
+@click.option("--check", is_flag=True, help="do not write; exit 1 when the file on disk is out of date")
+def main(root: Path, check: bool) -> None:
+    """Write (or --check) docs/troubleshooting.md from the catalog and recipes/migrate/rules.yaml."""
+    try:
+        text = generate(root)
+    except ConfigError as exc:
+        click.echo(f"buildctl.doctor.docs: error: {exc}", err=True)
+        sys.exit(2)
+    target = root / DOC_PATH
+    if check:
+        current = target.read_text(encoding="utf-8") if target.is_file() else ""
+        if current != text:
+            click.echo(f"{target}: out of date; run: python3 -m buildctl.doctor.docs", err=True)
+            sys.exit(1)
+        click.echo(f"{target}: up to date")
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    main()

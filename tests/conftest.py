@@ -1,0 +1,1 @@
+pytest_plugins = ["buildctl.doctor.pytest_plugin"]
