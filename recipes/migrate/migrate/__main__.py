@@ -1,0 +1,7 @@
+"""`python3 -m migrate ...`: see migrate/cli.py."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,73 @@
+"""Command line of the migrate recipe (run inside the dev image):
+
+    python3 -m migrate SRC --arch gfx942 [--arch gfx90a ...] --out DIR [--jobs N] [--baseline]
+        [--fail-on error|warning|never] [--arch-table /etc/rocmig/archs.json]
+
+Exit codes: 0 done (nothing at or above --fail-on), 1 findings or compile failures at or above
+--fail-on, 2 bad input or flag, 3 hipify-perl / hipcc missing, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import archs, pipeline, report, rules, tree
+from .errors import InputError, MigrateError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        raise InputError(f"usage: {message}")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """Parse the command line; raises InputError (exit 2) on a bad flag."""
+    p = _Parser(prog="python3 -m migrate", description="Migrate a CUDA tree to HIP and compile it per offload arch.")
+    p.add_argument("src", type=Path, help="CUDA source tree or one source file (read only)")
+    p.add_argument("--arch", action="append", required=True, help="offload arch (repeat), e.g. gfx942")
+    p.add_argument("--out", type=Path, required=True, help="output folder (created; a previous run's output is replaced)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel hipify / hipcc processes")
+    p.add_argument("--baseline", action="store_true", help="also compile plain hipify-perl output, report the delta")
+    p.add_argument("--fail-on", choices=("error", "warning", "never"), default="error")
+    p.add_argument("--arch-table", type=Path, default=archs.DEFAULT_TABLE)
+    p.add_argument("--max-file-bytes", type=int, default=tree.DEFAULT_MAX_BYTES)
+    p.add_argument("--timeout", type=int, default=900, help="seconds per hipcc call")
+    p.add_argument("--hipcc-flag", action="append", default=[], help="extra hipcc flag (repeat), e.g. -DBF16_AVAILABLE")
+    args = p.parse_args(argv)
+    if args.jobs < 1:
+        raise InputError(f"--jobs {args.jobs}: must be 1 or more")
+    if args.max_file_bytes < 1:
+        raise InputError(f"--max-file-bytes {args.max_file_bytes}: must be 1 or more")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the recipe; returns the exit code (see module doc). Errors print one line to stderr."""
+    try:
+        args = parse(sys.argv[1:] if argv is None else argv)
+        table = archs.load_table(args.arch_table)
+        selected = archs.select(table, args.arch)
+        opts = pipeline.Options(src=args.src, out=args.out, archs=tuple(selected), jobs=args.jobs,
+                                baseline=args.baseline, max_file_bytes=args.max_file_bytes, timeout=args.timeout,
+                                extra_flags=tuple(args.hipcc_flag))
+        if (args.out / pipeline.MARKER).exists():
+            report.remove_reports(args.out)
+        data = pipeline.run(opts, rules.load_rules())
+        data["summary"] = report.summarize(data, args.fail_on)
+        report.write_all(args.out, data)
+    except MigrateError as exc:
+        print(f"migrate: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("migrate: interrupted; no report written", file=sys.stderr)
+        return 130
+    s = data["summary"]
+    per_arch = ", ".join(f"{a}: {c['ok']} ok / {c['failed'] + c['timeout']} failed / {c['needs-torch']} needs-torch"
+                         for a, c in s["compile"].items())
+    print(f"migrate: {s['units']} units; {per_arch}; findings open: "
+          f"{s['findings']['error']['open']} error, {s['findings']['warning']['open']} warning; "
+          f"report: {args.out / 'report.html'}")
+    return s["exit_code"]

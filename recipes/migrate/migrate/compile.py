@@ -1,0 +1,123 @@
+"""Compile translation units with hipcc for the selected offload archs, in parallel.
+
+Archs sharing a wavefront size are built by one hipcc call (one value of the wavefront define);
+when that call fails and it covered several archs, each arch is compiled alone so the error is
+attributed per arch. Code objects are produced (-c), not just a syntax check.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .archs import Arch
+from .errors import ToolError
+
+ERROR_LINE = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+: )?(?:fatal )?error: .*$", re.M)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit to compile: rel (tree path), source (absolute path of the file to compile),
+    include_dirs (absolute), defines per arch group key (wavefront) -> ["NAME=VALUE", ...]."""
+
+    rel: str
+    source: Path
+    include_dirs: tuple[Path, ...]
+    defines: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Result:
+    """Outcome for one unit and arch: status ("ok", "failed", "timeout"), first_error (first
+    compiler error line, "" when ok), log (path of the compiler output, relative to the out dir),
+    seconds (wall time of the hipcc call that decided it)."""
+
+    status: str
+    first_error: str
+    log: str
+    seconds: float
+
+
+def find_hipcc() -> Path:
+    """Path of hipcc on PATH; raises ToolError when missing."""
+    found = shutil.which("hipcc")
+    if not found:
+        raise ToolError("hipcc: not found on PATH (the dev image installs it; apt-get install hipcc)")
+    return Path(found)
+
+
+def first_error(output: str) -> str:
+    """The first `error:` line of compiler output (with its file:line:col when given), or the last
+    non-empty line when no error line is found."""
+    m = ERROR_LINE.search(output)
+    if m:
+        return m.group(0).strip()
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "hipcc failed without output"
+
+
+def _hipcc(hipcc: Path, job: Job, archs: list[Arch], obj: Path, log: Path, out_root: Path,
+           extra: list[str], timeout: int) -> Result:
+    defines = job.defines.get(archs[0].wavefront, ())
+    args = [str(hipcc), "-c", "-x", "hip", "-std=c++17", "-O1", "-w",
+            *(f"--offload-arch={a.name}" for a in archs),
+            *(f"-D{d}" for d in defines), *(f"-I{d}" for d in job.include_dirs), *extra,
+            str(job.source), "-o", str(obj)]
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
+        output, code = proc.stdout + proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as exc:
+        output = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        output += f"\nrocmig: hipcc ran past {timeout} s and was stopped\n"
+        code = None
+    seconds = round(time.monotonic() - started, 2)
+    log.write_text("$ " + " ".join(args) + "\n" + output, encoding="utf-8")
+    rel_log = str(log.relative_to(out_root))
+    if code is None:
+        return Result("timeout", f"hipcc ran past {timeout} s", rel_log, seconds)
+    if code == 0 and obj.exists():
+        return Result("ok", "", rel_log, seconds)
+    return Result("failed", first_error(output), rel_log, seconds)
+
+
+def compile_unit(hipcc: Path, job: Job, groups: list[list[Arch]], build_dir: Path, out_root: Path,
+                 extra: list[str], timeout: int) -> dict[str, Result]:
+    """Compile one unit for every arch; returns {arch name: Result}.
+
+    groups: archs grouped by wavefront (archs.wavefront_groups); build_dir receives code objects
+    and logs (<build_dir>/<rel>.<archs>.o / .log).
+    """
+    results: dict[str, Result] = {}
+    for group in groups:
+        tag = "+".join(a.name for a in group)
+        base = build_dir / f"{job.rel}.{tag}"
+        result = _hipcc(hipcc, job, group, base.with_name(base.name + ".o"), base.with_name(base.name + ".log"),
+                        out_root, extra, timeout)
+        if result.status == "ok" or len(group) == 1:
+            results.update({a.name: result for a in group})
+            continue
+        for arch in group:
+            single = build_dir / f"{job.rel}.{arch.name}"
+            results[arch.name] = _hipcc(hipcc, job, [arch], single.with_name(single.name + ".o"),
+                                        single.with_name(single.name + ".log"), out_root, extra, timeout)
+    return results
+
+
+def compile_all(hipcc: Path, jobs: list[Job], groups: list[list[Arch]], build_dir: Path, out_root: Path,
+                workers: int, extra: list[str], timeout: int) -> dict[str, dict[str, Result]]:
+    """Compile every job with `workers` hipcc processes at a time; returns {rel: {arch: Result}}.
+    Larger sources start first so that the slowest units do not finish last."""
+    ordered = sorted(jobs, key=lambda j: j.source.stat().st_size, reverse=True)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {job.rel: pool.submit(compile_unit, hipcc, job, groups, build_dir, out_root, extra, timeout)
+                   for job in ordered}
+        return {rel: future.result() for rel, future in futures.items()}

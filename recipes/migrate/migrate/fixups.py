@@ -1,0 +1,229 @@
+"""Exact fixups applied to hipify-perl's output. Each one rewrites only what has a single correct
+HIP form; everything else stays a scanner finding with a suggested rewrite.
+
+Fixups (ids used in rules.yaml `fixed_by` and in the report):
+  hip-header-layout     <hipblas.h> -> <hipblas/hipblas.h>, same for hipRAND, hipSPARSE, ... (ROCm >= 6
+                        installs the library headers in per-library folders)
+  bf16-header-type      cuda_bf16.h -> hip/hip_bf16.h; __nv_bfloat16(2) -> __hip_bfloat16(2); an older
+                        hipify's hip_bfloat16 on lines that held __nv_bfloat16 -> __hip_bfloat16
+  thrust-hip-policy     thrust::cuda::par(_nosync) -> thrust::hip::par(_nosync), system::cuda -> system::hip,
+                        THRUST_DEVICE_SYSTEM_CUDA -> THRUST_DEVICE_SYSTEM_HIP, thrust/system/cuda/ -> .../hip/
+  warp-sync-full-mask   __shfl*_sync(<all 32 lanes>, v, x) -> __shfl*_sync(0xffffffffffffffffull, v, x, 32):
+                        the 64-bit all-lanes mask HIP requires, width 32 kept explicit so that wave64
+                        shuffles within 32 lanes as the CUDA code did (exact on wave32 and wave64)
+  vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)` or
+                        `a.x OP= b.x; ...`) kept for CUDA builds only: HIP's vector types define the same
+                        operators, so the user copies are ambiguous (ROCm/hip#3510)
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from . import cpp
+
+HEADER_LAYOUT = {
+    "hipblas.h": "hipblas/hipblas.h",
+    "hipblas_v2.h": "hipblas/hipblas.h",
+    "hiprand.h": "hiprand/hiprand.h",
+    "hiprand_kernel.h": "hiprand/hiprand_kernel.h",
+    "hiprand_mtgp32_host.h": "hiprand/hiprand_mtgp32_host.h",
+    "hipsparse.h": "hipsparse/hipsparse.h",
+    "hipfft.h": "hipfft/hipfft.h",
+    "hipfftXt.h": "hipfft/hipfftXt.h",
+    "hipsolver.h": "hipsolver/hipsolver.h",
+    "hipblaslt.h": "hipblaslt/hipblaslt.h",
+    "hipblasLt.h": "hipblaslt/hipblaslt.h",
+    "rocblas.h": "rocblas/rocblas.h",
+    "rocrand.h": "rocrand/rocrand.h",
+    "rocrand_kernel.h": "rocrand/rocrand_kernel.h",
+}
+VECTOR_TYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "ushort", "long", "ulong",
+                "longlong", "ulonglong")
+SHFL_SYNC = re.compile(r"\b(__shfl(?:_up|_down|_xor)?_sync)\s*\(")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One fixup applied to one file: id, what it did, lines (1-based, in the hipify output) it
+    changed, and the unified diff of that step."""
+
+    id: str
+    title: str
+    lines: tuple[int, ...]
+    diff: str
+
+
+def _changed(before: str, after: str, rel: str, fix_id: str) -> tuple[tuple[int, ...], str]:
+    a, b = before.split("\n"), after.split("\n")
+    lines = []
+    for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            lines.extend(range(i1 + 1, max(i2, i1 + 1) + 1))
+    diff = "\n".join(difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel} ({fix_id})", n=1, lineterm=""))
+    return tuple(sorted(set(lines))), diff
+
+
+def header_layout(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
+    """<hipblas.h> -> <hipblas/hipblas.h> etc. on #include lines."""
+    def sub(m: re.Match) -> str:
+        return f"{m.group(1)}{m.group(2)}{HEADER_LAYOUT[m.group(3)]}{m.group(4)}"
+    names = "|".join(re.escape(k) for k in HEADER_LAYOUT)
+    return re.sub(rf'^(\s*#\s*include\s*)([<"])({names})([>"])', sub, text, flags=re.M)
+
+
+def bf16(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
+    """cuda_bf16.h / __nv_bfloat16 -> hip_bf16.h / __hip_bfloat16 (see module doc)."""
+    text = re.sub(r'(#\s*include\s*)[<"]cuda_bf16\.h[>"]', r"\1<hip/hip_bf16.h>", text)
+    text = re.sub(r"\b(?:__)?nv_bfloat16(2?)\b", r"__hip_bfloat16\1", text)
+    lines = text.split("\n")
+    for i, line in enumerate(cuda_lines):
+        j = mapping[i]
+        if j is None:
+            continue
+        if re.search(r"\b(__)?nv_bfloat16", line):
+            lines[j] = re.sub(r"(?<!__)\bhip_bfloat16(2?)\b", r"__hip_bfloat16\1", lines[j])
+        if re.search(r'#\s*include\s*[<"]cuda_bf16\.h', line):
+            lines[j] = re.sub(r'[<"]hip/hip_bfloat16\.h[>"]', "<hip/hip_bf16.h>", lines[j])
+    return "\n".join(lines)
+
+
+def thrust(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
+    """Thrust CUDA policies and system namespace -> rocThrust's hip ones."""
+    text = re.sub(r"\bthrust::cuda::", "thrust::hip::", text)
+    text = re.sub(r"\bthrust::system::cuda::", "thrust::system::hip::", text)
+    text = re.sub(r"\bthrust::cuda_cub::", "thrust::hip_rocprim::", text)
+    text = re.sub(r"\bTHRUST_DEVICE_SYSTEM_CUDA\b", "THRUST_DEVICE_SYSTEM_HIP", text)
+    return re.sub(r'(#\s*include\s*[<"]thrust/system/)cuda/', r"\1hip/", text)
+
+
+def full_mask_regex(full_mask_names: list[str]) -> re.Pattern:
+    """A regex that matches the whole of an all-32-lanes mask argument: 0xffffffff (any case, u/l
+    suffix) or one of `full_mask_names` (names the tree defines as 0xffffffff)."""
+    alts = [r"0[xX][fF]{8}(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?"] + [re.escape(n) for n in full_mask_names]
+    return re.compile(r"\(?\s*(?:" + "|".join(alts) + r")\s*\)?")
+
+
+def _first_comma(text: str) -> int:
+    depth = 0
+    for i, c in enumerate(text):
+        depth += 1 if c in "([{<" else -1 if c in ")]}>" else 0
+        if c == "," and depth == 0:
+            return i
+    return len(text)
+
+
+def warp_sync_mask(text: str, full_mask: re.Pattern) -> str:
+    """__shfl*_sync(<all lanes>, v, x[, width]): 64-bit all-lanes mask, width 32 when none was given."""
+    blanked = cpp.blank(text)
+    edits: list[tuple[int, int, str]] = []
+    for m in SHFL_SYNC.finditer(blanked):
+        start = m.end()
+        depth, k = 1, start
+        while k < len(blanked) and depth:
+            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
+            k += 1
+        if depth:
+            continue
+        args = cpp.split_args(blanked[start:k - 1])
+        if len(args) not in (3, 4) or not full_mask.fullmatch(args[0]):
+            continue
+        comma = start + _first_comma(blanked[start:k - 1])
+        if len(args) == 3:
+            edits.append((k - 1, k - 1, ", 32"))
+        edits.append((start, comma, "0xffffffffffffffffull"))
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _operator_regexes() -> list[re.Pattern]:
+    types = "|".join(f"{t}[1-4]" for t in VECTOR_TYPES)
+    head = (r"^[ \t]*(?:(?:__host__|__device__|__forceinline__|inline|static|constexpr|HOST_DEVICE\w*)\s+)*")
+    binary = re.compile(
+        head + rf"(?P<T>{types})\s+operator\s*(?P<op>[-+*/])\s*\(\s*(?:const\s+)?(?P=T)\s*&?\s*(?P<a>\w+)\s*,"
+        rf"\s*(?:const\s+)?(?P=T)\s*&?\s*(?P<b>\w+)\s*\)\s*\{{\s*return\s+make_(?P=T)\s*\((?P<body>[^;{{}}]*)\)\s*;\s*\}}[ \t]*\n?",
+        re.M)
+    compound = re.compile(
+        head + rf"(?:(?P<T>{types})\s*&\s*|void\s+)operator\s*(?P<op>[-+*/])=\s*\(\s*(?P<T2>{types})\s*&\s*(?P<a>\w+)\s*,"
+        rf"\s*(?:const\s+)?(?P=T2)\s*&?\s*(?P<b>\w+)\s*\)\s*\{{(?P<body>[^{{}}]*)\}}[ \t]*\n?",
+        re.M)
+    return [binary, compound]
+
+
+OPERATOR_REGEXES = _operator_regexes()
+
+
+def _elementwise(m: re.Match) -> bool:
+    """True when the operator body is exactly the element-wise operation on every component."""
+    t = m.group("T") or m.group("T2")
+    n = int(t[-1])
+    op, a, b = re.escape(m.group("op")), re.escape(m.group("a")), re.escape(m.group("b"))
+    comps = "xyzw"[:n]
+    if "T2" in m.re.groupindex:
+        stmts = [s.strip() for s in m.group("body").split(";") if s.strip()]
+        if stmts and re.fullmatch(rf"return\s+{a}", stmts[-1]) and m.group("T"):
+            stmts = stmts[:-1]
+        return len(stmts) == n and all(re.fullmatch(rf"{a}\.{c}\s*{op}=\s*{b}\.{c}", s) for s, c in zip(stmts, comps))
+    parts = cpp.split_args(m.group("body"))
+    return len(parts) == n and all(re.fullmatch(rf"{a}\.{c}\s*{op}\s*{b}\.{c}", p) for p, c in zip(parts, comps))
+
+
+def vector_operator_guard(text: str) -> str:
+    """Wrap element-wise vector-type operators in #if !defined(__HIP_PLATFORM_AMD__) ... #endif
+    (adjacent ones share one guard); operators already inside such a guard are left alone."""
+    blanked = cpp.blank(text)
+    dead = cpp.dead_lines(blanked)
+    spans = []
+    for regex in OPERATOR_REGEXES:
+        for m in regex.finditer(text):
+            if _elementwise(m) and cpp.line_of(text, m.start()) not in dead:
+                spans.append([m.start(), m.end()])
+    if not spans:
+        return text
+    spans.sort()
+    merged = [spans[0]]
+    for start, end in spans[1:]:
+        if text[merged[-1][1]:start].strip() == "":
+            merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        body = text[start:end]
+        if not body.endswith("\n"):
+            body += "\n"
+        text = text[:start] + "#if !defined(__HIP_PLATFORM_AMD__)\n" + body + "#endif\n" + text[end:]
+    return text
+
+
+def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str],
+              mapping: list[int | None]) -> tuple[str, list[Fix]]:
+    """Apply every fixup in order to one file's hipify output.
+
+    rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based).
+    Returns (fixed text, the fixes that changed something, each with its lines and diff).
+    """
+    cuda_lines = cuda_text.split("\n")
+    steps = [
+        ("hip-header-layout", "library headers moved to their ROCm >= 6 folders",
+         lambda t: header_layout(t, cuda_lines, mapping)),
+        ("bf16-header-type", "CUDA bfloat16 header/type -> hip/hip_bf16.h / __hip_bfloat16",
+         lambda t: bf16(t, cuda_lines, mapping)),
+        ("thrust-hip-policy", "Thrust CUDA execution policy/system -> rocThrust thrust::hip",
+         lambda t: thrust(t, cuda_lines, mapping)),
+        ("warp-sync-full-mask", "all-lanes 32-bit mask -> 64-bit mask, width 32 kept explicit",
+         lambda t: warp_sync_mask(t, full_mask_regex(full_mask_names))),
+        ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
+         vector_operator_guard),
+    ]
+    fixes: list[Fix] = []
+    text = hip_text
+    for fix_id, title, step in steps:
+        after = step(text)
+        if after != text:
+            lines, diff = _changed(text, after, rel, fix_id)
+            fixes.append(Fix(fix_id, title, lines, diff))
+            text = after
+    return text, fixes

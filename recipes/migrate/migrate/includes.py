@@ -1,0 +1,92 @@
+"""Include resolution inside the tree: which folders a unit needs on the include path, and whether
+it needs PyTorch's C++ headers.
+
+A quoted or angled include that is not next to the including file is looked up by path suffix
+among the tree's files; of several candidates the one sharing the longest folder prefix with the
+including file wins (DeepSpeed ships the same headers under csrc/ and deepspeed/ops/csrc/).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+
+from . import cpp
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+TORCH = re.compile(r"^(torch/|ATen/|c10/|caffe2/)")
+
+
+@dataclass(frozen=True)
+class UnitIncludes:
+    """Include needs of one unit: dirs (tree-relative folders for -I, sorted), torch (it includes
+    PyTorch headers that the tree does not hold), torch_header (the first such include, for the report)."""
+
+    dirs: tuple[str, ...]
+    torch: bool
+    torch_header: str
+
+
+class IncludeGraph:
+    """The include edges of a tree: built once from {rel: text}, queried per unit."""
+
+    def __init__(self, texts: dict[str, str]):
+        """texts: {tree-relative POSIX path: file content}."""
+        self.paths = set(texts)
+        self.edges: dict[str, list[tuple[str, str]]] = {}
+        self.torch: dict[str, str] = {}
+        for rel, text in texts.items():
+            dead = cpp.dead_lines(cpp.blank(text))
+            resolved = []
+            for m in INCLUDE.finditer(text):
+                if cpp.line_of(text, m.start()) in dead:
+                    continue
+                target, folder = self._resolve(rel, m.group(2).strip(), m.group(1) == '"')
+                if target:
+                    resolved.append((target, folder))
+                elif TORCH.match(m.group(2)) and rel not in self.torch:
+                    self.torch[rel] = m.group(2)
+            self.edges[rel] = resolved
+
+    def _resolve(self, rel: str, name: str, quoted: bool) -> tuple[str, str]:
+        """(tree path of the included file, folder to add with -I or "" when none is needed)."""
+        here = posixpath.dirname(rel)
+        if quoted:
+            local = posixpath.normpath(posixpath.join(here, name))
+            if local in self.paths:
+                return local, ""
+        suffix = "/" + name.lstrip("./")
+        candidates = [p for p in self.paths if ("/" + p).endswith(suffix)]
+        if not candidates:
+            return "", ""
+        best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
+        folder = best[: len(best) - len(suffix) + 1].rstrip("/")
+        return best, folder if folder else "."
+
+    def closure(self, unit: str) -> UnitIncludes:
+        """Include needs of `unit`, following includes transitively."""
+        seen, stack, dirs, torch = {unit}, [unit], set(), ""
+        while stack:
+            rel = stack.pop()
+            if not torch and rel in self.torch:
+                torch = self.torch[rel]
+            for target, folder in self.edges.get(rel, []):
+                if folder:
+                    dirs.add(folder)
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        return UnitIncludes(dirs=tuple(sorted(dirs)), torch=bool(torch), torch_header=torch)
+
+
+def torch_include_dirs() -> list[str]:
+    """PyTorch's C++ include folders when a torch install is present (site-packages torch/include),
+    else []. Checked paths: /usr/lib/python3*/*-packages and /usr/local/lib/python3*/*-packages."""
+    for base in sorted(glob.glob("/usr/lib/python3*/*-packages/torch/include")
+                       + glob.glob("/usr/local/lib/python3*/*-packages/torch/include")):
+        if os.path.exists(os.path.join(base, "torch", "extension.h")):
+            return [base, os.path.join(base, "torch", "csrc", "api", "include")]
+    return []

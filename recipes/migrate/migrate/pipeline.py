@@ -1,0 +1,264 @@
+"""One migration run: discover -> copy -> hipify -> fixups -> scan -> compile (-> baseline) -> report data.
+
+Output folder layout (all under --out):
+  cuda/      untouched copy of the input sources
+  hip/       migrated tree (hipify-perl + exact fixups)
+  baseline/  plain hipify-perl output (--baseline only)
+  build/     code objects and one compiler log per unit and arch group
+  report.json, report.md, report.html (written last, atomically)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import REPORT_SCHEMA_VERSION, cpp, fixups, hipify, includes, linemap, scan, tree
+from .archs import Arch, wavefront_groups
+from .compile import Job, Result, compile_all, find_hipcc
+from .errors import InputError
+from .rules import Rule
+
+MARKER = ".rocmig-migrate"
+WAVEFRONT_MACROS = ("ROCM_WAVEFRONT_SIZE",)  # read by DeepSpeed's kernels; its build gets it from rocminfo
+SYNC_USE = re.compile(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_\w+)_sync\s*\(|\b__activemask\s*\(")
+
+
+@dataclass(frozen=True)
+class Options:
+    """Run options (see cli.py for the flags)."""
+
+    src: Path
+    out: Path
+    archs: tuple[Arch, ...]
+    jobs: int
+    baseline: bool
+    max_file_bytes: int
+    timeout: int
+    extra_flags: tuple[str, ...]
+
+
+def prepare_out(out: Path, src: Path) -> None:
+    """Make `out` ready: create it, or clear a previous run's output (marked by .rocmig-migrate).
+
+    Raises InputError when `out` lies inside `src`, or holds files that are not a previous run's.
+    """
+    src_real, out_real = src.resolve(), out.resolve()
+    if src.is_dir() and (out_real == src_real or src_real in out_real.parents):
+        raise InputError(f"--out {out}: lies inside the input tree {src}; choose a folder outside it")
+    if out.exists():
+        if not out.is_dir():
+            raise InputError(f"--out {out}: exists and is not a folder")
+        entries = [p for p in out.iterdir()]
+        if entries and not (out / MARKER).exists():
+            raise InputError(f"--out {out}: folder is not empty and holds no previous migrate output; give an empty or new folder")
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("written by rocmig's migrate recipe; the folder is cleared on the next run\n")
+
+
+def tool_version(args: list[str]) -> str:
+    """First line of a tool's version output ("" when it cannot be run)."""
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    lines = [line.strip() for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def hipify_tree(src_dir: Path, files: list[tree.SourceFile], hip_dir: Path, workers: int) -> dict[str, list[hipify.Warning_]]:
+    """hipify-perl every source of `src_dir` into `hip_dir` (once per distinct content); returns
+    {rel: warnings}."""
+    tool = hipify.find_hipify()
+    tables = hipify.read_tables(tool)
+    by_digest: dict[str, list[tree.SourceFile]] = {}
+    for f in files:
+        by_digest.setdefault(f.sha256, []).append(f)
+
+    def one(group: list[tree.SourceFile]) -> tuple[list[tree.SourceFile], list[hipify.Warning_]]:
+        first = group[0]
+        dst = hip_dir / first.rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        return group, hipify.translate(tool, src_dir / first.rel, dst, tables)
+
+    warnings: dict[str, list[hipify.Warning_]] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for group, found in pool.map(one, by_digest.values()):
+            for f in group:
+                warnings[f.rel] = found
+                if f is not group[0]:
+                    (hip_dir / f.rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(hip_dir / group[0].rel, hip_dir / f.rel)
+    return warnings
+
+
+def _status(finding: scan.Finding, compiled: dict[str, scan.Compiled], in_to_hip: list[int | None],
+            hip_to_final: list[int | None], final_blanked: list[str], final_dead: set[int],
+            fixes: list[fixups.Fix]) -> scan.Finding:
+    """Mark a finding "fixed" when a fixup its rule lists changed its line, or when the migrated line
+    no longer matches the rule (or is dead on AMD)."""
+    rule = compiled[finding.rule]
+    hip_line = in_to_hip[finding.line - 1] if finding.line - 1 < len(in_to_hip) else None
+    if hip_line is None:
+        return finding
+    if any(f.id in rule.rule.fixed_by and hip_line + 1 in f.lines for f in fixes):
+        return scan.resolve(finding, True)
+    if not rule.patterns:
+        return finding
+    final = hip_to_final[hip_line] if hip_line < len(hip_to_final) else None
+    if final is None:
+        return finding
+    return scan.resolve(finding, final + 1 in final_dead or scan.matches(rule, final_blanked[final]) is None)
+
+
+def run(opts: Options, rules: list[Rule]) -> dict:
+    """Run the whole migration and return the report data (see docs/migrate.md for the schema).
+
+    Raises InputError for bad input (before anything is written except the cleared --out) and
+    ToolError when hipify-perl or hipcc is missing.
+    """
+    started = time.time()
+    source = tree.discover(opts.src, opts.max_file_bytes)
+    hipcc = find_hipcc()
+    hipify.find_hipify()
+    prepare_out(opts.out, opts.src)
+    cuda_dir, hip_dir, base_dir, build_dir = (opts.out / d for d in ("cuda", "hip", "baseline", "build"))
+    tree.write_tree(cuda_dir, {f.rel: f.text for f in source.files})
+    hip_warnings = hipify_tree(cuda_dir, list(source.files), hip_dir, opts.jobs)
+    timings = {"hipify_s": round(time.time() - started, 2)}
+
+    blanked_inputs = {f.rel: cpp.blank(f.text) for f in source.files}
+    ctx = scan.tree_context(list(blanked_inputs.values()), list(opts.archs))
+    compiled_rules = scan.compile_rules(rules, ctx)
+    by_id = {c.rule.id: c for c in compiled_rules}
+    full_mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
+
+    files_out: dict[str, dict] = {}
+    final_texts: dict[str, str] = {}
+    for f in source.files:
+        hip_text = (hip_dir / f.rel).read_text(encoding="utf-8")
+        cuda_lines, hip_lines = f.text.split("\n"), hip_text.split("\n")
+        in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
+        final, fixes = fixups.apply_all(f.rel, f.text, hip_text, full_mask_names, in_to_hip)
+        final_texts[f.rel] = final
+        hip_to_final = linemap.map_lines(hip_lines, final.split("\n"))
+        final_blanked = cpp.blank(final)
+        dead = cpp.dead_lines(final_blanked)
+        findings = [_status(x, by_id, in_to_hip, hip_to_final, final_blanked.split("\n"), dead, fixes)
+                    for x in scan.scan_file(f.rel, f.text, compiled_rules, ctx)]
+        files_out[f.rel] = {"path": f.rel, "kind": f.kind, "unit": False,
+                            "hipify_warnings": [{"line": w.line, "message": w.message} for w in hip_warnings[f.rel]],
+                            "findings": [x.__dict__ for x in findings],
+                            "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff} for x in fixes],
+                            "compile": {}, "baseline": {}}
+    if opts.baseline:
+        base_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(hip_dir, base_dir, dirs_exist_ok=True)
+    tree.write_tree(hip_dir, final_texts)
+    timings["fixups_scan_s"] = round(time.time() - started - timings["hipify_s"], 2)
+
+    defines = _defines(final_texts, opts.archs)
+    groups = wavefront_groups(list(opts.archs))
+    graph = includes.IncludeGraph(final_texts)
+    torch_dirs = includes.torch_include_dirs()
+    units = tree.units(source)
+    jobs, base_jobs = [], []
+    for u in units:
+        need = graph.closure(u.rel)
+        entry = files_out[u.rel]
+        entry["unit"] = True
+        entry["include_dirs"] = list(need.dirs)
+        if need.torch and not torch_dirs:
+            skipped = {"status": "needs-torch", "first_error": f"includes <{need.torch_header}>; no PyTorch C++ headers in this image",
+                       "log": "", "seconds": 0.0}
+            entry["compile"] = {a.name: dict(skipped) for a in opts.archs}
+            if opts.baseline:
+                entry["baseline"] = {a.name: dict(skipped) for a in opts.archs}
+            continue
+        extra_dirs = tuple(Path(d) for d in torch_dirs) if need.torch else ()
+        per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
+                                           for d in defines if g[0].name in d["values"]) for g in groups}
+        jobs.append(Job(u.rel, hip_dir / u.rel, tuple(hip_dir / d for d in need.dirs) + extra_dirs, per_group))
+        if opts.baseline:
+            base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in need.dirs) + extra_dirs, {}))
+    t0 = time.time()
+    results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags), opts.timeout)
+    timings["compile_s"] = round(time.time() - t0, 2)
+    for rel, per_arch in results.items():
+        files_out[rel]["compile"] = {a: r.__dict__ for a, r in per_arch.items()}
+    if opts.baseline:
+        t0 = time.time()
+        base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
+                           list(opts.extra_flags), opts.timeout)
+        timings["baseline_compile_s"] = round(time.time() - t0, 2)
+        for rel, per_arch in base.items():
+            files_out[rel]["baseline"] = {a: r.__dict__ for a, r in per_arch.items()}
+    _diagnose(files_out)
+    timings["wall_s"] = round(time.time() - started, 2)
+    return {
+        "schema": REPORT_SCHEMA_VERSION,
+        "complete": True,
+        "source": str(opts.src),
+        "out": str(opts.out),
+        "archs": [{"name": a.name, "family": a.family, "wavefront": a.wavefront, "lds_bytes": a.lds_bytes}
+                  for a in opts.archs],
+        "tools": {"hipcc": tool_version([str(hipcc), "--version"]),
+                  "hipify_perl": tool_version([str(hipify.find_hipify()), "-version"])},
+        "options": {"jobs": opts.jobs, "baseline": opts.baseline, "extra_flags": list(opts.extra_flags),
+                    "arch_groups": [[a.name for a in g] for g in groups], "torch_include": torch_dirs},
+        "defines": defines,
+        "timings": timings,
+        "skipped": list(source.skipped),
+        "input_sha256": hashlib.sha256("".join(f.rel + f.sha256 for f in source.files).encode()).hexdigest(),
+        "files": [files_out[f.rel] for f in source.files],
+    }
+
+
+def _defines(texts: dict[str, str], archs: tuple[Arch, ...]) -> list[dict]:
+    """Build defines the migrated tree needs: the wavefront macro per arch (from the arch table) when
+    the tree uses it without defining it, and HIP_ENABLE_WARP_SYNC_BUILTINS when it uses *_sync
+    intrinsics (needed on ROCm 6.2-6.x, harmless on 7.x where they are on by default).
+    Each: {name, values: {arch: value or ""}, reason}."""
+    blanked = {rel: cpp.blank(t) for rel, t in texts.items()}
+    found = []
+    for macro in WAVEFRONT_MACROS:
+        used = any(re.search(rf"\b{macro}\b", t) for t in blanked.values())
+        defined = any(re.search(rf"#\s*define\s+{macro}\b", t) for t in blanked.values())
+        if used and not defined:
+            found.append({"name": macro, "values": {a.name: str(a.wavefront) for a in archs},
+                          "reason": f"the tree reads {macro} and does not define it; its value is the wavefront size "
+                                    "of each offload arch from the arch table (a GPU-less rocminfo gives 32, wrong on CDNA)"})
+    if any(SYNC_USE.search(t) for t in blanked.values()):
+        found.append({"name": "HIP_ENABLE_WARP_SYNC_BUILTINS", "values": {a.name: "" for a in archs},
+                      "reason": "the tree uses *_sync warp intrinsics; HIP 6.2-6.x declares them only with this define"})
+    return found
+
+
+def _diagnose(files_out: dict[str, dict]) -> None:
+    """Add the error catalog's best match to each failed result when buildctl.doctor is importable
+    (on the host); inside the image it is not, and the host feeds first_error to the doctor."""
+    try:
+        from buildctl.doctor import diagnose  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    for entry in files_out.values():
+        for key in ("compile", "baseline"):
+            for result in entry[key].values():
+                if result["status"] == "failed":
+                    matches = diagnose(result["first_error"], limit=1)
+                    if matches:
+                        result["diagnosis"] = str(matches[0])
+
+
+__all__ = ["Options", "Result", "run", "prepare_out", "MARKER"]

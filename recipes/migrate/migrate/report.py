@@ -1,0 +1,188 @@
+"""Report writers: report.json (schema in docs/migrate.md), report.md and a self-contained
+report.html. Every file is written to a temporary name and renamed into place at the end, so an
+interrupted run leaves no report that claims to be complete.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+
+STATUSES = ("ok", "failed", "timeout", "needs-torch")
+SEVERITIES = ("error", "warning", "info")
+
+
+def summarize(data: dict, fail_on: str) -> dict:
+    """Counts over the report data and the exit code that --fail-on gives:
+    {files, units, findings: {severity: {open, fixed}}, fixes: {fixup id: files}, compile: {arch:
+    {status: n}}, baseline: {arch: {status: n}} (when run), exit_code}.
+
+    fail_on "error": exit 1 when a unit failed or timed out for an arch, or an error finding is open;
+    "warning": also when a warning is open; "never": 0.
+    """
+    findings = {s: {"open": 0, "fixed": 0} for s in SEVERITIES}
+    fixes: dict[str, int] = {}
+    compiled: dict[str, dict[str, int]] = {a["name"]: {s: 0 for s in STATUSES} for a in data["archs"]}
+    baseline: dict[str, dict[str, int]] = {a["name"]: {s: 0 for s in STATUSES} for a in data["archs"]}
+    for f in data["files"]:
+        for x in f["findings"]:
+            findings[x["severity"]][x["status"]] += 1
+        for fix in f["fixes"]:
+            fixes[fix["id"]] = fixes.get(fix["id"], 0) + 1
+        for key, table in (("compile", compiled), ("baseline", baseline)):
+            for arch, result in f[key].items():
+                table[arch][result["status"]] += 1
+    failed_units = sum(t["failed"] + t["timeout"] for t in compiled.values())
+    code = 0
+    if fail_on in ("error", "warning") and (failed_units or findings["error"]["open"]):
+        code = 1
+    if fail_on == "warning" and findings["warning"]["open"]:
+        code = 1
+    summary = {"files": len(data["files"]), "units": sum(1 for f in data["files"] if f["unit"]),
+               "findings": findings, "fixes": fixes, "compile": compiled, "exit_code": code, "fail_on": fail_on}
+    if data["options"]["baseline"]:
+        summary["baseline"] = baseline
+    return summary
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def to_markdown(data: dict) -> str:
+    """The report as Markdown: summary tables, then per file its compile status per arch, open
+    findings with suggested rewrites, and applied fixes."""
+    s = data["summary"]
+    archs = [a["name"] for a in data["archs"]]
+    out = [f"# Migration report: {data['source']}", "",
+           "Archs: " + ", ".join(f"{a['name']} (wave{a['wavefront']}, LDS {a['lds_bytes']} B)" for a in data["archs"]) + ". "
+           f"Tools: {data['tools']['hipcc'] or 'hipcc ?'}; hipify-perl {data['tools']['hipify_perl'] or '?'}. "
+           f"Wall time {data['timings']['wall_s']} s.", "",
+           "## Compile results (units per arch)", "",
+           "| arch | " + " | ".join(STATUSES) + (" | baseline ok |" if "baseline" in s else " |"),
+           "|---" * (len(STATUSES) + 1 + ("baseline" in s)) + "|"]
+    for arch in archs:
+        row = [str(s["compile"][arch][st]) for st in STATUSES]
+        if "baseline" in s:
+            row.append(f"{s['baseline'][arch]['ok']} (delta {s['compile'][arch]['ok'] - s['baseline'][arch]['ok']:+d})")
+        out.append(f"| {arch} | " + " | ".join(row) + " |")
+    out += ["", "## Findings", "", "| severity | open | fixed |", "|---|---|---|"]
+    out += [f"| {sev} | {s['findings'][sev]['open']} | {s['findings'][sev]['fixed']} |" for sev in SEVERITIES]
+    if data["defines"]:
+        out += ["", "## Build defines", ""]
+        out += [f"- `{d['name']}`: " + ", ".join(f"{a}={v or '1'}" for a, v in d["values"].items()) + f" ({d['reason']})"
+                for d in data["defines"]]
+    out += ["", "## Files", ""]
+    for f in data["files"]:
+        if not (f["unit"] or f["findings"] or f["fixes"]):
+            continue
+        out += [f"### {f['path']}", ""]
+        if f["unit"]:
+            for arch in archs:
+                r = f["compile"].get(arch, {})
+                line = f"- {arch}: **{r.get('status', '-')}**"
+                if r.get("first_error"):
+                    line += f": `{r['first_error']}`"
+                if arch in f["baseline"]:
+                    line += f" (baseline: {f['baseline'][arch]['status']})"
+                out.append(line)
+        for x in f["findings"]:
+            mark = "fixed" if x["status"] == "fixed" else x["severity"]
+            out.append(f"- {f['path']}:{x['line']} [{mark}] `{x['rule']}`: {x['message']}")
+            if x["status"] == "open" and x["suggestion"]:
+                out.append(f"  - suggested: `{x['suggestion']}`")
+            elif x["status"] == "open":
+                out.append(f"  - hint: {x['hint']}")
+        for fix in f["fixes"]:
+            out += [f"- fix `{fix['id']}` ({fix['title']}), lines {', '.join(map(str, fix['lines']))}:", "",
+                    "```diff", fix["diff"], "```"]
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+CSS = """body{font-family:sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #bbb;padding:2px 8px;text-align:left}.ok{background:#d9f2d9}.failed,.timeout{background:#f8d0d0}
+.needs-torch{background:#eee}.error{color:#a00}.warning{color:#a60}.info{color:#555}.fixed{color:#070}
+pre{background:#f6f6f6;padding:6px;overflow-x:auto}details{margin:.3em 0}code{background:#f3f3f3}"""
+
+
+def to_html(data: dict) -> str:
+    """The report as one self-contained HTML page (inline CSS, no scripts, every value escaped)."""
+    s = data["summary"]
+    archs = [a["name"] for a in data["archs"]]
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>Migration report</title>",
+             f"<style>{CSS}</style></head><body>", f"<h1>Migration report: {_e(data['source'])}</h1>",
+             f"<p>Tools: {_e(data['tools']['hipcc'])}; hipify-perl {_e(data['tools']['hipify_perl'])}. "
+             f"Wall time {_e(data['timings']['wall_s'])} s.</p>", "<h2>Compile results</h2><table><tr><th>arch</th>"]
+    parts += [f"<th>{_e(st)}</th>" for st in STATUSES]
+    parts.append("<th>baseline ok</th></tr>" if "baseline" in s else "</tr>")
+    for arch in archs:
+        parts.append(f"<tr><td>{_e(arch)}</td>" + "".join(f"<td>{s['compile'][arch][st]}</td>" for st in STATUSES))
+        parts.append(f"<td>{s['baseline'][arch]['ok']}</td></tr>" if "baseline" in s else "</tr>")
+    parts.append("</table><h2>Findings</h2><table><tr><th>severity</th><th>open</th><th>fixed</th></tr>")
+    parts += [f"<tr><td class='{sev}'>{sev}</td><td>{s['findings'][sev]['open']}</td><td>{s['findings'][sev]['fixed']}</td></tr>"
+              for sev in SEVERITIES]
+    parts.append("</table><h2>Files</h2><table><tr><th>file</th>" + "".join(f"<th>{_e(a)}</th>" for a in archs)
+                 + "<th>open findings</th><th>fixes</th></tr>")
+    for f in data["files"]:
+        if not (f["unit"] or f["findings"] or f["fixes"]):
+            continue
+        anchor = "f-" + _e(f["path"]).replace("/", "-")
+        cells = "".join(f"<td class='{_e(f['compile'].get(a, {}).get('status', ''))}'>{_e(f['compile'].get(a, {}).get('status', '-'))}</td>"
+                        for a in archs)
+        open_n = sum(1 for x in f["findings"] if x["status"] == "open")
+        parts.append(f"<tr><td><a href='#{anchor}'>{_e(f['path'])}</a></td>{cells}<td>{open_n}</td><td>{len(f['fixes'])}</td></tr>")
+    parts.append("</table>")
+    for f in data["files"]:
+        if not (f["unit"] or f["findings"] or f["fixes"]):
+            continue
+        anchor = "f-" + _e(f["path"]).replace("/", "-")
+        parts.append(f"<h3 id='{anchor}'>{_e(f['path'])}</h3>")
+        for arch in archs:
+            r = f["compile"].get(arch)
+            if r:
+                parts.append(f"<div>{_e(arch)}: <span class='{_e(r['status'])}'>{_e(r['status'])}</span>"
+                             + (f" <code>{_e(r['first_error'])}</code>" if r["first_error"] else "")
+                             + (f" (baseline: {_e(f['baseline'][arch]['status'])})" if arch in f["baseline"] else "")
+                             + "</div>")
+        if f["findings"]:
+            parts.append("<ul>")
+            for x in f["findings"]:
+                cls = "fixed" if x["status"] == "fixed" else x["severity"]
+                parts.append(f"<li><span class='{cls}'>{_e(cls)}</span> line {x['line']} <code>{_e(x['rule'])}</code>: "
+                             f"{_e(x['message'])}<br><code>{_e(x['text'])}</code>"
+                             + (f"<br>suggested: <code>{_e(x['suggestion'])}</code>" if x["suggestion"] and x["status"] == "open" else "")
+                             + (f"<br>hint: {_e(x['hint'])}" if x["status"] == "open" else "") + "</li>")
+            parts.append("</ul>")
+        for fix in f["fixes"]:
+            parts.append(f"<details><summary>fix <code>{_e(fix['id'])}</code>: {_e(fix['title'])}</summary>"
+                         f"<pre>{_e(fix['diff'])}</pre></details>")
+        if f["hipify_warnings"]:
+            parts.append("<details><summary>hipify-perl warnings</summary><pre>"
+                         + _e("\n".join(f"{w['line']}: {w['message']}" for w in f["hipify_warnings"])) + "</pre></details>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def remove_reports(out: Path) -> None:
+    """Delete report files of an earlier run (so a stale report never outlives a new, failed run)."""
+    for name in ("report.json", "report.md", "report.html"):
+        (out / name).unlink(missing_ok=True)
+
+
+def write_all(out: Path, data: dict) -> None:
+    """Write report.md and report.html, then report.json last (it carries "complete": true)."""
+    _atomic_write(out / "report.md", to_markdown(data))
+    _atomic_write(out / "report.html", to_html(data))
+    _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=False) + "\n")
