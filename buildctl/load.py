@@ -104,6 +104,15 @@ def _check_references(path: Path, matrix: Matrix, roles: set[str]) -> None:
         for role in rule.when.images or []:
             if role not in roles:
                 raise ConfigError(f"{where}.images: unknown image role {role!r} (allowed: {', '.join(sorted(roles))})")
+    frameworks = sorted(matrix.frameworks)
+    for rule in matrix.rules:
+        if rule.component is not None and rule.component not in matrix.frameworks:
+            raise ConfigError(f"{path}: rules[{rule.id}].component: unknown framework {rule.component!r} "
+                              f"(allowed: {', '.join(frameworks)})")
+    for name, fw in matrix.frameworks.items():
+        for arch in fw.archs or []:
+            if arch not in matrix.archs:
+                raise ConfigError(f"{path}: frameworks.{name}.archs: unknown arch {arch!r} (allowed: {', '.join(archs)})")
     d = matrix.default
     if d.arch not in matrix.archs:
         raise ConfigError(f"{path}: default.arch: unknown arch {d.arch!r} (allowed: {', '.join(archs)})")
@@ -167,4 +176,9 @@ def load_project(root: Path) -> Project:
     except pydantic.ValidationError as exc:
         raise ConfigError(_validation_message(matrix_path, exc, data)) from None
     _check_references(matrix_path, matrix, set(images))
+    for role, spec in images.items():
+        for component in spec.components:
+            if component not in matrix.frameworks:
+                raise ConfigError(f"{images_dir / role / 'image.yaml'}: components: unknown framework {component!r} "
+                                  f"(allowed: {', '.join(sorted(matrix.frameworks))})")
     return Project(root=root, matrix=matrix, images=_order_images(images, images_dir))

@@ -95,6 +95,23 @@ class Arch(Strict):
     first_rocm: str = Field(pattern=r"^\d+(\.\d+){1,2}$")
 
 
+class Framework(Strict):
+    """A framework or extension an image role installs (a component of the image).
+
+    needs_rocm_torch: it compiles against ROCm PyTorch (absent in the debian lane) and is excluded where
+    the release has no torch pins. archs: the GPU archs its release supports (None: every arch).
+    runtime_deps: what it needs at import time when installed without its own dependency set.
+    """
+
+    version: str
+    pypi: str | None = None
+    git: str | None = None
+    needs_rocm_torch: bool = False
+    archs: list[str] | None = None
+    runtime_deps: list[str] = []
+    note: str = ""
+
+
 class RuleWhen(Strict):
     """Conditions of a rule; an absent key matches every value, a list matches any of its values."""
 
@@ -105,11 +122,15 @@ class RuleWhen(Strict):
 
 
 class Rule(Strict):
-    """An exclusion rule: cells matching `when` are excluded and keep `id` and `reason`."""
+    """An exclusion rule: cells matching `when` are excluded and keep `id` and `reason`.
+
+    With `component`, only that component of the matching cells is left out (the cell still builds).
+    """
 
     id: str
     when: RuleWhen
     reason: str
+    component: str | None = None
 
 
 class Default(Strict):
@@ -128,15 +149,25 @@ class Matrix(Strict):
     sources: dict[SourceName, Source]
     rocm: list[RocmRelease]
     archs: dict[str, Arch]
+    frameworks: dict[str, Framework] = {}
     rules: list[Rule] = []
 
 
 class ImageSpec(Strict):
-    """images/<role>/image.yaml: one image role, its parent role, template, recipes and tests."""
+    """images/<role>/image.yaml: one image role, its parent role and template.
+
+    context_dirs: project folders copied into the context at the same relative path (e.g. recipes/migrate).
+    files: files of templates/files/ copied into the context's rocmig/ folder.
+    rendered: templates/partials/<name>.j2 rendered with the cell into the context's rocmig/<name>.
+    components: matrix.yaml frameworks the image installs (some may be excluded per cell, with reason).
+    """
 
     role: str
     parent: str | None
     template: str
     description: str
-    recipes: list[str] = []
+    context_dirs: list[str] = []
+    files: list[str] = []
+    rendered: list[str] = []
+    components: list[str] = []
     tests: list[str] = []

@@ -6,7 +6,7 @@ the id and the reason of the rule that excluded them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from buildctl.errors import ConfigError
 from buildctl.load import Project
@@ -15,6 +15,8 @@ from buildctl.model import Arch, ImageSpec, RocmRelease, Rule, Source, version_t
 ARCH_FIRST_ROCM = "arch-first-rocm"
 PARENT_EXCLUDED = "parent-excluded"
 NO_PACKAGES = "no-packages"
+NEEDS_ROCM_TORCH = "needs-rocm-torch"
+FRAMEWORK_ARCHS = "framework-archs"
 REPOSITORY = "rocmig"
 
 
@@ -27,6 +29,12 @@ class Cell:
     source: Source
     arch_name: str
     arch: Arch
+    components: tuple[str, ...] = ()
+    excluded_components: tuple[tuple[str, str, str], ...] = ()  # (component, rule id, reason)
+
+    def has(self, component: str) -> bool:
+        """True when `component` (a matrix.yaml framework) is part of this cell's image."""
+        return component in self.components
 
     @property
     def role(self) -> str:
@@ -77,6 +85,9 @@ class Cell:
             "ref": self.ref,
             "tag": self.tag,
             "parent": self.parent_ref,
+            "components": list(self.components),
+            "excluded_components": [{"component": c, "rule": r, "reason": why}
+                                    for c, r, why in self.excluded_components],
         }
 
 
@@ -136,12 +147,35 @@ def _rule_matches(rule: Rule, cell: Cell) -> bool:
             and (w.images is None or cell.role in w.images))
 
 
+def _component_exclusion(project: Project, cell: Cell, name: str) -> tuple[str, str] | None:
+    fw = project.matrix.frameworks[name]
+    if fw.needs_rocm_torch and cell.release.torch is None:
+        return NEEDS_ROCM_TORCH, f"{name} compiles against ROCm PyTorch: {cell.release.torch_note}"
+    if fw.archs is not None and cell.arch_name not in fw.archs:
+        return FRAMEWORK_ARCHS, f"{name} {fw.version} supports {', '.join(fw.archs)}, not {cell.arch_name}"
+    for rule in project.matrix.rules:
+        if rule.component == name and _rule_matches(rule, cell):
+            return rule.id, rule.reason
+    return None
+
+
+def _with_components(project: Project, cell: Cell) -> Cell:
+    kept, dropped = [], []
+    for name in cell.image.components:
+        why = _component_exclusion(project, cell, name)
+        if why is None:
+            kept.append(name)
+        else:
+            dropped.append((name, *why))
+    return replace(cell, components=tuple(kept), excluded_components=tuple(dropped))
+
+
 def _exclusion(project: Project, cell: Cell) -> tuple[str, str] | None:
     if version_tuple(cell.arch.first_rocm) > version_tuple(cell.release.full):
         return ARCH_FIRST_ROCM, (f"{cell.arch_name} ({cell.arch.family}) needs ROCm {cell.arch.first_rocm} or "
                                  f"newer; this cell has {cell.release.full}")
     for rule in project.matrix.rules:
-        if _rule_matches(rule, cell):
+        if rule.component is None and _rule_matches(rule, cell):
             return rule.id, rule.reason
     if cell.role not in cell.release.packages and cell.image.parent is None:
         return NO_PACKAGES, f"matrix.yaml lists no {cell.role} packages for {cell.release.source} {cell.release.version}"
@@ -177,7 +211,7 @@ def make_plan(project: Project, selection: Selection, with_parents: bool = False
             for arch_name, arch in m.archs.items():
                 if selection.archs and arch_name not in selection.archs:
                     continue
-                cell = Cell(spec, release, m.sources[release.source], arch_name, arch)
+                cell = _with_components(project, Cell(spec, release, m.sources[release.source], arch_name, arch))
                 why = _exclusion(project, cell)
                 if why is None and cell.parent_ref in excluded_refs:
                     why = PARENT_EXCLUDED, f"parent {cell.parent_ref} is excluded: {excluded_refs[cell.parent_ref]}"

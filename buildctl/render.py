@@ -4,7 +4,8 @@ Output: `<out>/<role>/<tag>/Dockerfile` plus the context beside it:
   rocmig/cell.json     the cell's coordinates (copied to /etc/rocmig/ in the image)
   rocmig/archs.json    the matrix's arch table (wavefront, LDS bytes, ...) for recipes
   rocmig/apt-setup.sh  the source's apt configuration (base images only)
-  recipes/<name>/      the recipes listed in images/<role>/image.yaml
+  rocmig/<file>        files from templates/files/ listed in image.yaml `files` (e.g. torch_guard.py)
+  <folder>/            project folders listed in image.yaml `context_dirs` (recipes/migrate, kernels, ...)
 Rendering is deterministic (byte-identical on re-run) and atomic per cell: a cell's folder is written
 beside the old one and swapped in whole.
 """
@@ -61,15 +62,24 @@ def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{cell.tag}.", dir=final.parent))
     try:
-        _write(staging / "Dockerfile", env.get_template(cell.image.template).render(cell=cell))
+        dockerfile = env.get_template(cell.image.template).render(
+            cell=cell, project_frameworks=project.matrix.frameworks)
+        _write(staging / "Dockerfile", dockerfile)
         _write(staging / "rocmig" / "cell.json", _json(cell.coordinates()))
         archs = {name: arch.model_dump() for name, arch in project.matrix.archs.items()}
         _write(staging / "rocmig" / "archs.json", _json(archs))
         if cell.image.parent is None:
             setup = env.get_template(f"partials/apt-setup-{cell.release.source}.sh.j2").render(cell=cell)
             _write(staging / "rocmig" / "apt-setup.sh", setup, 0o755)
-        for recipe in cell.image.recipes:
-            shutil.copytree(project.root / "recipes" / recipe, staging / "recipes" / recipe, ignore=_SKIP)
+            prune = env.get_template("partials/prune-archs.sh.j2").render(cell=cell)
+            _write(staging / "rocmig" / "prune-archs.sh", prune, 0o755)
+        for name in cell.image.files:
+            shutil.copy(project.root / "templates" / "files" / name, staging / "rocmig" / name)
+        for name in cell.image.rendered:
+            text = env.get_template(f"partials/{name}.j2").render(cell=cell)
+            _write(staging / "rocmig" / name, text, 0o755 if name.endswith(".sh") else 0o644)
+        for folder in cell.image.context_dirs:
+            shutil.copytree(project.root / folder, staging / folder, ignore=_SKIP)
         os.chmod(staging, 0o755)
         if final.exists():
             old = final.with_name(final.name + ".old")

@@ -37,8 +37,11 @@ def test_debian_57_excludes_gfx942_but_keeps_gfx90a(project):
 def test_parents_come_first_and_tags_carry_the_cell(project):
     plan = make_plan(project, Selection(sources=("debian",), rocm=("7.2",), archs=("gfx942",)))
     refs = [c.ref for c in plan.cells]
-    assert refs == ["rocmig/base:rocm7.2.4-gfx942-debian", "rocmig/dev:rocm7.2.4-gfx942-debian"]
+    assert refs[:2] == ["rocmig/base:rocm7.2.4-gfx942-debian", "rocmig/dev:rocm7.2.4-gfx942-debian"]
     assert plan.cells[1].parent_ref == refs[0]
+    for cell in plan.cells:
+        if cell.parent_ref:
+            assert refs.index(cell.parent_ref) < refs.index(cell.ref)
     amd = make_plan(project, Selection(sources=("amd",), rocm=("6.2",), archs=("gfx90a",), images=("dev",)))
     assert amd.cells[0].ref == "rocmig/dev:rocm6.2.4-gfx90a" and amd.cells[0].alias_tags == ("rocm6.2-gfx90a",)
 
@@ -75,3 +78,33 @@ def test_matrix_table_filters_by_source_and_image():
     assert result.exit_code == 0
     assert "rocmig/dev:rocm7.2.4-gfx942-debian" in result.output
     assert "rocmig/base" not in result.output
+
+
+def test_debian_lane_leaves_out_what_needs_rocm_torch_with_the_reason(project):
+    plan = make_plan(project, Selection(("debian",), ("7.2",), ("gfx942",), ("train", "serve")))
+    by_role = {c.role: c for c in plan.cells}
+    assert set(by_role) == {"train", "serve"}
+    train = by_role["train"]
+    assert train.has("llamafactory") and train.has("deepspeed")
+    assert not train.has("flash-attention") and not train.has("deepspeed-ops")
+    left_out = {name: (rule, why) for name, rule, why in train.excluded_components}
+    assert left_out["flash-attention"][0] == "needs-rocm-torch" and "CPU build" in left_out["flash-attention"][1]
+    assert not by_role["serve"].has("sgl-kernel") and by_role["serve"].has("sglang")
+
+
+def test_flash_attention_is_left_out_for_archs_its_release_rejects(project):
+    """Case B13's kind: flash-attention's setup rejects gfx1100; the plan says so instead of a failed build."""
+    gfx1100 = make_plan(project, Selection(("amd",), ("6.4",), ("gfx1100",), ("train",))).cells[0]
+    assert not gfx1100.has("flash-attention") and gfx1100.has("deepspeed-ops")
+    (name, rule, why), = [e for e in gfx1100.excluded_components if e[0] == "flash-attention"]
+    assert rule == "framework-archs" and "gfx90a, gfx942, gfx950" in why and "gfx1100" in why
+    gfx942 = make_plan(project, Selection(("amd",), ("6.4",), ("gfx942",), ("train",))).cells[0]
+    assert gfx942.has("flash-attention") and gfx942.has("deepspeed-ops")
+
+
+def test_amd_70_has_no_torch_images_and_says_why(project):
+    plan = make_plan(project, Selection(("amd",), ("7.0",), ("gfx942",)))
+    assert [c.role for c in plan.cells] == ["base", "dev"]
+    reasons = {e.cell.role: (e.rule, e.reason) for e in plan.excluded}
+    assert reasons["torch"][0] == "amd-7.0-no-torch-wheels"
+    assert "rocm7.0" in reasons["torch"][1]

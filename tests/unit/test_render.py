@@ -78,7 +78,7 @@ def test_undefined_template_variable_is_an_error(project_copy, tmp_path):
 
 def test_bake_definition_levels_and_secret(tmp_path):
     project = load_project(ROOT)
-    plan = make_plan(project, Selection(("debian",), ("7.2",), ("gfx942", "gfx90a")))
+    plan = make_plan(project, Selection(("debian",), ("7.2",), ("gfx942", "gfx90a"), ("base", "dev")))
     ca = tmp_path / "ca.pem"
     ca.write_text("pem")
     bake = bake_definition(plan, tmp_path, BuildOptions(None, False, ca))
