@@ -24,6 +24,18 @@ def test_entry_log_ranks_its_entry_first(entry_id):
     assert matches[0].evidence, "a match must show the lines that raised it"
 
 
+VARIANTS = sorted((LOGS / "variants").glob("*.log"))
+
+
+@pytest.mark.parametrize("path", VARIANTS, ids=lambda p: p.stem)
+def test_variant_wording_of_the_same_fault_ranks_its_entry_first(path):
+    """Other reports of the same kind of fault (different tool, wording, arch): the kind is matched, not the sample."""
+    entry_id = path.name.split(".")[0]
+    assert entry_id in ENTRY_IDS, f"{path.name}: no catalog entry {entry_id!r}"
+    matches = diagnose(path.read_text())
+    assert matches and matches[0].entry.id == entry_id, [(m.entry.id, m.score) for m in matches]
+
+
 def test_no_log_without_an_entry():
     orphans = sorted(p.stem for p in LOGS.glob("*.log") if p.stem not in ENTRY_IDS)
     assert orphans == []
