@@ -26,6 +26,10 @@ class TargetSpec:
         lds_bytes: most LDS (AMD) / shared memory (NVIDIA) one workgroup may use, bytes.
         elf_mach: EF_AMDGPU_MACH value in the code object's ELF e_flags (AMD only;
             LLVM AMDGPUUsage "AMDGPU ELF Header" table), 0 for NVIDIA.
+        compile_arch: arch handed to the compiler when it differs from ``name``:
+            Hopper builds for ``sm_90a``, the arch-specific target that has the
+            wgmma and setmaxnreg instructions (plain sm_90 code trips CUTLASS's
+            "wgmma.fence without CUTE_ARCH_MMA_SM90A_ENABLED" assertion at run time).
     """
 
     name: str
@@ -34,6 +38,7 @@ class TargetSpec:
     wavefront: int
     lds_bytes: int
     elf_mach: int = 0
+    compile_arch: str = ""
 
     def tilelang_target(self) -> dict[str, str]:
         """Target in the dict form TileLang 0.1.15 accepts.
@@ -43,7 +48,7 @@ class TargetSpec:
         """
         if self.vendor == "amd":
             return {"kind": "hip", "mcpu": self.name}
-        return {"kind": "cuda", "arch": self.name}
+        return {"kind": "cuda", "arch": self.compile_arch or self.name}
 
 
 TARGETS: dict[str, TargetSpec] = {
@@ -51,7 +56,7 @@ TARGETS: dict[str, TargetSpec] = {
     "gfx942": TargetSpec("gfx942", "amd", "CDNA3", 64, 64 * KIB, 0x04C),
     "gfx950": TargetSpec("gfx950", "amd", "CDNA4", 64, 160 * KIB, 0x04F),
     "gfx1100": TargetSpec("gfx1100", "amd", "RDNA3", 32, 64 * KIB, 0x041),
-    "sm_90": TargetSpec("sm_90", "nvidia", "Hopper", 32, 227 * KIB),
+    "sm_90": TargetSpec("sm_90", "nvidia", "Hopper", 32, 227 * KIB, compile_arch="sm_90a"),
 }
 
 AMD_TARGETS = tuple(name for name, spec in TARGETS.items() if spec.vendor == "amd")

@@ -18,6 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -82,42 +85,24 @@ def copy_bandwidth_gbs(nbytes: int = 4 << 30) -> float:
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
-def _check_gemm(kernel_fn, problem, seed):
-    from kernels import gemm
+def _reference(kernel: str, problem, tensors):
+    """float64 reference output (attention: batch 0, first heads only) and the
+    matching slice function for the kernel's output."""
+    from kernels import flash_attention, gemm, rmsnorm
 
-    a, b, c = gemm.make_inputs(problem, "cuda", seed)
-    kernel_fn(a, b, c)
-    ref = gemm.reference(a, b)
-    return rel_error(c, ref), rel_error(gemm.torch_baseline(a, b), ref), (a, b, c)
-
-
-def _check_attention(kernel_fn, problem, seed):
-    import torch
-
-    from kernels import flash_attention as fa
-
-    q, k, v, o = fa.make_inputs(problem, "cuda", seed)
-    kernel_fn(q, k, v, o)
-    if not torch.isfinite(o).all():
-        return float("inf"), float("nan"), (q, k, v, o)
-    heads = 1 if problem.seq_len > 8192 else 2  # float64 scores of a few heads only
-    sl = (slice(0, 1), slice(0, heads))
-    ref = fa.reference(q[sl], k[sl], v[sl], problem.causal)
-    base = fa.torch_baseline(q, k, v, problem.causal)
-    return rel_error(o[sl], ref), rel_error(base[sl], ref), (q, k, v, o)
+    if kernel == "gemm":
+        a, b, _ = tensors
+        return gemm.reference(a, b), lambda out: out
+    if kernel == "flash_attention":
+        q, k, v, _ = tensors
+        heads = 1 if problem.seq_len > 8192 else 2  # float64 scores of a few heads only
+        sl = (slice(0, 1), slice(0, heads))
+        return flash_attention.reference(q[sl], k[sl], v[sl], problem.causal), lambda out: out[sl]
+    x, w, _ = tensors
+    return rmsnorm.reference(x, w, problem.eps), lambda out: out
 
 
-def _check_rmsnorm(kernel_fn, problem, seed):
-    from kernels import rmsnorm
-
-    x, w, y = rmsnorm.make_inputs(problem, "cuda", seed)
-    kernel_fn(x, w, y)
-    ref = rmsnorm.reference(x, w, problem.eps)
-    base = rmsnorm.torch_baseline(x, w, problem.eps)
-    return rel_error(y, ref), rel_error(base, ref), (x, w, y)
-
-
-def _torch_fn(kernel, problem, tensors):
+def _torch_call(kernel: str, problem, tensors):
     from kernels import flash_attention, gemm, rmsnorm
 
     if kernel == "gemm":
@@ -130,58 +115,124 @@ def _torch_fn(kernel, problem, tensors):
     return lambda: rmsnorm.torch_baseline(x, w, problem.eps)
 
 
-CHECKS = {"gemm": _check_gemm, "flash_attention": _check_attention, "rmsnorm": _check_rmsnorm}
+def _check(kernel: str, problem, fn, seed: int):
+    """Run ``fn`` once on fresh inputs into a NaN-poisoned output; return (error, tensors).
+
+    Any element left unwritten stays NaN and makes the error infinite.
+    """
+    import torch
+
+    tensors = api.kernel_module(kernel).make_inputs(problem, "cuda", seed)
+    fn(*tensors)
+    torch.cuda.synchronize()
+    out = tensors[-1]
+    if not torch.isfinite(out).all():
+        return float("inf"), tensors
+    ref, view = _reference(kernel, problem, tensors)
+    return rel_error(view(out), ref), tensors
 
 
-def _compile_all(kernel, target, problem, configs, workers):
-    def one(cfg):
+def _compile_all(kernel, target, problem, indexed_configs, workers):
+    def one(item):
+        idx, cfg = item
         t0 = time.time()
         try:
-            return cfg, api.compile(kernel, target, problem, cfg), None, time.time() - t0
+            return idx, cfg, api.compile(kernel, target, problem, cfg), None, time.time() - t0
         except Exception as exc:  # a config the compiler rejects is reported, not fatal
-            return cfg, None, f"{type(exc).__name__}: {str(exc)[-400:]}", time.time() - t0
+            text = str(exc)
+            brief = text if len(text) < 1200 else text[:600] + " ... " + text[-600:]
+            return idx, cfg, None, f"{type(exc).__name__}: {brief}", time.time() - t0
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, configs))
+        return list(pool.map(one, indexed_configs))
 
 
-def run_case(kernel: str, target: str, problem, *, tune: bool, workers: int, seed: int) -> dict:
-    """Compile, check and time one problem; returns the JSON record.
+def _configs(kernel: str, target: str, tune: bool) -> list:
+    return autotune_space(kernel, target) if tune else [default_config(kernel, target)]
 
-    The record has the problem, every tried config with its compile error or
-    error/time, the best correct config, torch's time, and the ratios.
+
+def child_case(case: int, target: str, *, tune: bool, workers: int, seed: int, skip: set[int], lines: Path) -> None:
+    """Child process body: compile, check and time the configs of case ``case`` not
+    in ``skip``, then time torch; one JSON line per event appended to ``lines``.
+
+    A config that kills the process (device-side assert, illegal address) leaves a
+    ``start`` line without a result; the parent records it and starts a new child.
     """
-    configs = autotune_space(kernel, target) if tune else [default_config(kernel, target)]
-    tried = []
-    best = None
-    tensors_for_torch = None
-    torch_err = None
-    for cfg, fn, err, secs in _compile_all(kernel, target, problem, configs, workers):
+    import torch
+
+    kernel, problem = all_cases()[case]
+    todo = [(i, c) for i, c in enumerate(_configs(kernel, target, tune)) if i not in skip]
+
+    def emit(obj):
+        with lines.open("a") as fh:
+            fh.write(json.dumps(obj) + "\n")
+
+    for idx, cfg, fn, err, secs in _compile_all(kernel, target, problem, todo, workers):
         rec = {"config": asdict(cfg), "compile_s": round(secs, 1)}
         if fn is None:
             rec["compile_error"] = err
-            tried.append(rec)
+            emit({"idx": idx, "rec": rec})
             continue
-        try:
-            error, torch_err, tensors = CHECKS[kernel](fn, problem, seed)
-        except Exception as exc:  # launch failure: keep going with the other configs
-            rec["run_error"] = f"{type(exc).__name__}: {str(exc)[-400:]}"
-            tried.append(rec)
-            continue
+        emit({"idx": idx, "start": True})
+        error, tensors = _check(kernel, problem, fn, seed + idx)
         rec["rel_error"] = error
         rec["correct"] = error <= ERROR_BOUND[problem.dtype]
         if rec["correct"]:
             rec["ms"] = median_ms(lambda fn=fn, t=tensors: fn(*t))
-            if best is None or rec["ms"] < best["ms"]:
-                best = rec
-        tensors_for_torch = tensors
-        tried.append(rec)
-        seed += 1  # fresh inputs for every config
-    out = {"kernel": kernel, "target": target, "problem": asdict(problem), "tried": tried}
-    if tensors_for_torch is not None:
-        out["torch_ms"] = median_ms(_torch_fn(kernel, problem, tensors_for_torch))
-        out["torch_rel_error"] = torch_err
-    if best is not None:
+        emit({"idx": idx, "rec": rec})
+        del tensors
+    tensors = api.kernel_module(kernel).make_inputs(problem, "cuda", seed + 1000)
+    call = _torch_call(kernel, problem, tensors)
+    ref, view = _reference(kernel, problem, tensors)
+    torch_err = rel_error(view(call()), ref)
+    del ref
+    torch.cuda.empty_cache()
+    emit({"torch_ms": median_ms(call), "torch_rel_error": torch_err})
+
+
+def run_case(case: int, target: str, *, tune: bool, workers: int, seed: int, timeout_s: float) -> dict:
+    """Run case ``case`` in child processes until every config has a record; returns
+    the JSON record (problem, every tried config with its compile error, crash, or
+    error and time, the best correct config, torch's time, and the ratios)."""
+    kernel, problem = all_cases()[case]
+    n = len(_configs(kernel, target, tune))
+    records: dict[int, dict] = {}
+    torch_line: dict = {}
+    deadline = time.time() + timeout_s
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = Path(tmp) / "lines.jsonl"
+        while (len(records) < n or not torch_line) and time.time() < deadline:
+            lines.write_text("")
+            cmd = [sys.executable, "-m", "kernels.bench.gpu", "--child", str(case), "--lines", str(lines),
+                   "--skip", ",".join(map(str, records)), "--seed", str(seed), "--workers", str(workers)]
+            if not tune:
+                cmd.append("--no-tune")
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(deadline - time.time(), 1))
+                rc, tail = proc.returncode, (proc.stderr or "")[-600:]
+            except subprocess.TimeoutExpired:
+                rc, tail = -1, "timed out"
+            started = None
+            for raw in lines.read_text().splitlines():
+                item = json.loads(raw)
+                if "rec" in item:
+                    records[item["idx"]] = item["rec"]
+                    started = None
+                elif "start" in item:
+                    started = item["idx"]
+                else:
+                    torch_line = item
+            if rc != 0:
+                if started is None:  # died outside a config run: give up on this case
+                    torch_line = torch_line or {"torch_error": f"exit {rc}: {tail}"}
+                    break
+                cfg = _configs(kernel, target, tune)[started]
+                records[started] = {"config": asdict(cfg), "run_error": f"process died (exit {rc}): {tail}"}
+    tried = [records[i] for i in sorted(records)]
+    out = {"kernel": kernel, "target": target, "problem": asdict(problem), "tried": tried, **torch_line}
+    good = [t for t in tried if t.get("correct")]
+    if good and "torch_ms" in out:
+        best = min(good, key=lambda t: t["ms"])
         out["best"] = best
         if kernel == "rmsnorm":
             out["tilelang_gbs"] = problem.bytes_moved() / (best["ms"] * 1e-3) / 1e9
@@ -193,21 +244,29 @@ def run_case(kernel: str, target: str, problem, *, tune: bool, workers: int, see
     return out
 
 
-def default_cases(quick: bool) -> list[tuple[str, object]]:
+def all_cases() -> list[tuple[str, object]]:
     """The table of issue 7: GEMM 4096^3 / 8192^3 fp16+bf16; attention B8 H32 D128
-    at 1k/4k/16k causal and not; RMSNorm 4k-64k tokens x 4096/8192 hidden."""
+    at 1k/4k/16k causal and not (fp16), plus head_dim 64 bf16; RMSNorm bf16
+    4k/16k/64k tokens x 4096/8192 hidden. Order is fixed: indices name cases."""
     cases: list[tuple[str, object]] = []
-    for size in (4096,) if quick else (4096, 8192):
+    for size in (4096, 8192):
         for dt in ("float16", "bfloat16"):
             cases.append(("gemm", GemmProblem(size, size, size, dt)))
-    for seq in (1024,) if quick else (1024, 4096, 16384):
+    for seq in (1024, 4096, 16384):
         for causal in (False, True):
             cases.append(("flash_attention", FlashAttentionProblem(8, 32, seq, 128, causal, "float16")))
-    cases.append(("flash_attention", FlashAttentionProblem(8, 32, 1024, 64, True, "bfloat16")))
-    for tokens in (4096,) if quick else (4096, 16384, 65536):
+    cases.append(("flash_attention", FlashAttentionProblem(8, 32, 4096, 64, True, "bfloat16")))
+    cases.append(("flash_attention", FlashAttentionProblem(8, 32, 4096, 128, False, "bfloat16")))
+    for tokens in (4096, 16384, 65536):
         for hidden in (4096, 8192):
             cases.append(("rmsnorm", RmsNormProblem(tokens, hidden, "bfloat16")))
     return cases
+
+
+def quick_case(kernel: str, problem) -> bool:
+    """The smallest size of each kernel (``--quick``)."""
+    size = {"gemm": "m", "flash_attention": "seq_len", "rmsnorm": "tokens"}[kernel]
+    return getattr(problem, size) in (4096, 1024) and getattr(problem, "head_dim", 128) == 128
 
 
 def _summary(records: list[dict], copy_gbs: float) -> list[str]:
@@ -217,7 +276,8 @@ def _summary(records: list[dict], copy_gbs: float) -> list[str]:
         shape = ",".join(f"{k}={v}" for k, v in p.items() if k not in ("eps",))
         if "best" not in r:
             errs = [t.get("compile_error") or t.get("run_error") or f"err={t.get('rel_error')}" for t in r["tried"]]
-            lines.append(f"{r['kernel']:<16}{shape:<60} NO CORRECT CONFIG: {errs[0][:200]}")
+            why = errs[0][:300] if errs else r.get("torch_error", "no config ran")
+            lines.append(f"{r['kernel']:<16}{shape:<60} NO CORRECT CONFIG: {why}")
             continue
         if r["kernel"] == "rmsnorm":
             frac = r["tilelang_gbs"] / copy_gbs
@@ -233,23 +293,36 @@ def _summary(records: list[dict], copy_gbs: float) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: run the table, write JSON, print the summary. Returns the exit status."""
-    import tilelang
-    import torch
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    ap.add_argument("--out", type=Path, help="JSON file to write (required unless --child)")
     ap.add_argument("--quick", action="store_true", help="smallest size of each kernel only")
     ap.add_argument("--no-tune", action="store_true", help="default config only")
     ap.add_argument("--kernels", default="gemm,flash_attention,rmsnorm", help="comma list")
+    ap.add_argument("--cases", default="", help="comma list of case indices (default: all)")
     ap.add_argument("--workers", type=int, default=8, help="parallel compiles")
-    ap.add_argument("--seed", type=int, default=int(time.time()), help="first input seed")
+    ap.add_argument("--seed", type=int, default=int(time.time()) % 100000, help="first input seed")
+    ap.add_argument("--budget-s", type=float, default=3600, help="stop starting cases after this")
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--lines", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--skip", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    target = detect_target()
+    if args.child is not None:
+        skip = {int(i) for i in args.skip.split(",") if i}
+        child_case(args.child, target, tune=not args.no_tune, workers=args.workers, seed=args.seed,
+                   skip=skip, lines=args.lines)
+        return 0
+    if args.out is None:
+        ap.error("--out is required")
     wanted = args.kernels.split(",")
     for name in wanted:
         api.kernel_module(name)
-    target = detect_target()
+    import tilelang
+    import torch
+
     props = torch.cuda.get_device_properties(0)
     copy_gbs = copy_bandwidth_gbs()
+    torch.cuda.empty_cache()
     result = {
         "device": props.name,
         "target": target,
@@ -262,18 +335,24 @@ def main(argv: list[str] | None = None) -> int:
         "goals": GOALS,
         "cases": [],
     }
-    for kernel, problem in default_cases(args.quick):
-        if kernel not in wanted:
+    chosen = {int(i) for i in args.cases.split(",") if i}
+    t_start = time.time()
+    for idx, (kernel, problem) in enumerate(all_cases()):
+        if kernel not in wanted or (chosen and idx not in chosen) or (args.quick and not quick_case(kernel, problem)):
+            continue
+        left = args.budget_s - (time.time() - t_start)
+        if left < 20:
+            print(f"case {idx} skipped: time budget spent", flush=True)
             continue
         t0 = time.time()
-        rec = run_case(kernel, target, problem, tune=not args.no_tune, workers=args.workers, seed=args.seed)
+        rec = run_case(idx, target, tune=not args.no_tune, workers=args.workers, seed=args.seed, timeout_s=left)
+        rec["case"] = idx
         rec["wall_s"] = round(time.time() - t0, 1)
         if kernel == "rmsnorm" and "best" in rec:
             rec["fraction_of_copy"] = rec["tilelang_gbs"] / copy_gbs
         result["cases"].append(rec)
         args.out.write_text(json.dumps(result, indent=1))
         print(_summary([rec], copy_gbs)[-1], f"({rec['wall_s']} s)", flush=True)
-        torch.cuda.empty_cache()
     print("\n".join(_summary(result["cases"], copy_gbs)))
     return 0
 
