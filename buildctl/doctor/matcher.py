@@ -68,27 +68,45 @@ def split_lines(text: str) -> list[str]:
     return [_ANSI.sub("", line)[:MAX_LINE_CHARS] for line in text.splitlines()]
 
 
+@dataclass(frozen=True)
+class Log:
+    """A log prepared for matching: its lines, and the same lines joined (for a fast whole-text pre-check)."""
+
+    lines: list[str]
+    text: str
+
+    @classmethod
+    def of(cls, text: str) -> "Log":
+        """Split ``text`` with split_lines() and keep the joined form."""
+        lines = split_lines(text)
+        return cls(lines, "\n".join(lines))
+
+
 @lru_cache(maxsize=2048)
 def _compiled(regex: str) -> re.Pattern[str]:
-    return re.compile(regex, re.IGNORECASE)
+    return re.compile(regex, re.IGNORECASE | re.MULTILINE)
 
 
-def _hits(pattern: Pattern, lines: list[str], group: str) -> list[Evidence]:
+def _hits(pattern: Pattern, log: Log, group: str) -> list[Evidence]:
     rx = _compiled(pattern.re)
-    return [Evidence(n, line.strip(), pattern.re, group) for n, line in enumerate(lines, 1) if rx.search(line)]
+    # A hit on one line is also a hit in the joined text (^/$ are per line, '.' stops at newlines), so a
+    # miss there means no line can match: most patterns are ruled out by one search in C.
+    if not rx.search(log.text):
+        return []
+    return [Evidence(n, line.strip(), pattern.re, group) for n, line in enumerate(log.lines, 1) if rx.search(line)]
 
 
-def score_entry(entry: Entry, lines: list[str]) -> Match | None:
-    """Score one entry against the split lines; None when it is not a candidate or below min_score."""
+def score_entry(entry: Entry, log: Log) -> Match | None:
+    """Score one entry against a prepared log; None when it is not a candidate or below min_score."""
     spec = entry.match
-    any_hits = [(p, _hits(p, lines, "any")) for p in spec.any]
+    any_hits = [(p, _hits(p, log, "any")) for p in spec.any]
     if not any(h for _, h in any_hits):
         return None
-    all_hits = [(p, _hits(p, lines, "all")) for p in spec.all]
+    all_hits = [(p, _hits(p, log, "all")) for p in spec.all]
     if not all(h for _, h in all_hits):
         return None
-    also_hits = [(p, _hits(p, lines, "also")) for p in spec.also]
-    not_hits = [(p, _hits(p, lines, "not")) for p in spec.not_]
+    also_hits = [(p, _hits(p, log, "also")) for p in spec.also]
+    not_hits = [(p, _hits(p, log, "not")) for p in spec.not_]
 
     score = 0
     positive: list[Evidence] = []
@@ -119,6 +137,6 @@ def _first_lines(hits: list[Evidence]) -> tuple[Evidence, ...]:
 
 def rank(text: str, entries: tuple[Entry, ...]) -> list[Match]:
     """Every reported entry for ``text``, best first (score descending, then catalog order)."""
-    lines = split_lines(text)
-    found = [m for m in (score_entry(e, lines) for e in entries) if m is not None]
+    log = Log.of(text)
+    found = [m for m in (score_entry(e, log) for e in entries) if m is not None]
     return sorted(found, key=lambda m: -m.score)
