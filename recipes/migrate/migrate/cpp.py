@@ -93,8 +93,8 @@ def dead_lines(blanked: str) -> set[int]:
     """1-based numbers of lines inside #if / #elif / #else branches that are never compiled on AMD
     (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`)."""
     dead: set[int] = set()
-    # stack entries: [this branch live?, some earlier branch taken for sure?, decided?, parent live?]
-    stack: list[list] = []
+    # stack entries: [some branch so far is taken for sure?, live outside this #if?]
+    stack: list[list[bool]] = []
     live = True
     for number, line in enumerate(blanked.split("\n"), start=1):
         m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
@@ -104,21 +104,19 @@ def dead_lines(blanked: str) -> set[int]:
                 cond = _condition(rest) if word == "if" else _condition(f"defined({rest.strip()})")
                 if word == "ifndef" and cond is not None:
                     cond = not cond
-                stack.append([cond is not False, cond is True, cond is not None, live])
+                stack.append([cond is True, live])
                 live = live and cond is not False
             elif stack and word == "elif":
                 top = stack[-1]
                 cond = _condition(rest)
-                branch = not top[1] and cond is not False
-                top[0], top[1], top[2] = branch, top[1] or cond is True, top[2] and cond is not None
-                live = top[3] and branch
+                live = top[1] and not top[0] and cond is not False
+                top[0] = top[0] or cond is True
             elif stack and word == "else":
                 top = stack[-1]
-                branch = not top[1] if top[2] else True
-                top[0], top[1] = branch, True
-                live = top[3] and branch
+                live = top[1] and not top[0]
+                top[0] = True
             elif stack and word == "endif":
-                live = stack.pop()[3]
+                live = stack.pop()[1]
             continue
         if not live:
             dead.add(number)

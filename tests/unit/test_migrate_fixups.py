@@ -1,0 +1,122 @@
+"""Fixups: each exact rewrite applied where it is exact and nowhere else; diffs and lines recorded;
+line maps and include resolution."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CUDA = ROOT.parent / "shared" / "cases" / "cuda"
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import fixups, includes, linemap  # noqa: E402
+
+
+def apply(cuda: str, hip: str | None = None, names=()) -> tuple[str, list[fixups.Fix]]:
+    hip = cuda if hip is None else hip
+    return fixups.apply_all("f.cu", cuda, hip, list(names), linemap.map_lines(cuda.split("\n"), hip.split("\n")))
+
+
+def test_a02_full_mask_becomes_64bit_with_width_32():
+    cuda = (CUDA / "A02_shfl_xor_sync_mask.cu").read_text()
+    out, fixes = apply(cuda)
+    assert "__shfl_xor_sync(0xffffffffffffffffull, v, off, 32)" in out
+    assert [f.id for f in fixes] == ["warp-sync-full-mask"]
+    assert fixes[0].lines == (6,)
+    assert "-    v += __shfl_xor_sync(0xffffffffu, v, off);" in fixes[0].diff
+
+
+def test_mask_macro_width_kept_and_multiline_call():
+    cuda = "x = __shfl_down_sync(FULL,\n   v, 1);\ny = __shfl_sync(0xFFFFFFFF, v, 0, 4);\n"
+    out, _ = apply(cuda, names=["FULL"])
+    assert out == "x = __shfl_down_sync(0xffffffffffffffffull,\n   v, 1, 32);\ny = __shfl_sync(0xffffffffffffffffull, v, 0, 4);\n"
+
+
+def test_partial_masks_and_votes_are_not_rewritten():
+    cuda = ("a = __shfl_sync(0x0000ffff, v, 0);\nb = __shfl_sync(mask, v, 0);\n"
+            "c = __ballot_sync(0xffffffff, p);\nd = __any_sync(0xffffffffu, p);\n")
+    out, fixes = apply(cuda)
+    assert out == cuda and fixes == []
+
+
+def test_a03_is_left_for_the_engineer():
+    """Ballot semantics differ on wave64: no fixup claims it."""
+    cuda = (CUDA / "A03_warp32_ballot.cu").read_text()
+    out, fixes = apply(cuda)
+    assert out == cuda and fixes == []
+
+
+def test_a08_bf16_header_and_type():
+    cuda = (CUDA / "A08_bf16_header.cu").read_text()
+    old_hipify = cuda.replace("#include <cuda_bf16.h>", "#include <hip/hip_bfloat16.h>").replace("__nv_bfloat16", "hip_bfloat16")
+    out, fixes = apply(cuda, old_hipify)
+    assert "#include <hip/hip_bf16.h>" in out and "hip_bfloat16.h" not in out
+    assert "__hip_bfloat16* x" in out and " hip_bfloat16" not in out
+    assert [f.id for f in fixes] == ["bf16-header-type"]
+    out2, _ = apply(cuda)  # CUDA spelling left by hipify
+    assert "cuda_bf16" not in out2 and "__nv_bfloat16" not in out2
+
+
+def test_hip_bfloat16_elsewhere_untouched():
+    cuda = "#include <hip/hip_bfloat16.h>\nhip_bfloat16 x;\n"
+    out, fixes = apply(cuda)
+    assert out == cuda and fixes == []
+
+
+def test_a10_thrust_policy_matches_expected_hip():
+    cuda = (CUDA / "A10_thrust_cuda_par.cu").read_text()
+    expected = (CUDA / "A10_thrust_cuda_par.expected.hip").read_text()
+    hipified = (cuda.replace("cuda_runtime.h", "hip/hip_runtime.h").replace("cudaStream", "hipStream"))
+    out, fixes = apply(cuda, hipified)
+    assert out == expected
+    assert {f.id for f in fixes} == {"thrust-hip-policy"}
+    cuda2 = "#include <thrust/system/cuda/execution_policy.h>\n#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA\nthrust::cuda::par_nosync\n#endif\n"
+    out2, _ = apply(cuda2)
+    assert out2 == "#include <thrust/system/hip/execution_policy.h>\n#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_HIP\nthrust::hip::par_nosync\n#endif\n"
+
+
+def test_a14_operators_guarded_like_expected_hip():
+    cuda = (CUDA / "A14_float2_operators.cu").read_text()
+    expected = (CUDA / "A14_float2_operators.expected.hip").read_text()
+    out, fixes = apply(cuda)
+    guarded = out[out.index("#if !defined(__HIP_PLATFORM_AMD__)"):out.index("#endif") + len("#endif")]
+    assert guarded in expected
+    assert fixes[0].id == "vector-operator-guard" and fixes[0].lines == (4, 10)
+    again, more = apply(out)  # idempotent: already guarded operators stay as they are
+    assert again == out and more == []
+
+
+def test_non_elementwise_operator_not_guarded():
+    cuda = ("__device__ float2 operator*(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n"
+            "__device__ float4& operator+=(float4& a, const float4 b) { a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; return a; }\n")
+    out, _ = apply(cuda)
+    assert out.startswith("__device__ float2 operator*")
+    assert "#if !defined(__HIP_PLATFORM_AMD__)\n__device__ float4& operator+=" in out
+
+
+def test_header_layout():
+    cuda = '#include <cublas_v2.h>\n#include "curand_kernel.h"\n'
+    hip = '#include <hipblas.h>\n#include "hiprand_kernel.h"\n'
+    out, fixes = apply(cuda, hip)
+    assert out == '#include <hipblas/hipblas.h>\n#include "hiprand/hiprand_kernel.h"\n'
+    assert fixes[0].id == "hip-header-layout" and fixes[0].lines == (1, 2)
+
+
+def test_line_map_with_inserted_first_line():
+    old = ["a", "b", "c"]
+    assert linemap.map_lines(old, ["#include x", "a", "B", "c"]) == [1, 2, 3]
+
+
+def test_include_resolution_prefers_nearest_copy_and_flags_torch():
+    texts = {
+        "csrc/includes/util.h": "#pragma once\n",
+        "ops/csrc/includes/util.h": "#pragma once\n",
+        "ops/csrc/adam/adam.cu": '#include "util.h"\n#include <torch/extension.h>\n',
+        "csrc/lamb/lamb.cu": '#include "util.h"\n',
+        "csrc/x/plain.cu": '#include "../includes/util.h"\n#ifndef __HIP_PLATFORM_AMD__\n#include <torch/extension.h>\n#endif\n',
+    }
+    graph = includes.IncludeGraph(texts)
+    adam = graph.closure("ops/csrc/adam/adam.cu")
+    assert adam.dirs == ("ops/csrc/includes",) and adam.torch and adam.torch_header == "torch/extension.h"
+    assert graph.closure("csrc/lamb/lamb.cu").dirs == ("csrc/includes",)
+    plain = graph.closure("csrc/x/plain.cu")
+    assert plain.dirs == () and not plain.torch

@@ -1,0 +1,244 @@
+"""Bad input (one line, exit 2), arch table, hipify warning tables, report summary / exit codes,
+escaping and atomic writes."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CUDA = ROOT.parent / "shared" / "cases" / "cuda"
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import archs, cli, hipify, report, tree  # noqa: E402
+from migrate.errors import InputError  # noqa: E402
+
+TABLE = {"gfx942": {"family": "CDNA3", "wavefront": 64, "lds_bytes": 65536},
+         "gfx90a": {"family": "CDNA2", "wavefront": 64, "lds_bytes": 65536},
+         "gfx950": {"family": "CDNA4", "wavefront": 64, "lds_bytes": 163840},
+         "gfx1100": {"family": "RDNA3", "wavefront": 32, "lds_bytes": 65536}}
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "archs.json"
+    path.write_text(json.dumps(TABLE))
+    return path
+
+
+def run_cli(args, capsys) -> tuple[int, str]:
+    code = cli.main([str(a) for a in args])
+    err = capsys.readouterr().err.strip()
+    return code, err
+
+
+def cuda_tree(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    (src / "k.cu").write_text("__global__ void k() {}\n")
+    return src
+
+
+@pytest.mark.parametrize("case", ["missing", "no_cuda", "binary", "latin1", "large", "loop", "bad_ext"])
+def test_bad_input_one_line_exit_2(case, tmp_path, table, capsys):
+    src = cuda_tree(tmp_path)
+    extra = []
+    if case == "missing":
+        src = tmp_path / "nope"
+        expect = "no such file or directory"
+    elif case == "no_cuda":
+        (src / "k.cu").unlink()
+        (src / "main.cpp").write_text("int main() { return 0; }\n")
+        expect = "no CUDA sources found"
+    elif case == "binary":
+        (src / "blob.cuh").write_bytes(b"\x7fELF\x00\x00")
+        expect = "blob.cuh: binary file"
+    elif case == "latin1":
+        (src / "old.h").write_bytes("// caf\xe9\n".encode("latin-1"))
+        expect = "old.h: not UTF-8 (invalid byte at offset 6)"
+    elif case == "large":
+        (src / "big.cuh").write_text("// x\n" * 1000)
+        extra = ["--max-file-bytes", "1000"]
+        expect = "big.cuh: 5000 bytes, above the limit of 1000 bytes"
+    elif case == "loop":
+        (src / "sub").mkdir()
+        os.symlink("..", src / "sub" / "up")
+        expect = "symlink loop"
+    else:
+        src = tmp_path / "notes.txt"
+        src.write_text("x")
+        expect = "not a CUDA/C++ source"
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()}
+    code, err = run_cli([src, "--arch", "gfx942", "--out", tmp_path / "out", "--arch-table", table, *extra], capsys)
+    assert code == 2
+    assert expect in err and len(err.splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert {p: p.read_bytes() for p in before} == before  # input untouched
+
+
+def test_unknown_arch_lists_valid_ones(tmp_path, table, capsys):
+    code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx9999", "--out", tmp_path / "o", "--arch-table", table], capsys)
+    assert code == 2 and err == "migrate: --arch gfx9999: unknown offload arch; valid: gfx1100, gfx90a, gfx942, gfx950"
+
+
+def test_bad_flags_exit_2(tmp_path, table, capsys):
+    code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx942", "--out", tmp_path / "o", "--fail-on", "sometimes",
+                         "--arch-table", table], capsys)
+    assert code == 2 and "--fail-on" in err
+    code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx942", "--out", tmp_path / "o", "--jobs", "0",
+                         "--arch-table", table], capsys)
+    assert code == 2 and "--jobs 0" in err
+
+
+def test_out_inside_src_or_foreign_folder_refused(tmp_path):
+    src = cuda_tree(tmp_path)
+    from migrate import pipeline
+    with pytest.raises(InputError, match="inside the input tree"):
+        pipeline.prepare_out(src / "report", src)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("mine")
+    with pytest.raises(InputError, match="not empty"):
+        pipeline.prepare_out(foreign, src)
+    assert (foreign / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"wavefront": 48, "lds_bytes": 65536}, "gfx1.wavefront: expected 32 or 64"),
+    ({"wavefront": 64}, "gfx1.lds_bytes: expected a positive integer"),
+])
+def test_arch_table_errors(tmp_path, entry, message):
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"gfx1": entry}))
+    with pytest.raises(InputError, match=message):
+        archs.load_table(path)
+    with pytest.raises(InputError, match="file not found"):
+        archs.load_table(tmp_path / "none.json")
+
+
+def test_wavefront_groups_from_table(table):
+    t = archs.load_table(table)
+    groups = archs.wavefront_groups(archs.select(t, ["gfx942", "gfx1100", "gfx90a"]))
+    assert [[a.name for a in g] for g in groups] == [["gfx942", "gfx90a"], ["gfx1100"]]
+
+
+def test_discover_units_and_symlinked_duplicate(tmp_path):
+    src = cuda_tree(tmp_path)
+    (src / "host.cpp").write_text('#include <cuda_runtime.h>\nint main() { cudaDeviceSynchronize(); }\n')
+    (src / "cpu.cpp").write_text("int f() { return 1; }\n")
+    (src / "alias").symlink_to(src / "k.cu")
+    t = tree.discover(src)
+    assert [u.rel for u in tree.units(t)] == ["host.cpp", "k.cu"]  # a symlinked file keeps its extension-less name
+    assert [f.rel for f in t.files] == ["cpu.cpp", "host.cpp", "k.cu"]
+
+
+FAKE_HIPIFY = '''#!/usr/bin/perl
+my %deprecated_funcs = (
+    "cudaThreadSynchronize" => "10.0",
+);
+
+my %removed_funcs = (
+    "texture" => "12.0",
+    "cudnnOld" => "9.0",
+);
+
+my %experimental_funcs = (
+    "cudaNewThing" => "7.2.0",
+);
+
+@UnsupportedDeviceFunctions = (
+    "__nanosleep"
+);
+
+@UnsupportedDeviceDataTypes = (
+    "nv_bfloat162"
+);
+
+@HipOnlyUnsupportedFunctions = (
+    "cudaGraphConditionalHandle"
+);
+
+@HipDNNOnlyUnsupportedFunctions = (
+    "cudnnFoo"
+);
+'''
+
+
+def test_hipify_warning_tables(tmp_path):
+    script = tmp_path / "hipify-perl"
+    script.write_text(FAKE_HIPIFY)
+    tables = hipify.read_tables(script)
+    cuda = "texture<float> t;\ncudaThreadSynchronize(); cudnnOld();\n__nanosleep(10); ns::__nanosleep(1);\ncudaNewThing();\n"
+    hip = "texture<float> t;\nhipDeviceSynchronize(); cudnnOld();\n__nanosleep(10);\ncudaNewThing();\n"
+    got = [(w.line, w.message) for w in hipify.warnings_for(tables, "f.cu", cuda, hip)]
+    assert (1, "removed CUDA identifier: texture since CUDA 12.0") in got
+    assert (2, "deprecated CUDA identifier: cudaThreadSynchronize since CUDA 10.0") in got
+    assert (2, "removed CUDA identifier: cudnnOld since CUDNN 9.0") in got
+    assert (3, 'unsupported device function "__nanosleep": __nanosleep(10); ns::__nanosleep(1);') not in got
+    assert (4, "experimental ROCm HIP identifier: cudaNewThing 7.2.0") in got
+    assert any(line == 4 and "cudaNewThing" in m and "untranslated" in m for line, m in got)
+    script.write_text("#!/usr/bin/perl\n")
+    assert hipify.read_tables(script) is None
+
+
+def sample_report(**over) -> dict:
+    f = {"path": "a<b>.cu", "kind": "cu", "unit": True, "hipify_warnings": [{"line": 1, "message": "<x>"}],
+         "findings": [{"rule": "inline-ptx-asm", "severity": "error", "file": "a<b>.cu", "line": 3, "col": 1,
+                       "text": 'asm("<script>alert(1)</script>");', "message": "m", "hint": "h", "suggestion": "",
+                       "status": "open"},
+                      {"rule": "warp-sync-intrinsic", "severity": "warning", "file": "a<b>.cu", "line": 4, "col": 1,
+                       "text": "t", "message": "m", "hint": "h", "suggestion": "", "status": "open"}],
+         "fixes": [{"id": "hip-header-layout", "title": "t", "lines": [1], "diff": "-#include <hipblas.h>\n+x"}],
+         "compile": {"gfx942": {"status": "ok", "first_error": "", "log": "l", "seconds": 1.0},
+                     "gfx1100": {"status": "failed", "first_error": "e.cu:1:2: error: <bad>", "log": "l", "seconds": 1.0}},
+         "baseline": {"gfx942": {"status": "failed", "first_error": "x", "log": "l", "seconds": 1.0},
+                      "gfx1100": {"status": "failed", "first_error": "x", "log": "l", "seconds": 1.0}}}
+    data = {"schema": 1, "complete": True, "source": "/src", "out": "/out",
+            "archs": [{"name": "gfx942", "family": "CDNA3", "wavefront": 64, "lds_bytes": 65536},
+                      {"name": "gfx1100", "family": "RDNA3", "wavefront": 32, "lds_bytes": 65536}],
+            "tools": {"hipcc": "HIP version: 7.2", "hipify_perl": "7.2"}, "options": {"baseline": True},
+            "defines": [], "timings": {"wall_s": 1.0}, "skipped": [], "files": [f]}
+    data.update(over)
+    return data
+
+
+def test_summary_and_fail_on():
+    data = sample_report()
+    s = report.summarize(data, "error")
+    assert s["compile"]["gfx942"]["ok"] == 1 and s["compile"]["gfx1100"]["failed"] == 1
+    assert s["baseline"]["gfx942"]["failed"] == 1
+    assert s["findings"]["error"]["open"] == 1 and s["exit_code"] == 1
+    assert report.summarize(data, "never")["exit_code"] == 0
+    data["files"][0]["compile"]["gfx1100"]["status"] = "ok"
+    data["files"][0]["findings"][0]["status"] = "fixed"
+    assert report.summarize(data, "error")["exit_code"] == 0
+    assert report.summarize(data, "warning")["exit_code"] == 1
+
+
+def test_html_escapes_everything_and_is_self_contained(tmp_path):
+    data = sample_report()
+    data["summary"] = report.summarize(data, "error")
+    report.write_all(tmp_path, data)
+    page = (tmp_path / "report.html").read_text()
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "a&lt;b&gt;.cu" in page and "&lt;bad&gt;" in page
+    assert "src=" not in page and "http" not in page
+    md = (tmp_path / "report.md").read_text()
+    assert "| gfx942 | 1 | 0 | 0 | 0 | 0 (delta +1) |" in md
+    assert json.loads((tmp_path / "report.json").read_text())["complete"] is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
+
+
+def test_interrupted_write_leaves_no_complete_report(tmp_path, monkeypatch):
+    data = sample_report()
+    data["summary"] = report.summarize(data, "error")
+
+    def boom(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "to_html", boom)
+    with pytest.raises(KeyboardInterrupt):
+        report.write_all(tmp_path, data)
+    assert not (tmp_path / "report.json").exists()

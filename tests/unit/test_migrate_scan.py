@@ -1,0 +1,169 @@
+"""Scanner: group A cases report each listed leftover CUDA-ism at its line; no reports in comments,
+dead-on-AMD branches or already-correct HIP; LDS and block-size checks follow the arch table."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT.parent / "shared" / "cases"
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import cpp, rules, scan
+from migrate.archs import Arch
+from migrate.errors import InputError
+
+GFX942 = Arch("gfx942", "CDNA3", 64, 65536)
+GFX950 = Arch("gfx950", "CDNA4", 64, 163840)
+GFX1100 = Arch("gfx1100", "RDNA3", 32, 65536)
+CUDA = CASES / "cuda"
+
+
+def findings(text: str, archs=(GFX942, GFX1100), extra_files=()) -> list[scan.Finding]:
+    ctx = scan.tree_context([cpp.blank(t) for t in (text, *extra_files)], list(archs))
+    return scan.scan_file("f.cu", text, scan.compile_rules(rules.load_rules(), ctx), ctx)
+
+
+def hits(text: str, **kw) -> set[tuple[int, str]]:
+    return {(f.line, f.rule) for f in findings(text, **kw)}
+
+
+# (case file, {(line, rule)} that must be reported): the case's "leftover_cuda_isms_to_flag", located by hand.
+CASE_EXPECTATIONS = {
+    "A02_shfl_xor_sync_mask.cu": {(6, "warp-mask-32bit"), (6, "warp-sync-intrinsic"), (5, "warp-reduce-offset-16"),
+                                  (11, "warp-lane-arith-32")},
+    "A03_warp32_ballot.cu": {(3, "warp-size-constant-32"), (7, "warp-lane-arith-32"), (9, "warp-vote-32bit-result"),
+                             (9, "warp-mask-32bit"), (10, "warp-vote-32bit-result"), (12, "warp-vote-32bit-result"),
+                             (12, "warp-lane-arith-32")},
+    "A06_max_dynamic_smem.cu": {(19, "max-dynamic-smem-attribute"), (19, "lds-over-limit"), (20, "lds-over-limit"),
+                                (19, "unchecked-func-attribute")},
+    "A08_bf16_header.cu": {(3, "bf16-cuda-type"), (5, "bf16-cuda-type"), (14, "bf16-cuda-type"), (15, "bf16-cuda-type")},
+    "A10_thrust_cuda_par.cu": {(12, "thrust-cuda-policy"), (13, "thrust-cuda-policy")},
+    "A11_texture_reference.cu": {(5, "texture-reference"), (9, "texture-reference"), (17, "texture-reference"),
+                                 (20, "texture-reference")},
+    "A14_float2_operators.cu": {(4, "vector-type-operator"), (7, "vector-type-operator")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASE_EXPECTATIONS))
+def test_group_a_case_leftovers_reported_at_their_line(name):
+    got = hits((CUDA / name).read_text())
+    assert CASE_EXPECTATIONS[name] <= got, f"missing: {CASE_EXPECTATIONS[name] - got}"
+
+
+@pytest.mark.parametrize("name", sorted(CASE_EXPECTATIONS))
+def test_group_a_expected_hip_has_no_error_findings(name):
+    """The correct HIP of each case must not be reported as an error (precision on right code)."""
+    right = (CUDA / name.replace(".cu", ".expected.hip")).read_text()
+    errors = [f for f in findings(right) if f.severity == "error"]
+    if name == "A03_warp32_ballot.cu":
+        assert errors == []
+    else:
+        assert all(f.rule != "warp-mask-32bit" for f in errors), errors
+
+
+def test_case_files_cover_every_group_a_case():
+    import json
+    ids = {c["id"] for c in json.loads((CASES / "cases.json").read_text()) if c["group"] == "A"}
+    assert ids == {name.split("_")[0] for name in CASE_EXPECTATIONS}
+
+
+def test_warp_size_macro_resolved_through_other_header():
+    header = "#define WARP_SZ 32\n"
+    unit = "__global__ void k(){ int lane = threadIdx.x % WARP_SZ; int w = threadIdx.x / WARP_SZ; }\n"
+    assert {(1, "warp-lane-arith-32")} <= hits(unit, extra_files=(header,))
+
+
+def test_full_mask_macro_and_64bit_mask():
+    text = ("#define FULL_MASK 0xffffffff\n"
+            "__device__ float f(float v){ v += __shfl_down_sync(FULL_MASK, v, 1);\n"
+            " v += __shfl_down_sync(0xffffffffffffffffull, v, 1); return v; }\n")
+    got = hits(text)
+    assert (2, "warp-mask-32bit") in got
+    assert (3, "warp-mask-32bit") not in got
+
+
+def test_comments_strings_and_dead_branches_not_reported():
+    text = ('// asm("mov.u32 %0, %laneid;")\n'
+            'const char* s = "__shfl_xor_sync(0xffffffff, v, 1)";\n'
+            "#ifndef __HIP_PLATFORM_AMD__\n"
+            "constexpr int hw_warp_size = 32;\n"
+            'asm volatile("bar.sync 0;");\n'
+            "#else\n"
+            "constexpr int hw_warp_size = ROCM_WAVEFRONT_SIZE;\n"
+            "#endif\n")
+    assert hits(text) == set()
+
+
+def test_live_inline_ptx_reported():
+    assert (1, "inline-ptx-asm") in hits('__device__ int lane(){ int l; asm volatile("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }\n')
+
+
+def test_lds_limit_read_from_arch_table():
+    text = "const int smem = 96 * 1024;\nvoid run(){ k<<<32, 256, smem>>>(); }\n"
+    assert (2, "lds-over-limit") in hits(text, archs=(GFX942,))
+    assert (2, "lds-over-limit") not in hits(text, archs=(GFX950,))
+    msg = [f.message for f in findings(text, archs=(GFX942, GFX950)) if f.rule == "lds-over-limit"][0]
+    assert "gfx942: 65536 bytes" in msg and "gfx950" not in msg
+
+
+def test_static_shared_array_over_lds():
+    text = "__global__ void k(){ __shared__ float tile[128][160]; }\n"  # 81920 bytes
+    assert (1, "lds-over-limit") in hits(text, archs=(GFX942,))
+    assert hits(text, archs=(GFX950,)) == set()
+
+
+def test_block_size_and_launch_bounds_over_1024():
+    text = ("dim3 block(32, 32, 2);\nvoid a(){ k<<<1, block>>>(); }\nvoid b(){ k<<<1, 2048>>>(); }\n"
+            "__global__ void __launch_bounds__(1024) ok(){}\n__global__ void __launch_bounds__(2048) bad(){}\n"
+            "void c(){ k<<<1, 1024>>>(); }\n")
+    got = {line for line, rule in hits(text) if rule == "block-size-over-1024"}
+    assert got == {2, 3, 5}
+
+
+def test_thrust_cub_driver_cg_graph_rules():
+    text = ("#include <cuda.h>\n"
+            "CUdeviceptr p; cuMemAlloc(&p, 4);\n"
+            "cg::memcpy_async(block, dst, src, n);\n"
+            "cudaGraphLaunch(exec, s);\n"
+            "auto v = cub::ThreadLoad<cub::LOAD_CG>(ptr);\n"
+            "cublasLtMatmul(h, d, a, A, Ad, B, Bd, b, C, Cd, D, Dd, algo, ws, n, s);\n")
+    got = hits(text)
+    assert {(1, "cuda-driver-api"), (2, "cuda-driver-api"), (3, "cooperative-groups-unsupported"),
+            (4, "cuda-graphs"), (5, "cub-cuda-specific"), (6, "cublaslt")} <= got
+
+
+def test_suggestions_rewrite_the_line():
+    f = [x for x in findings("unsigned bal = __ballot_sync(0xffffffffu, p);\n") if x.rule == "warp-vote-32bit-result"][0]
+    assert f.suggestion.startswith("unsigned long long bal = __ballot_sync(")
+
+
+def test_rules_file_is_valid_and_documented():
+    loaded = rules.load_rules()
+    assert len({r.id for r in loaded}) == len(loaded) >= 20
+    assert all(r.message and r.hint for r in loaded)
+
+
+def test_bad_rules_file_one_line_error(tmp_path: Path):
+    bad = tmp_path / "rules.yaml"
+    bad.write_text("rules:\n  - id: x\n    severity: fatal\n    message: m\n    hint: h\n    patterns: ['a']\n")
+    with pytest.raises(InputError, match=r"rules\[x\]\.severity: expected one of"):
+        rules.load_rules(bad)
+    bad.write_text("rules:\n  - id: x\n    severity: error\n    message: m\n    hint: h\n    patterns: ['(']\n")
+    with pytest.raises(InputError, match="does not compile"):
+        rules.load_rules(bad)
+
+
+def test_conditional_evaluation():
+    text = ("#if defined(BF16_AVAILABLE) && !defined(__HIP_PLATFORM_AMD__)\nA\n#endif\n"
+            "#if defined(__HIP_PLATFORM_AMD__) and ROCM_WAVEFRONT_SIZE == 64\nB\n#else\nC\n#endif\n"
+            "#ifdef __HIP_PLATFORM_AMD__\nD\n#elif defined(FOO)\nE\n#else\nF\n#endif\n")
+    assert cpp.dead_lines(cpp.blank(text)) == {2, 12, 14}
+
+
+def test_constant_evaluation():
+    names = {"TILE": "64", "SMEM": "TILE * TILE * sizeof(float)"}
+    assert cpp.evaluate("SMEM", names) == 16384
+    assert cpp.evaluate("96 * 1024u", {}) == 98304
+    assert cpp.evaluate("n * 4", {}) is None
