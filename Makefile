@@ -15,7 +15,11 @@ APT_MIRROR ?=
 APT_CHECK_VALID_UNTIL ?= $(shell apt-config dump 2>/dev/null | grep -qi 'Check-Valid-Until "false"' && echo false || echo true)
 PYTEST_ARGS ?=
 
-sel = $(if $(ROCM),--rocm $(ROCM)) $(if $(SOURCE),--source $(SOURCE)) $(foreach a,$(ARCH),--arch $(a)) $(foreach i,$(IMAGES),--image $(i))
+# IMAGES=all: every image role (images/*/image.yaml).
+ROLES = $(if $(filter all,$(IMAGES)),$(notdir $(patsubst %/,%,$(dir $(wildcard images/*/image.yaml)))),$(IMAGES))
+sel = $(if $(ROCM),--rocm $(ROCM)) $(if $(SOURCE),--source $(SOURCE)) $(foreach a,$(ARCH),--arch $(a)) $(foreach i,$(ROLES),--image $(i))
+# `make test` builds and checks every role of the slice (the CI slice: debian, ROCm 7.2, gfx942).
+TEST_IMAGES ?= all
 
 .PHONY: venv images render test unit lint clean
 
@@ -35,9 +39,11 @@ images: venv
 render: venv
 	$(BUILDCTL) render $(sel)
 
-# Image tests check the slice `make images` builds (same SOURCE / ROCM / ARCH).
-test: images
+# Image tests check the slice that `make images IMAGES=$(TEST_IMAGES)` builds (same SOURCE / ROCM / ARCH).
+test: venv
+	$(MAKE) images IMAGES="$(TEST_IMAGES)"
 	ROCMIG_SOURCE="$(SOURCE)" $(if $(ROCM),ROCMIG_ROCM="$(ROCM)") $(if $(ARCH),ROCMIG_ARCH="$(ARCH)") \
+	  ROCMIG_IMAGES="$(if $(filter all,$(TEST_IMAGES)),,$(TEST_IMAGES))" \
 	  $(BIN)/python -m pytest tests $(PYTEST_ARGS)
 
 unit: venv

@@ -1,5 +1,7 @@
 """The base image: ROCm runtime of the cell, non-root default user, cell labels, no CUDA."""
 
+import re
+
 import pytest
 
 from tests.images.conftest import inspect_image, slice_cells
@@ -19,3 +21,19 @@ def test_base_image(cell, container_for):
     assert f'"arch": "{cell.arch_name}"' in cell_json
     assert_cell_labels(inspect_image(cell.ref), cell)
     assert_no_cuda(host)
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=lambda c: c.ref)
+def test_only_the_cell_archs_kernel_files_are_left(cell, container_for):
+    """Arch pruning: per-arch kernel files of other archs are gone; the cell arch's that the packages ship stay."""
+    host = container_for(cell)
+    dirs = "/usr/lib/x86_64-linux-gnu/rocblas /usr/lib/x86_64-linux-gnu/hipblaslt /opt/rocm/lib/rocblas /opt/rocm/lib/hipblaslt"
+    present = host.run(f"find {dirs} -type f -name '*gfx*' 2>/dev/null").stdout.split()
+    archs = {tok for path in present for tok in re.findall(r"gfx[0-9a-f]+", path.rsplit("/", 1)[-1])}
+    assert archs == {cell.arch_name}, f"code objects of other archs left: {sorted(archs - {cell.arch_name})}"
+    if cell.release.source == "debian":
+        shipped = host.run("dpkg -L librocblas5 librocblas0 2>/dev/null").stdout.split()
+        wanted = [p for p in shipped if re.search(rf"gfx[0-9a-f]+", p.rsplit("/", 1)[-1])
+                  and cell.arch_name in re.findall(r"gfx[0-9a-f]+", p.rsplit("/", 1)[-1])]
+        assert wanted, "the rocBLAS package ships no file for the cell arch"
+        assert all(p in present for p in wanted)
