@@ -14,6 +14,13 @@ from migrate import cpp, rules, scan
 from migrate.archs import Arch
 from migrate.errors import InputError
 
+
+def read_case(name: str) -> str:
+    """Text of a shared case file; skips when the shared case set is not checked out next to the repo."""
+    if not (CUDA / name).is_file():
+        pytest.skip(f"{CUDA / name} is absent: the shared case set is not checked out next to this repository")
+    return (CUDA / name).read_text()
+
 GFX942 = Arch("gfx942", "CDNA3", 64, 65536)
 GFX950 = Arch("gfx950", "CDNA4", 64, 163840)
 GFX1100 = Arch("gfx1100", "RDNA3", 32, 65536)
@@ -48,7 +55,7 @@ CASE_EXPECTATIONS = {
 
 @pytest.mark.parametrize("name", sorted(CASE_EXPECTATIONS))
 def test_group_a_case_leftovers_reported_at_their_line(name):
-    got = hits((CUDA / name).read_text())
+    got = hits(read_case(name))
     assert CASE_EXPECTATIONS[name] <= got, f"missing: {CASE_EXPECTATIONS[name] - got}"
 
 
@@ -65,7 +72,7 @@ def test_group_a_expected_hip_has_no_error_findings(name):
 
 def test_case_files_cover_every_group_a_case():
     import json
-    ids = {c["id"] for c in json.loads((CASES / "cases.json").read_text()) if c["group"] == "A"}
+    ids = {c["id"] for c in json.loads(read_case("../cases.json")) if c["group"] == "A"}
     assert ids == {name.split("_")[0] for name in CASE_EXPECTATIONS}
 
 

@@ -9,6 +9,7 @@ including file wins (DeepSpeed ships the same headers under csrc/ and deepspeed/
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import posixpath
 import re
@@ -36,6 +37,7 @@ class IncludeGraph:
     def __init__(self, texts: dict[str, str]):
         """texts: {tree-relative POSIX path: file content}."""
         self.paths = set(texts)
+        self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         self.torch: dict[str, str] = {}
         for rel, text in texts.items():
@@ -80,6 +82,24 @@ class IncludeGraph:
                     seen.add(target)
                     stack.append(target)
         return UnitIncludes(dirs=tuple(sorted(dirs)), torch=bool(torch), torch_header=torch)
+
+
+    def fingerprint(self, unit: str) -> str:
+        """Digest of what compiling `unit` sees: its content and, in include order, the fingerprints of
+        the files it includes (a file met again on the way, e.g. through a cycle, counts by content).
+        Units with equal fingerprints and flags compile the same way: DeepSpeed ships csrc/ twice."""
+        memo: dict[str, str] = {}
+
+        def visit(rel: str, path: tuple[str, ...]) -> str:
+            if rel in memo:
+                return memo[rel]
+            parts = [self.content[rel]]
+            for target, _folder in self.edges.get(rel, []):
+                parts.append(self.content[target] if target in path else visit(target, path + (target,)))
+            memo[rel] = hashlib.sha256("".join(parts).encode()).hexdigest()
+            return memo[rel]
+
+        return visit(unit, (unit,))
 
 
 def torch_include_dirs() -> list[str]:

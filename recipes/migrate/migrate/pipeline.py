@@ -174,6 +174,8 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     torch_dirs = includes.torch_include_dirs()
     units = tree.units(source)
     jobs, base_jobs = [], []
+    seen_fingerprints: dict[str, str] = {}
+    twins: dict[str, str] = {}  # unit -> earlier unit with the same fingerprint (compiled once)
     for u in units:
         need = graph.closure(u.rel)
         entry = files_out[u.rel]
@@ -186,6 +188,11 @@ def run(opts: Options, rules: list[Rule]) -> dict:
             if opts.baseline:
                 entry["baseline"] = {a.name: dict(skipped) for a in opts.archs}
             continue
+        key = graph.fingerprint(u.rel)
+        if key in seen_fingerprints:
+            twins[u.rel] = seen_fingerprints[key]
+            continue
+        seen_fingerprints[key] = u.rel
         extra_dirs = tuple(Path(d) for d in torch_dirs) if need.torch else ()
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
                                            for d in defines if g[0].name in d["values"]) for g in groups}
@@ -204,6 +211,9 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         timings["baseline_compile_s"] = round(time.time() - t0, 2)
         for rel, per_arch in base.items():
             files_out[rel]["baseline"] = {a: r.__dict__ for a, r in per_arch.items()}
+    for rel, twin in twins.items():
+        for key in ("compile", "baseline"):
+            files_out[rel][key] = {a: {**r, "same_as": twin} for a, r in files_out[twin][key].items()}
     _diagnose(files_out)
     timings["wall_s"] = round(time.time() - started, 2)
     return {

@@ -1,0 +1,175 @@
+"""The migrate recipe in the dev image on the group A cases (real hipify-perl and hipcc, no mocks):
+leftover CUDA-isms reported at their lines, exact fixes applied, compile results per wave64 (gfx90a,
+gfx942) and wave32 (gfx1100) target, the right HIP of every case compiles, the input is untouched,
+--baseline shows the delta, bad input gives one line and exit 2.
+
+Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped when it is not built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_migrate_scan import CASE_EXPECTATIONS
+
+pytestmark = pytest.mark.docker
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT.parent / "shared" / "cases" / "cuda"
+IMAGE = os.environ.get("ROCMIG_DEV_IMAGE", "rocmig/dev:rocm7.2.4-gfx942-debian")
+ARCHS = ("gfx90a", "gfx942", "gfx1100")
+
+
+def image_or_skip() -> None:
+    """Skip when the dev image is not built."""
+    if shutil.which("docker") is None or subprocess.run(["docker", "image", "inspect", IMAGE],
+                                                        capture_output=True).returncode != 0:
+        pytest.skip(f"dev image {IMAGE} is not built (make images, or set ROCMIG_DEV_IMAGE)")
+
+
+def cases_or_skip() -> None:
+    """Skip when the dev image or the shared case set is absent."""
+    image_or_skip()
+    if not CASES.is_dir():
+        pytest.skip(f"{CASES} is absent: the shared case set is not checked out next to this repository")
+
+
+def run_recipe(src: Path, out: Path, *args: str, entry: tuple[str, ...] = ("python3", "-m", "migrate")) -> subprocess.CompletedProcess:
+    """Run `entry args` (default: the recipe of this working tree) in the dev image as the calling
+    user: `src` read-only at /src, `out` at /out."""
+    out.mkdir(parents=True, exist_ok=True)
+    mounts = ["-v", f"{ROOT / 'recipes'}:/opt/rocmig/recipes:ro", "-v", f"{src}:/src:ro", "-v", f"{out}:/out"]
+    cmd = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
+           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", *mounts, IMAGE, *entry, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+
+
+def digests(path: Path) -> dict[str, str]:
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def cases_run(tmp_path_factory):
+    """One recipe run over a copy of the case inputs for gfx90a, gfx942, gfx1100 (fail-on default: error)."""
+    cases_or_skip()
+    src = tmp_path_factory.mktemp("cases") / "cuda"
+    shutil.copytree(CASES, src, ignore=shutil.ignore_patterns("*.expected.hip"))
+    before = digests(src)
+    out = tmp_path_factory.mktemp("out")
+    proc = run_recipe(src, out, "/src", "--out", "/out/run", *sum((["--arch", a] for a in ARCHS), []), "--jobs", "2")
+    report = json.loads((out / "run" / "report.json").read_text())
+    return {"proc": proc, "report": report, "files": {f["path"]: f for f in report["files"]},
+            "before": before, "after": digests(src), "out": out / "run"}
+
+
+def test_input_tree_unchanged(cases_run):
+    assert cases_run["before"] == cases_run["after"]
+
+
+def test_exit_code_and_reports(cases_run):
+    assert cases_run["proc"].returncode == 1, cases_run["proc"].stderr  # open errors (A03, A06, A11) with --fail-on error
+    r = cases_run["report"]
+    assert r["complete"] is True and r["summary"]["exit_code"] == 1
+    assert [a["name"] for a in r["archs"]] == list(ARCHS)
+    assert r["options"]["arch_groups"] == [["gfx90a", "gfx942"], ["gfx1100"]]
+    for name in ("report.md", "report.html"):
+        assert (cases_run["out"] / name).stat().st_size > 1000
+
+
+@pytest.mark.parametrize("name", sorted(CASE_EXPECTATIONS))
+def test_leftovers_reported_at_their_line(cases_run, name):
+    got = {(x["line"], x["rule"]) for x in cases_run["files"][name]["findings"]}
+    assert CASE_EXPECTATIONS[name] <= got
+
+
+# case -> (fixups that must be applied, {arch: compile status})
+EXPECTED = {
+    "A02_shfl_xor_sync_mask.cu": ({"warp-sync-full-mask"}, dict.fromkeys(ARCHS, "ok")),
+    "A03_warp32_ballot.cu": (set(), dict.fromkeys(ARCHS, "failed")),  # 32-bit ballot: flagged, not rewritable exactly
+    "A06_max_dynamic_smem.cu": (set(), dict.fromkeys(ARCHS, "ok")),  # compiles; fails at launch: flagged
+    "A08_bf16_header.cu": (set(), dict.fromkeys(ARCHS, "ok")),  # hipify-perl 7.2 maps bf16 itself
+    "A10_thrust_cuda_par.cu": ({"thrust-hip-policy"}, dict.fromkeys(ARCHS, "ok")),
+    "A11_texture_reference.cu": (set(), {"gfx90a": "ok", "gfx942": "failed", "gfx1100": "ok"}),  # no texture unit on gfx942
+    "A14_float2_operators.cu": ({"vector-operator-guard"}, dict.fromkeys(ARCHS, "ok")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixes_and_compile_status_per_arch(cases_run, name):
+    entry = cases_run["files"][name]
+    fixes, statuses = EXPECTED[name]
+    assert {f["id"] for f in entry["fixes"]} == fixes
+    assert {a: r["status"] for a, r in entry["compile"].items()} == statuses
+    for arch, result in entry["compile"].items():
+        assert bool(result["first_error"]) == (result["status"] == "failed")
+        assert (cases_run["out"] / result["log"]).is_file()
+    if any(s == "failed" for s in statuses.values()):  # every failure is explained by an open error finding
+        assert any(x["severity"] == "error" and x["status"] == "open" for x in entry["findings"])
+
+
+def test_failures_are_attributed_per_arch(cases_run):
+    a11 = cases_run["files"]["A11_texture_reference.cu"]["compile"]
+    assert "texture" in a11["gfx942"]["first_error"]
+    assert a11["gfx942"]["log"] != a11["gfx90a"]["log"]  # the wave64 group was split to find the failing arch
+
+
+def test_migrated_thrust_case_equals_expected_hip(cases_run):
+    migrated = (cases_run["out"] / "hip" / "A10_thrust_cuda_par.cu").read_text()
+    assert migrated == (CASES / "A10_thrust_cuda_par.expected.hip").read_text()
+
+
+def test_fixed_findings_marked(cases_run):
+    a02 = {(x["line"], x["rule"]): x["status"] for x in cases_run["files"]["A02_shfl_xor_sync_mask.cu"]["findings"]}
+    assert a02[(6, "warp-mask-32bit")] == "fixed" and a02[(11, "warp-lane-arith-32")] == "open"
+    a08 = cases_run["files"]["A08_bf16_header.cu"]["findings"]
+    assert a08 and all(x["status"] == "fixed" for x in a08)
+    a14 = cases_run["files"]["A14_float2_operators.cu"]["findings"]
+    assert all(x["status"] == "fixed" for x in a14 if x["rule"] == "vector-operator-guard")
+
+
+def test_right_hip_of_every_case_compiles_for_wave64_and_wave32(tmp_path):
+    """The *.expected.hip of each case produces code objects for gfx90a, gfx942 and gfx1100."""
+    cases_or_skip()
+    script = " && ".join(
+        f"hipcc -c -x hip {' '.join('--offload-arch=' + a for a in ARCHS)} /src/{p.name} -o /out/{p.stem}.o"
+        for p in sorted(CASES.glob("*.expected.hip")))
+    proc = run_recipe(CASES, tmp_path, "-c", script, entry=("bash",))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(list(tmp_path.glob("*.o"))) == len(list(CASES.glob("*.expected.hip"))) == 7
+
+
+def test_baseline_delta(tmp_path):
+    cases_or_skip()
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("A02_shfl_xor_sync_mask.cu", "A10_thrust_cuda_par.cu"):
+        shutil.copy(CASES / name, src / name)
+    proc = run_recipe(src, tmp_path / "out", "/src", "--out", "/out/run", "--arch", "gfx942", "--baseline", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "run" / "report.json").read_text())["summary"]
+    assert summary["compile"]["gfx942"]["ok"] == 2 and summary["baseline"]["gfx942"]["ok"] == 0
+    assert "delta +2" in (tmp_path / "out" / "run" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("setup, expect", [
+    ("missing", "no such file or directory"),
+    ("empty", "no CUDA sources found"),
+    ("unknown-arch", "--arch gfx000: unknown offload arch; valid:"),
+])
+def test_bad_input_in_image(tmp_path, setup, expect):
+    image_or_skip()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "readme.cpp").write_text("int main() { return 0; }\n")
+    target = "/src/none" if setup == "missing" else "/src"
+    arch = "gfx000" if setup == "unknown-arch" else "gfx942"
+    proc = run_recipe(src, tmp_path / "out", target, "--arch", arch, "--out", "/out/run")
+    assert proc.returncode == 2
+    assert expect in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
