@@ -50,8 +50,13 @@ def levels(plan: Plan) -> list[list[Cell]]:
     return out
 
 
-def bake_definition(plan: Plan, out_root: Path, options: BuildOptions) -> dict:
-    """The bake file as data: {"group": {...}, "target": {...}}."""
+def bake_definition(plan: Plan, out_root: Path, options: BuildOptions,
+                    labels: dict[str, dict[str, str]] | None = None) -> dict:
+    """The bake file as data: {"group": {...}, "target": {...}}.
+
+    labels: per bake target name, labels the build adds (content key, provenance: buildctl.provenance);
+    they live here rather than in the rendered Dockerfile, which stays byte-identical across builds.
+    """
     targets = {}
     for cell in plan.cells:
         target = {
@@ -62,17 +67,20 @@ def bake_definition(plan: Plan, out_root: Path, options: BuildOptions) -> dict:
         }
         if options.ca_bundle is not None:
             target["secret"] = [f"id=ca_bundle,src={options.ca_bundle.resolve()}"]
+        if labels and cell.name in labels:
+            target["labels"] = dict(labels[cell.name])
         targets[cell.name] = target
     groups = {f"level{i}": {"targets": [c.name for c in level]} for i, level in enumerate(levels(plan))}
     groups["default"] = {"targets": [c.name for c in plan.cells]}
     return {"group": groups, "target": targets}
 
 
-def write_bake_file(plan: Plan, out_root: Path, options: BuildOptions) -> Path:
+def write_bake_file(plan: Plan, out_root: Path, options: BuildOptions,
+                    labels: dict[str, dict[str, str]] | None = None) -> Path:
     """Write `<out_root>/docker-bake.json` (sorted keys, stable across runs) and return its path."""
     path = out_root / "docker-bake.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(bake_definition(plan, out_root, options), indent=2, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(bake_definition(plan, out_root, options, labels), indent=2, sort_keys=True) + "\n")
     tmp.replace(path)
     return path

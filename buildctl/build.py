@@ -1,7 +1,12 @@
 """Build a plan's cells with `docker buildx bake` (fifth arrow of the flow).
 
 Cells build one at a time in plan order (parents first), each with its own log under
-`<out>/logs/<target>.log`. A failed cell's descendants are skipped; the failure's log tail is shown.
+`<out>/logs/<target>.log`. Before a cell builds, its content key (buildctl.cache) is computed from its
+rendered folder, build args and its parent's image ID as it is now: a cell whose image carries that key
+is skipped ('cached'), or pulled when a registry has it ('pulled'); a rebuilt parent has a new image ID,
+so its descendants rebuild. A built cell gets provenance labels through bake and an SBOM layer
+(buildctl.provenance). A failed cell's descendants are skipped; the failure's log tail is shown, with
+the error library's diagnosis when `buildctl.doctor` is installed.
 """
 
 from __future__ import annotations
@@ -12,16 +17,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 from buildctl.bake import BuildOptions, write_bake_file
-from buildctl.plan import Cell, Plan
+from buildctl.cache import Decision, decide_cell, engine_lookup
+from buildctl.errors import RocmigError
+from buildctl.plan import REPOSITORY, Cell, Plan
+from buildctl.provenance import add_sbom, build_labels, created_now, git_revision, source_url
+from buildctl.render import cell_dir
 
 LOG_TAIL_LINES = 30
+DISK_FULL = "no space left on device"
+GOOD = ("built", "cached", "pulled")
 
 
 @dataclass(frozen=True)
 class CellResult:
-    """Outcome of one cell: status is 'built', 'failed' or 'skipped'; seconds is wall time."""
+    """Outcome of one cell: status is 'built', 'cached' (its key was built), 'pulled' (a registry had its
+    key), 'failed' or 'skipped' (a parent failed); seconds is wall time."""
 
     cell: Cell
     status: str
@@ -35,38 +48,132 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
+def failure_detail(log: Path, rc: int) -> str:
+    """One line saying why a cell failed: disk full gets its own message, else the exit status."""
+    text = log.read_text(errors="replace")
+    if DISK_FULL in text.lower():
+        return (f"disk full during the build ({DISK_FULL!r} in {log}): free space where Docker keeps its data "
+                "(`docker system df`; `docker builder prune` drops the build cache) and build again")
+    return f"docker buildx bake exited {rc}"
+
+
+def diagnosis(text: str) -> str:
+    """The error library's matches for a failed log tail (buildctl.doctor), or '' when it is absent."""
+    try:
+        from buildctl.doctor import diagnose, format_matches
+    except ImportError:
+        return ""
+    matches = diagnose(text)
+    return format_matches(matches) if matches else ""
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What every cell of one build shares.
+
+    project_root: for the git revision and source URL labels. builder: a buildx builder name (remote
+    BuildKit, kubernetes driver) or None for the engine's own. remote: a buildctl.registry.Registry to
+    look for already-built keys in (and pull from), or None. sbom: add the SBOM layer to built cells.
+    """
+
+    project_root: Path
+    builder: str | None = None
+    remote: object | None = None
+    sbom: bool = True
+
+
+def _bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
+    cmd = ["docker", "buildx", "bake"]
+    if builder:
+        cmd += ["--builder", builder, "--load"]
+    return cmd + ["--file", str(bake_file), "--progress", "plain", target]
+
+
+def _local_tags(cell: Cell) -> list[str]:
+    return [cell.ref] + [f"{REPOSITORY}/{cell.role}:{t}" for t in cell.alias_tags]
+
+
 def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Console,
-               keep_going: bool = False) -> list[CellResult]:
-    """Build every cell of `plan` (already rendered under `out_root`); returns one result per cell.
+               keep_going: bool = False, context: BuildContext | None = None, client=None) -> list[CellResult]:
+    """Build the dirty cells of `plan` (already rendered under `out_root`); returns one result per cell.
 
     keep_going: build the remaining independent cells after a failure (descendants are still skipped).
+    client: a docker SDK client (buildctl.engine.docker_client()); context: see BuildContext.
     """
-    bake_file = write_bake_file(plan, out_root, options)
+    from buildctl.engine import docker_client
+
+    context = context or BuildContext(project_root=Path("."))
+    client = client or docker_client()
+    local = engine_lookup(client)
+    remote = context.remote
+    revision, source = git_revision(context.project_root), source_url(context.project_root)
     logs = out_root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    labels: dict[str, dict[str, str]] = {}
     failed: set[str] = set()
     results: list[CellResult] = []
+    n = len(plan.cells)
     for i, cell in enumerate(plan.cells, 1):
+        head = f"[{i}/{n}] {cell.ref}"
         if cell.parent_ref in failed or (failed and not keep_going):
             failed.add(cell.ref)
             reason = f"parent {cell.parent_ref} failed" if cell.parent_ref in failed else "an earlier cell failed"
             results.append(CellResult(cell, "skipped", 0.0, None, reason))
-            console.print(f"[{i}/{len(plan.cells)}] {cell.ref}: [yellow]skipped[/] ({reason})")
+            console.print(f"{head}: [yellow]skipped[/] ({reason})")
             continue
-        log = logs / f"{cell.name}.log"
         start = time.monotonic()
-        with console.status(f"[{i}/{len(plan.cells)}] building {cell.ref} (log: {log})"):
-            with log.open("w") as fh:
-                rc = subprocess.run(
-                    ["docker", "buildx", "bake", "--file", str(bake_file), "--progress", "plain", cell.name],
-                    stdout=fh, stderr=subprocess.STDOUT).returncode
+        decision: Decision = decide_cell(cell, cell_dir(out_root, cell), options.build_args(), local,
+                                         remote.lookup if remote else None, remote.name if remote else "")
+        if decision.action == "skip" and decision.where == "local":
+            results.append(CellResult(cell, "cached", time.monotonic() - start, None, decision.reason))
+            console.print(f"{head}: [cyan]cached[/] ({decision.reason})")
+            continue
+        if decision.action == "skip":
+            with console.status(f"{head}: pulling from {remote.name}"):
+                remote.pull_as(client, cell.ref, _local_tags(cell))
+            results.append(CellResult(cell, "pulled", time.monotonic() - start, None, decision.reason))
+            console.print(f"{head}: [cyan]pulled[/] ({decision.reason})")
+            continue
+        created = created_now()
+        labels[cell.name] = build_labels(cell, decision.key, revision, source, created)
+        bake_file = write_bake_file(plan, out_root, options, labels)
+        log = logs / f"{cell.name}.log"
+        console.print(f"{head}: building ({decision.reason}); log: {log}")
+        with console.status(f"{head}: building"), log.open("w") as fh:
+            fh.write(f"# buildctl: {cell.ref}: {decision.reason}; key {decision.key}\n")
+            fh.flush()
+            rc = subprocess.run(_bake_cmd(bake_file, cell.name, context.builder),
+                                stdout=fh, stderr=subprocess.STDOUT).returncode
+            sbom_error = ""
+            if rc == 0 and context.sbom:
+                try:
+                    add_sbom(cell, out_root, _local_tags(cell), created, fh)
+                except RocmigError as exc:
+                    sbom_error = str(exc)
         seconds = time.monotonic() - start
-        if rc == 0:
-            results.append(CellResult(cell, "built", seconds, log))
-            console.print(f"[{i}/{len(plan.cells)}] {cell.ref}: [green]built[/] in {seconds:.0f} s")
-        else:
-            failed.add(cell.ref)
-            results.append(CellResult(cell, "failed", seconds, log, f"docker buildx bake exited {rc}"))
-            console.print(f"[{i}/{len(plan.cells)}] {cell.ref}: [red]failed[/] after {seconds:.0f} s; log: {log}")
-            console.print(log_tail(log), markup=False, highlight=False)
+        if rc == 0 and not sbom_error:
+            results.append(CellResult(cell, "built", seconds, log, decision.reason))
+            console.print(f"{head}: [green]built[/] in {seconds:.1f} s (key {decision.key[:19]})")
+            continue
+        failed.add(cell.ref)
+        detail = sbom_error or failure_detail(log, rc)
+        results.append(CellResult(cell, "failed", seconds, log, detail))
+        tail = log_tail(log)
+        console.print(f"{head}: [red]failed[/] after {seconds:.0f} s: {detail}; full log: {log}")
+        console.print(tail, markup=False, highlight=False)
+        found = diagnosis(tail)
+        if found:
+            console.print("rocmig doctor:\n" + found, markup=False, highlight=False)
+    console.print(summary_table(results))
     return results
+
+
+def summary_table(results: list[CellResult]) -> Table:
+    """A rich table: one row per cell with its status, seconds and detail."""
+    colors = {"built": "green", "cached": "cyan", "pulled": "cyan", "failed": "red", "skipped": "yellow"}
+    table = Table(title="build summary")
+    for col in ("cell", "status", "seconds", "detail"):
+        table.add_column(col)
+    for r in results:
+        table.add_row(r.cell.ref, f"[{colors[r.status]}]{r.status}[/]", f"{r.seconds:.1f}", r.detail)
+    return table

@@ -8,6 +8,7 @@ flags, paths); 3 no Docker engine or buildx; 4 a base image, apt repository or r
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -111,6 +112,45 @@ def render_cmd(ctx, sources, rocms, archs, images, out):
         click.echo(render_cell(project, cell, out))
 
 
+def build_selection(project: Project, sources, rocms, archs, images, with_parents: bool = True) -> Plan:
+    """The plan `build`, `plan` and `push` work on: the default images, arch and ROCm line unless given."""
+    selection = narrow_to_default_source(project, _selection(sources, rocms, archs, images or project.matrix.default.images))
+    if not selection.archs:
+        selection = Selection(selection.sources, selection.rocm, (project.matrix.default.arch,), selection.images)
+    if not selection.rocm:
+        selection = Selection(selection.sources, (project.matrix.default.rocm,), selection.archs, selection.images)
+    plan = make_plan(project, selection, with_parents=with_parents)
+    if not plan.cells:
+        reasons = "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded) or "no cell matches"
+        raise RocmigError(f"nothing to build: {reasons}")
+    return plan
+
+
+def registry_options(func):
+    """--registry HOST[:PORT], --username, --retries (the password comes from ROCMIG_REGISTRY_PASSWORD)."""
+    func = click.option("--retries", type=click.IntRange(1, 20), default=4, show_default=True,
+                        help="attempts per registry operation on transient errors (exponential backoff)")(func)
+    func = click.option("--username", envvar="ROCMIG_REGISTRY_USER",
+                        help="registry user (env ROCMIG_REGISTRY_USER); password: env ROCMIG_REGISTRY_PASSWORD")(func)
+    return func
+
+
+def _registry(host: str | None, username: str | None, retries: int):
+    if not host:
+        return None
+    from buildctl.registry import Credentials, Registry, RetryPolicy
+
+    creds = Credentials(username, os.environ.get("ROCMIG_REGISTRY_PASSWORD", "")) if username else None
+    return Registry(host, creds, RetryPolicy(attempts=retries))
+
+
+def _render_all(project: Project, plan: Plan, out: Path) -> None:
+    from buildctl.render import render_cell
+
+    for cell in plan.cells:
+        render_cell(project, cell, out)
+
+
 @main.command("build")
 @selection_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
@@ -121,31 +161,37 @@ def render_cmd(ctx, sources, rocms, archs, images, out):
               default=DEFAULT_CA_BUNDLE if DEFAULT_CA_BUNDLE.exists() else None,
               help="CA bundle handed to builds as the BuildKit secret ca_bundle (for HTTPS proxies)")
 @click.option("--keep-going", is_flag=True, help="build the other cells when one fails")
+@click.option("--registry", metavar="HOST[:PORT]", help="skip (and pull) cells whose content key this registry has")
+@registry_options
+@click.option("--builder", metavar="NAME", help="buildx builder to use (remote BuildKit, kubernetes driver)")
+@click.option("--parent", "parent", metavar="IMAGE@sha256:DIGEST",
+              help="build the selected leaf cells on this existing parent image (by digest or image ID) "
+                   "instead of building the chain")
+@click.option("--sbom/--no-sbom", default=True, show_default=True,
+              help="add the CycloneDX SBOM layer (/usr/share/rocmig/sbom.cdx.json) to built cells")
 @click.pass_context
-def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_valid_until, ca_bundle, keep_going):
-    """Render, write docker-bake.json and build the selected cells (and their parents)."""
-    from buildctl.build import build_plan
+def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_valid_until, ca_bundle, keep_going,
+              registry, username, retries, builder, parent, sbom):
+    """Render and build the selected cells (and their parents) whose content key is not built yet."""
+    from buildctl.build import GOOD, BuildContext, build_plan
     from buildctl.engine import docker_client, preflight, require_buildx
-    from buildctl.render import render_cell
 
     project = _project(ctx)
-    selection = narrow_to_default_source(project, _selection(sources, rocms, archs, images or project.matrix.default.images))
-    if not selection.archs:
-        selection = Selection(selection.sources, selection.rocm, (project.matrix.default.arch,), selection.images)
-    if not selection.rocm:
-        selection = Selection(selection.sources, (project.matrix.default.rocm,), selection.archs, selection.images)
-    plan = make_plan(project, selection, with_parents=True)
-    if not plan.cells:
-        reasons = "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded) or "no cell matches"
-        raise RocmigError(f"nothing to build: {reasons}")
+    plan = build_selection(project, sources, rocms, archs, images, with_parents=parent is None)
     client = docker_client()
     require_buildx()
-    preflight(client, plan)
-    for cell in plan.cells:
-        render_cell(project, cell, out)
+    console = Console(stderr=True)
+    if parent is not None:
+        from buildctl.cache import use_parent
+
+        console.print(use_parent(client, plan, parent))
+    else:
+        preflight(client, plan)
+    _render_all(project, plan, out)
     options = BuildOptions(apt_mirror, apt_check_valid_until, ca_bundle)
-    results = build_plan(plan, out, options, Console(stderr=True), keep_going)
-    bad = [r for r in results if r.status != "built"]
+    context = BuildContext(project.root, builder, _registry(registry, username, retries), sbom)
+    results = build_plan(plan, out, options, console, keep_going, context, client)
+    bad = [r for r in results if r.status not in GOOD]
     if bad:
         raise _build_failure(bad)
 
@@ -153,7 +199,113 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
 def _build_failure(bad) -> RocmigError:
     from buildctl.errors import BuildError
 
-    return BuildError(f"{len(bad)} cell(s) not built: " + ", ".join(f"{r.cell.ref} ({r.status})" for r in bad))
+    detail = ", ".join(f"{r.cell.ref} ({r.status}{': ' + r.detail if r.detail else ''})" for r in bad)
+    return BuildError(f"{len(bad)} cell(s) not built: {detail}")
+
+
+@main.command("plan")
+@selection_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="print the decisions as JSON")
+@click.option("--apt-mirror", metavar="URL", help="as for build (a build arg: part of the content key)")
+@click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=True, show_default=True)
+@click.option("--registry", metavar="HOST[:PORT]", help="also count keys this registry has as built")
+@registry_options
+@click.pass_context
+def plan_cmd(ctx, sources, rocms, archs, images, out, as_json, apt_mirror, apt_check_valid_until, registry,
+             username, retries):
+    """Say for each cell of a build whether it builds or is skipped, and why (renders into --out)."""
+    from buildctl.cache import decide_plan, engine_lookup
+    from buildctl.engine import docker_client
+
+    project = _project(ctx)
+    plan = build_selection(project, sources, rocms, archs, images)
+    _render_all(project, plan, out)
+    remote = _registry(registry, username, retries)
+    options = BuildOptions(apt_mirror, apt_check_valid_until, None)
+    decisions = decide_plan(plan, out, options.build_args(), engine_lookup(docker_client()),
+                            remote.lookup if remote else None, remote.name if remote else "")
+    if as_json:
+        click.echo(json.dumps({"cells": [d.to_json() for d in decisions]}, indent=2))
+        return
+    table = Table(title=f"{sum(d.action == 'build' for d in decisions)} to build, "
+                        f"{sum(d.action == 'skip' for d in decisions)} up to date")
+    for col in ("cell", "action", "key", "why"):
+        table.add_column(col)
+    for d in decisions:
+        color = "green" if d.action == "build" else "cyan"
+        table.add_row(d.cell.ref, f"[{color}]{d.action}[/]", (d.key or "-")[:19], d.reason)
+    Console().print(table)
+
+
+@main.command("push")
+@selection_options
+@click.option("--registry", metavar="HOST[:PORT]", required=True, help="registry to push to, e.g. 127.0.0.1:5000")
+@registry_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True,
+              help="logs of the image tests go to OUT/logs/push-<cell>.log")
+@click.option("--keep-going", is_flag=True,
+              help="test the other cells when one fails and promote those that passed (never the failed one)")
+@click.option("--test/--no-test", default=True, show_default=True, help="run the image tests on the staged copy")
+@click.pass_context
+def push_cmd(ctx, sources, rocms, archs, images, registry, username, retries, out, keep_going, test):
+    """Staged push: push to <tag>-staging, pull back, test, then move the final tags (all or nothing)."""
+    from buildctl.engine import docker_client
+    from buildctl.registry import RegistryError, push_plan
+
+    project = _project(ctx)
+    plan = build_selection(project, sources, rocms, archs, images)
+    results = push_plan(project, plan, _registry(registry, username, retries), docker_client(), out,
+                        Console(stderr=True), keep_going, test)
+    bad = [r for r in results if r.status != "promoted"]
+    if bad:
+        raise RegistryError(f"{len(bad)} cell(s) not promoted: " + "; ".join(
+            f"{r.cell.ref} ({r.status}: {r.detail})" for r in bad))
+
+
+@main.command("pull")
+@selection_options
+@click.option("--registry", metavar="HOST[:PORT]", required=True)
+@registry_options
+@click.pass_context
+def pull_cmd(ctx, sources, rocms, archs, images, registry, username, retries):
+    """Pull the selected cells' final tags, check each digest against the registry, tag them locally."""
+    from buildctl.engine import docker_client
+    from buildctl.registry import RegistryError
+
+    project = _project(ctx)
+    plan = build_selection(project, sources, rocms, archs, images)
+    reg = _registry(registry, username, retries)
+    reg.ping()
+    client = docker_client()
+    for cell in plan.cells:
+        name, tag = cell.ref.rsplit(":", 1)
+        found = reg.manifest(name, tag)
+        if found is None:
+            raise RegistryError(f"{reg.remote_ref(cell.ref)}: no such tag in the registry (push it first)")
+        digest = reg.pull_verified(client, reg.remote_ref(cell.ref), found[2])
+        client.images.get(reg.remote_ref(cell.ref)).tag(name, tag)
+        click.echo(f"{reg.remote_ref(cell.ref)}@{digest} -> {cell.ref}")
+
+
+@main.command("tags")
+@click.option("--write", is_flag=True, help="write docs/tags.md")
+@click.option("--check", is_flag=True, help="exit 1 when docs/tags.md differs from the matrix")
+@click.pass_context
+def tags_cmd(ctx, write, check):
+    """Print (or --write / --check) docs/tags.md, the supported tags generated from matrix.yaml."""
+    from buildctl.tags import TAGS_DOC, tags_markdown, write_tags_doc
+
+    project = _project(ctx)
+    if write:
+        click.echo(write_tags_doc(project))
+    elif check:
+        path = project.root / TAGS_DOC
+        if not path.exists() or path.read_text() != tags_markdown(project):
+            click.echo(f"{path} is stale: run `python -m buildctl tags --write`", err=True)
+            sys.exit(1)
+    else:
+        click.echo(tags_markdown(project), nl=False)
 
 
 @main.group("base")

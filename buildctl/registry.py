@@ -1,0 +1,420 @@
+"""Push, pull and promote cell images through a registry (Docker Registry HTTP API V2), with retries.
+
+Staged promotion (`buildctl push --registry HOST[:PORT]`):
+  1. check the registry answers and takes the credentials, and that every selected image is built,
+     before anything is pushed;
+  2. per cell, parents first: push `HOST/rocmig/<role>:<tag>-staging`, pull it back and check the pulled
+     digest equals the pushed one, run the role's image tests (images/<role>/image.yaml `tests`) against
+     that pulled copy (ROCMIG_IMAGE_REPOSITORY / ROCMIG_IMAGE_TAG_SUFFIX point them at it);
+  3. only when the whole selection passed, promote: PUT the tested manifest, fetched by its digest, under
+     the final tags (buildctl.tags.final_tags). With keep_going, every cell is tried, and the cells that
+     passed, with all their parents, are promoted; a failed cell never gets a final tag.
+Only staging tags are written before promotion, so a failure anywhere leaves no final tag moved.
+
+Transient errors (connection refused or reset, timeouts, HTTP 5xx and 429) are retried with exponential
+backoff (tenacity); wrong credentials, a full registry disk and digest mismatches are not.
+Plain HTTP is used for loopback registries (Docker treats 127.0.0.0/8 as insecure by default), HTTPS
+for every other host. Credentials are HTTP basic auth (the registry's htpasswd mode); registries that
+hand out bearer tokens (Docker Hub) are not supported here.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tenacity
+
+from buildctl.cache import ImageFacts
+from buildctl.errors import InputError, RocmigError, UnreachableError
+from buildctl.plan import Cell, Plan
+
+HOST_RE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\])(:(?P<port>\d{1,5}))?$")
+MANIFEST_TYPES = ", ".join([
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.oci.image.index.v1+json",
+])
+INDEX_TYPES = ("application/vnd.docker.distribution.manifest.list.v2+json", "application/vnd.oci.image.index.v1+json")
+STAGING_SUFFIX = "-staging"
+_TRANSIENT = ("connection refused", "connection reset", "i/o timeout", "timeout", "eof", "broken pipe",
+              "503", "502", "504", "500 internal", "429", "too many requests", "tls handshake")
+_AUTH = ("unauthorized", "authentication required", "denied", "401")
+_FULL = ("no space left on device", "disk quota exceeded")
+
+
+class TransientError(Exception):
+    """A registry or network error worth retrying (connection refused, timeout, HTTP 5xx/429)."""
+
+
+class CredentialsError(InputError):
+    """The registry refused the credentials, or wants some and none were given. Exit 2."""
+
+
+class RegistryError(RocmigError):
+    """The registry refused an operation for good (full disk, bad request), or a pushed image failed. Exit 6."""
+
+    exit_code = 6
+
+
+class DigestMismatchError(RegistryError):
+    """The digest pulled back differs from the digest pushed. Exit 6."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """attempts: tries per operation (>= 1); base_s: first backoff in seconds, doubling up to max_s."""
+
+    attempts: int = 4
+    base_s: float = 1.0
+    max_s: float = 15.0
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """HTTP basic-auth credentials of a registry."""
+
+    username: str
+    password: str = field(repr=False)
+
+
+def parse_host(value: str) -> str:
+    """Validate `--registry HOST[:PORT]` and return it. Raises InputError naming the flag and the form."""
+    m = HOST_RE.match(value or "")
+    if not m or (m.group("port") and not 0 < int(m.group("port")) < 65536) or "/" in value:
+        raise InputError(f"--registry: {value!r} is not HOST[:PORT] (e.g. 127.0.0.1:5000 or registry.example.com)")
+    return value
+
+
+def classify(message: str, registry: str) -> Exception:
+    """Turn an engine push/pull error message into the error to raise (TransientError is retried)."""
+    low = message.lower()
+    if any(s in low for s in _FULL):
+        return RegistryError(f"registry {registry} is out of disk space ({message.strip()}); free space in its "
+                             "storage and push again (nothing was promoted)")
+    if any(s in low for s in _AUTH):
+        return CredentialsError(f"registry {registry} refused the push/pull: {message.strip()} (check --username "
+                                "and ROCMIG_REGISTRY_PASSWORD)")
+    if any(s in low for s in _TRANSIENT):
+        return TransientError(message.strip())
+    return RegistryError(f"registry {registry}: {message.strip()}")
+
+
+class Registry:
+    """One registry at HOST[:PORT]; images live under `HOST/rocmig/<role>:<tag>`.
+
+    credentials: basic-auth credentials or None. retry: the backoff policy for transient errors.
+    """
+
+    def __init__(self, host: str, credentials: Credentials | None = None, retry: RetryPolicy = RetryPolicy(),
+                 timeout_s: float = 30.0):
+        self.name = parse_host(host)
+        self.credentials = credentials
+        self.retry = retry
+        self.timeout_s = timeout_s
+        bare = self.name.rsplit(":", 1)[0] if not self.name.startswith("[") else self.name.split("]")[0] + "]"
+        loopback = bare in ("localhost", "[::1]") or bare.startswith("127.")
+        self.base_url = f"{'http' if loopback else 'https'}://{self.name}"
+
+    # -- plumbing -------------------------------------------------------------------------------------
+    def _retrying(self, what: str, call):
+        try:
+            for attempt in tenacity.Retrying(
+                    retry=tenacity.retry_if_exception_type(TransientError),
+                    stop=tenacity.stop_after_attempt(max(1, self.retry.attempts)),
+                    wait=tenacity.wait_exponential(multiplier=self.retry.base_s, max=self.retry.max_s),
+                    reraise=True):
+                with attempt:
+                    return call()
+        except TransientError as exc:
+            raise UnreachableError(f"registry {self.name}: {what} failed after {self.retry.attempts} attempt(s): "
+                                   f"{exc} (is the registry running and reachable?)") from None
+
+    def _request(self, method: str, path: str, headers: dict | None = None, data: bytes | None = None):
+        """One HTTP request to the registry: (status, headers, body). Raises TransientError on network errors."""
+        req = urllib.request.Request(self.base_url + path, method=method, data=data, headers=dict(headers or {}))
+        if self.credentials:
+            token = base64.b64encode(f"{self.credentials.username}:{self.credentials.password}".encode()).decode()
+            req.add_header("Authorization", f"Basic {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                return resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as exc:
+            body = exc.read()
+            if exc.code >= 500 or exc.code == 429:
+                raise TransientError(f"HTTP {exc.code} on {method} {path}") from None
+            return exc.code, exc.headers, body
+        except (urllib.error.URLError, OSError) as exc:
+            raise TransientError(str(getattr(exc, "reason", exc))) from None
+
+    def _auth_failed(self, status: int) -> CredentialsError:
+        if self.credentials:
+            return CredentialsError(f"registry {self.name} refused the credentials of user "
+                                    f"{self.credentials.username!r} (HTTP {status})")
+        return CredentialsError(f"registry {self.name} requires credentials (HTTP {status}): pass --username "
+                                "and the password in ROCMIG_REGISTRY_PASSWORD")
+
+    def auth_config(self) -> dict | None:
+        """The engine's X-Registry-Auth payload for this registry, or None without credentials."""
+        if not self.credentials:
+            return None
+        return {"username": self.credentials.username, "password": self.credentials.password,
+                "serveraddress": self.name}
+
+    # -- registry API ---------------------------------------------------------------------------------
+    def ping(self) -> None:
+        """Check `GET /v2/` answers 200 with these credentials.
+
+        Raises UnreachableError (after retries) when it does not answer, CredentialsError on 401/403.
+        """
+        status, _, body = self._retrying("GET /v2/", lambda: self._request("GET", "/v2/"))
+        if status in (401, 403):
+            raise self._auth_failed(status)
+        if status != 200:
+            raise RegistryError(f"registry {self.name}: GET /v2/ answered HTTP {status}, not a Docker registry (V2)?")
+
+    def remote_ref(self, ref: str, suffix: str = "") -> str:
+        """`rocmig/dev:TAG` -> `HOST/rocmig/dev:TAG<suffix>`."""
+        return f"{self.name}/{ref}{suffix}"
+
+    def manifest(self, name: str, reference: str) -> tuple[bytes, str, str] | None:
+        """(body, media type, digest) of `name` at a tag or digest; None when absent (404).
+
+        The digest is sha256 over the body as served. Raises CredentialsError on 401/403.
+        """
+        status, headers, body = self._retrying(
+            f"GET manifest {name}:{reference}",
+            lambda: self._request("GET", f"/v2/{name}/manifests/{reference}", {"Accept": MANIFEST_TYPES}))
+        if status == 404:
+            return None
+        if status in (401, 403):
+            raise self._auth_failed(status)
+        if status != 200:
+            raise RegistryError(f"registry {self.name}: GET manifest {name}:{reference} answered HTTP {status}")
+        media = headers.get("Content-Type", "").split(";")[0].strip()
+        return body, media, "sha256:" + hashlib.sha256(body).hexdigest()
+
+    def lookup(self, ref: str) -> ImageFacts | None:
+        """ImageFacts (config digest = image ID, labels) of local-style `ref` (`rocmig/dev:TAG`) in this
+        registry, or None when the registry has no such tag. A buildctl.cache.Lookup."""
+        name, tag = ref.rsplit(":", 1)
+        found = self.manifest(name, tag)
+        if found is None:
+            return None
+        body, media, _ = found
+        doc = json.loads(body)
+        if media in INDEX_TYPES:
+            amd64 = [m for m in doc.get("manifests", []) if m.get("platform", {}).get("architecture") == "amd64"]
+            if not amd64:
+                return None
+            found = self.manifest(name, amd64[0]["digest"])
+            if found is None:
+                return None
+            doc = json.loads(found[0])
+        config_digest = doc["config"]["digest"]
+        status, _, blob = self._retrying(f"GET config {name}@{config_digest}",
+                                         lambda: self._request("GET", f"/v2/{name}/blobs/{config_digest}"))
+        if status != 200:
+            raise RegistryError(f"registry {self.name}: config blob {config_digest} of {name}:{tag}: HTTP {status}")
+        labels = (json.loads(blob).get("config") or {}).get("Labels") or {}
+        return ImageFacts(config_digest, dict(labels))
+
+    def put_tag(self, name: str, tag: str, digest: str) -> None:
+        """Point `name:tag` at the manifest `digest` already in the registry (same bytes, same digest).
+
+        Raises DigestMismatchError when the registry serves other bytes for the digest or answers another.
+        """
+        found = self.manifest(name, digest)
+        if found is None:
+            raise RegistryError(f"registry {self.name}: manifest {name}@{digest} is gone; nothing promoted")
+        body, media, served = found
+        if served != digest:
+            raise DigestMismatchError(f"{self.name}/{name}@{digest}: the registry serves a manifest with digest "
+                                      f"{served}")
+        status, headers, text = self._retrying(
+            f"PUT manifest {name}:{tag}",
+            lambda: self._request("PUT", f"/v2/{name}/manifests/{tag}", {"Content-Type": media}, body))
+        if status in (401, 403):
+            raise self._auth_failed(status)
+        if status not in (200, 201):
+            raise RegistryError(f"registry {self.name}: PUT manifest {name}:{tag} answered HTTP {status}: "
+                                f"{text[:200]!r}")
+        answered = headers.get("Docker-Content-Digest")
+        if answered and answered != digest:
+            raise DigestMismatchError(f"{self.name}/{name}:{tag}: registry stored digest {answered}, expected {digest}")
+
+    # -- through the engine ---------------------------------------------------------------------------
+    def _stream(self, what: str, produce) -> list[dict]:
+        def once():
+            lines = list(produce())
+            for line in lines:
+                if "error" in line:
+                    raise classify(line.get("error") or str(line.get("errorDetail")), self.name)
+            return lines
+        return self._retrying(what, once)
+
+    def push(self, client, local_ref: str, remote_ref: str) -> str:
+        """Tag `local_ref` as `remote_ref` in the engine, push it, untag; returns the pushed manifest digest.
+
+        Raises CredentialsError, RegistryError (full disk, refused), UnreachableError (after retries).
+        """
+        repo, tag = remote_ref.rsplit(":", 1)
+        image = client.images.get(local_ref)
+        image.tag(repo, tag)
+        try:
+            lines = self._stream(f"push {remote_ref}", lambda: client.api.push(
+                repo, tag, stream=True, decode=True, auth_config=self.auth_config()))
+        finally:
+            client.images.remove(remote_ref, noprune=True)
+        digests = [line["aux"]["Digest"] for line in lines if isinstance(line.get("aux"), dict)
+                   and "Digest" in line["aux"]]
+        if not digests:
+            raise RegistryError(f"push {remote_ref}: the engine reported no digest")
+        return digests[-1]
+
+    def pull(self, client, remote_ref: str) -> str:
+        """Pull `remote_ref` into the engine; returns the digest the engine pulled (`sha256:...`)."""
+        repo, tag = remote_ref.rsplit(":", 1)
+        lines = self._stream(f"pull {remote_ref}", lambda: client.api.pull(
+            repo, tag, stream=True, decode=True, auth_config=self.auth_config()))
+        for line in lines:
+            m = re.match(r"Digest: (sha256:[0-9a-f]{64})", line.get("status", ""))
+            if m:
+                return m.group(1)
+        raise RegistryError(f"pull {remote_ref}: the engine reported no digest")
+
+    def pull_verified(self, client, remote_ref: str, expected: str) -> str:
+        """Pull `remote_ref` and check its digest equals `expected`. Raises DigestMismatchError otherwise."""
+        got = self.pull(client, remote_ref)
+        if got != expected:
+            raise DigestMismatchError(f"{remote_ref}: pulled digest {got} differs from pushed {expected} (the tag "
+                                      "moved in between, or the registry altered the image); nothing promoted")
+        return got
+
+    def pull_as(self, client, ref: str, local_tags: list[str]) -> None:
+        """Pull `HOST/<ref>` and give the image the local tags (for builds that skip a cell the registry has)."""
+        remote = self.remote_ref(ref)
+        self.pull(client, remote)
+        image = client.images.get(remote)
+        for t in local_tags:
+            repo, tag = t.rsplit(":", 1)
+            image.tag(repo, tag)
+
+
+# -- staged promotion ---------------------------------------------------------------------------------
+@dataclass
+class CellPush:
+    """One cell's way through staged promotion. status: staged, tested, failed, skipped, promoted."""
+
+    cell: Cell
+    status: str = "pending"
+    digest: str | None = None
+    detail: str = ""
+    final: list[str] = field(default_factory=list)
+
+
+def image_test_command(cell: Cell) -> list[str]:
+    """pytest over the role's image tests (images/<role>/image.yaml `tests`) with this interpreter."""
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *cell.image.tests]
+
+
+def image_test_env(cell: Cell, registry: Registry, suffix: str) -> dict[str, str]:
+    """Environment that points tests/images at the registry copy of exactly this cell."""
+    return {**os.environ, "ROCMIG_SOURCE": cell.release.source, "ROCMIG_ROCM": cell.release.version,
+            "ROCMIG_ARCH": cell.arch_name, "ROCMIG_IMAGE_REPOSITORY": f"{registry.name}/rocmig",
+            "ROCMIG_IMAGE_TAG_SUFFIX": suffix}
+
+
+def run_image_tests(root: Path, cell: Cell, registry: Registry, suffix: str, log: Path) -> tuple[bool, str]:
+    """Run the role's image tests against `HOST/rocmig/<role>:<tag><suffix>`; (passed, last line of pytest)."""
+    if not cell.image.tests:
+        return True, "no image tests listed"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as fh:
+        rc = subprocess.run(image_test_command(cell), cwd=root, env=image_test_env(cell, registry, suffix),
+                            stdout=fh, stderr=subprocess.STDOUT).returncode
+    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    return rc == 0, (lines[-1] if lines else f"pytest exited {rc}")
+
+
+def push_plan(project, plan: Plan, registry: Registry, client, out_root: Path, console,
+              keep_going: bool = False, test: bool = True) -> list[CellPush]:
+    """Staged push of every cell of `plan` (see the module doc); returns one CellPush per cell.
+
+    Raises InputError before pushing anything when a selected image is not built; CredentialsError or
+    UnreachableError from the registry check. Cell failures are recorded, not raised.
+    """
+    import docker.errors
+
+    from buildctl.tags import final_tags
+
+    missing = []
+    for cell in plan.cells:
+        try:
+            client.images.get(cell.ref)
+        except docker.errors.ImageNotFound:
+            missing.append(cell.ref)
+    if missing:
+        raise InputError(f"not built: {', '.join(missing)}; run `python -m buildctl build` for this selection first "
+                         "(nothing was pushed)")
+    registry.ping()
+    results = [CellPush(c) for c in plan.cells]
+    by_ref = {r.cell.ref: r for r in results}
+    stop = False
+    for r in results:
+        cell = r.cell
+        parent = by_ref.get(cell.parent_ref) if cell.parent_ref else None
+        if stop or (parent is not None and parent.status != "tested"):
+            r.status, r.detail = "skipped", ("parent did not pass" if parent is not None and parent.status != "tested"
+                                             else "an earlier cell failed")
+            console.print(f"{cell.ref}: [yellow]skipped[/] ({r.detail})")
+            continue
+        staging = registry.remote_ref(cell.ref, STAGING_SUFFIX)
+        try:
+            with console.status(f"{cell.ref}: pushing {staging}"):
+                r.digest = registry.push(client, cell.ref, staging)
+            r.status = "staged"
+            with console.status(f"{cell.ref}: pulling {staging} back"):
+                registry.pull_verified(client, staging, r.digest)
+            console.print(f"{cell.ref}: staged as {staging} ({r.digest[:19]}), pulled back with the same digest")
+            if test:
+                log = out_root / "logs" / f"push-{cell.name}.log"
+                with console.status(f"{cell.ref}: image tests on {staging} (log: {log})"):
+                    passed, last = run_image_tests(project.root, cell, registry, STAGING_SUFFIX, log)
+                if not passed:
+                    raise RegistryError(f"image tests failed on {staging}: {last} (log: {log})")
+            r.status = "tested"
+            console.print(f"{cell.ref}: [green]passed[/]" + ("" if test else " (tests not run: --no-test)"))
+        except (RegistryError, CredentialsError, UnreachableError) as exc:
+            r.status, r.detail = "failed", str(exc)
+            console.print(f"{cell.ref}: [red]failed[/]: {exc}")
+            if isinstance(exc, (CredentialsError, UnreachableError)) or not keep_going:
+                stop = True
+        finally:
+            try:
+                client.images.remove(staging, noprune=True)
+            except docker.errors.ImageNotFound:
+                pass
+    passed = [r for r in results if r.status == "tested"]
+    if len(passed) != len(results) and not keep_going:
+        for r in passed:
+            r.detail = "passed, not promoted: another cell of the selection failed (use --keep-going to promote it)"
+        return results
+    for r in passed:
+        name = f"rocmig/{r.cell.role}"
+        for tag in final_tags(project, r.cell):
+            registry.put_tag(name, tag, r.digest)
+            r.final.append(f"{registry.name}/{name}:{tag}")
+        r.status = "promoted"
+        console.print(f"{r.cell.ref}: [green]promoted[/] to {', '.join(r.final)}")
+    return results
