@@ -101,6 +101,8 @@ class Framework(Strict):
     needs_rocm_torch: it compiles against ROCm PyTorch (absent in the debian lane) and is excluded where
     the release has no torch pins. archs: the GPU archs its release supports (None: every arch).
     runtime_deps: what it needs at import time when installed without its own dependency set.
+    backend: flash-attention's ROCm backend: ck (Composable Kernel, compiled per arch) or triton
+    (FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE at build and at run time).
     """
 
     version: str
@@ -109,6 +111,7 @@ class Framework(Strict):
     needs_rocm_torch: bool = False
     archs: list[str] | None = None
     runtime_deps: list[str] = []
+    backend: Literal["ck", "triton"] | None = None
     note: str = ""
 
 

@@ -99,3 +99,15 @@ def test_c07_builder_parallelism_is_bounded_and_archs_restricted(rendered):
         assert f"PYTORCH_ROCM_ARCH={cell.arch_name} " in text and f"GPU_ARCHS={cell.arch_name}" in text
         checked += 1
     assert checked > 20
+
+
+def test_flash_attention_triton_backend_is_a_matrix_option(project_copy, tmp_path):
+    import yaml
+
+    data = yaml.safe_load((project_copy / "matrix.yaml").read_text())
+    data["frameworks"]["flash-attention"]["backend"] = "triton"
+    (project_copy / "matrix.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    project = load_project(project_copy)
+    cell = make_plan(project, Selection(("amd",), ("6.4",), ("gfx942",), ("train",))).cells[0]
+    stages = _stages((render_cell(project, cell, tmp_path) / "Dockerfile").read_text())
+    assert all("FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE" in stage for stage in stages)

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_CELLS = [
     ("debian", "7.2", "gfx942"),
+    ("amd", "6.4", "gfx942"),
     ("debian", "5.7", "gfx90a"),
     ("amd", "6.2", "gfx942"),
     ("amd", "7.2", "gfx1100"),
@@ -35,8 +36,8 @@ def _tree_digest(folder: Path) -> dict[str, str]:
 @pytest.mark.parametrize("source,rocm,arch", GOLDEN_CELLS)
 def test_golden_dockerfiles(tmp_path, source, rocm, arch):
     project = load_project(ROOT)
-    plan = make_plan(project, Selection((source,), (rocm,), (arch,), ("base", "dev")))
-    assert [c.role for c in plan.cells] == ["base", "dev"]
+    plan = make_plan(project, Selection((source,), (rocm,), (arch,)))
+    assert [c.role for c in plan.cells][:2] == ["base", "dev"]
     for cell in plan.cells:
         out = render_cell(project, cell, tmp_path)
         for name in COMPARED:
