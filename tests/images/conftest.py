@@ -48,8 +48,21 @@ def docker_engine():
         pytest.fail("no Docker engine answers: image tests need one (.ci/run and scripts/setup-docker.sh start it)")
 
 
+def image_under_test(ref: str) -> str:
+    """The image to test for cell reference `ref`: `ref` itself, or its registry copy when
+    ROCMIG_IMAGE_REPOSITORY is set (e.g. `127.0.0.1:5000/rocmig`; ROCMIG_IMAGE_TAG_SUFFIX, e.g. `-staging`,
+    is appended to the tag). `buildctl push` sets both to test the pulled staging copy before promotion."""
+    repository = os.environ.get("ROCMIG_IMAGE_REPOSITORY")
+    if not repository:
+        return ref
+    name, tag = ref.rsplit(":", 1)
+    return f"{repository}/{name.split('/', 1)[1]}:{tag}{os.environ.get('ROCMIG_IMAGE_TAG_SUFFIX', '')}"
+
+
 def start_container(ref: str, extra: tuple[str, ...] = ()) -> str:
-    """Start `ref` detached (sleeping) and return the container name; fails the test if the image is absent."""
+    """Start `ref` (or its registry copy: image_under_test) detached (sleeping) and return the container name;
+    fails the test if the image is absent."""
+    ref = image_under_test(ref)
     if _docker("image", "inspect", ref).returncode != 0:
         pytest.fail(f"image {ref} is not built: run `make images` first")
     name = f"rocmig-test-{uuid.uuid4().hex[:8]}"
@@ -79,6 +92,6 @@ def inspect_image(ref: str) -> dict:
     """`docker image inspect` of ref as a dict."""
     import json
 
-    result = _docker("image", "inspect", ref)
+    result = _docker("image", "inspect", image_under_test(ref))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)[0]

@@ -137,7 +137,7 @@ def test_thrust_cub_driver_cg_graph_rules():
             "auto v = cub::ThreadLoad<cub::LOAD_CG>(ptr);\n"
             "cublasLtMatmul(h, d, a, A, Ad, B, Bd, b, C, Cd, D, Dd, algo, ws, n, s);\n")
     got = hits(text)
-    assert {(1, "cuda-driver-api"), (2, "cuda-driver-api"), (3, "cooperative-groups-unsupported"),
+    assert {(1, "cuda-driver-header"), (2, "cuda-driver-api"), (3, "cooperative-groups-unsupported"),
             (4, "cuda-graphs"), (5, "cub-cuda-specific"), (6, "cublaslt")} <= got
 
 

@@ -52,16 +52,17 @@ def blank(text: str) -> str:
     return "".join(out)
 
 
-def _condition(expr: str) -> bool | None:
+def _condition(expr: str, undefined: frozenset[str] = frozenset()) -> bool | None:
     """Evaluate an #if expression on AMD: True / False, or None when its value depends on macros we
-    do not know (every assignment of the unknown ones is tried; up to 4 unknowns)."""
+    do not know (every assignment of the unknown ones is tried; up to 4 unknowns). `undefined`:
+    further macros known to be undefined on AMD (see amd_undefined)."""
     unknown: dict[str, tuple[int, ...]] = {}
 
     def defined(m: re.Match) -> str:
         name = m.group(1) or m.group(2)
         if name in AMD_DEFINED:
             return "1"
-        if name in AMD_UNDEFINED:
+        if name in AMD_UNDEFINED or name in undefined:
             return "0"
         unknown.setdefault(f"d_{name}", (0, 1))
         return f"d_{name}"
@@ -89,9 +90,10 @@ def _condition(expr: str) -> bool | None:
     return results.pop() if len(results) == 1 else None
 
 
-def dead_lines(blanked: str) -> set[int]:
+def dead_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int]:
     """1-based numbers of lines inside #if / #elif / #else branches that are never compiled on AMD
-    (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`)."""
+    (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`); macros in
+    `undefined` count as not defined."""
     dead: set[int] = set()
     # stack entries: [some branch so far is taken for sure?, live outside this #if?]
     stack: list[list[bool]] = []
@@ -101,14 +103,14 @@ def dead_lines(blanked: str) -> set[int]:
         if m:
             word, rest = m.group(1), m.group(2)
             if word in ("if", "ifdef", "ifndef"):
-                cond = _condition(rest) if word == "if" else _condition(f"defined({rest.strip()})")
+                cond = _condition(rest if word == "if" else f"defined({rest.strip()})", undefined)
                 if word == "ifndef" and cond is not None:
                     cond = not cond
                 stack.append([cond is True, live])
                 live = live and cond is not False
             elif stack and word == "elif":
                 top = stack[-1]
-                cond = _condition(rest)
+                cond = _condition(rest, undefined)
                 live = top[1] and not top[0] and cond is not False
                 top[0] = top[0] or cond is True
             elif stack and word == "else":
@@ -121,6 +123,21 @@ def dead_lines(blanked: str) -> set[int]:
         if not live:
             dead.add(number)
     return dead
+
+
+def amd_undefined(blanked_texts: list[str]) -> frozenset[str]:
+    """Macros that a tree #defines only in branches dead on AMD (DeepSpeed's PTX_AVAILABLE is defined
+    under `#if __CUDA_ARCH__ >= 530` in the NVIDIA branch): on AMD they are undefined, unless a build
+    passes them with -D."""
+    live_defs: set[str] = set()
+    dead_defs: set[str] = set()
+    for text in blanked_texts:
+        dead = dead_lines(text)
+        for number, line in enumerate(text.split("\n"), start=1):
+            m = re.match(r"\s*#\s*define\s+(\w+)", line)
+            if m:
+                (dead_defs if number in dead else live_defs).add(m.group(1))
+    return frozenset(dead_defs - live_defs)
 
 
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)

@@ -171,11 +171,11 @@ def _elementwise(m: re.Match) -> bool:
     return len(parts) == n and all(re.fullmatch(rf"{a}\.{c}\s*{op}\s*{b}\.{c}", p) for p, c in zip(parts, comps))
 
 
-def vector_operator_guard(text: str) -> str:
+def vector_operator_guard(text: str, undefined: frozenset[str] = frozenset()) -> str:
     """Wrap element-wise vector-type operators in #if !defined(__HIP_PLATFORM_AMD__) ... #endif
     (adjacent ones share one guard); operators already inside such a guard are left alone."""
     blanked = cpp.blank(text)
-    dead = cpp.dead_lines(blanked)
+    dead = cpp.dead_lines(blanked, undefined)
     spans = []
     for regex in OPERATOR_REGEXES:
         for m in regex.finditer(text):
@@ -199,10 +199,11 @@ def vector_operator_guard(text: str) -> str:
 
 
 def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str],
-              mapping: list[int | None]) -> tuple[str, list[Fix]]:
+              mapping: list[int | None], undefined: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
-    rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based).
+    rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
+    undefined: macros undefined on AMD (cpp.amd_undefined).
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -216,7 +217,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("warp-sync-full-mask", "all-lanes 32-bit mask -> 64-bit mask, width 32 kept explicit",
          lambda t: warp_sync_mask(t, full_mask_regex(full_mask_names))),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
-         vector_operator_guard),
+         lambda t: vector_operator_guard(t, undefined)),
     ]
     fixes: list[Fix] = []
     text = hip_text

@@ -34,14 +34,14 @@ class UnitIncludes:
 class IncludeGraph:
     """The include edges of a tree: built once from {rel: text}, queried per unit."""
 
-    def __init__(self, texts: dict[str, str]):
-        """texts: {tree-relative POSIX path: file content}."""
+    def __init__(self, texts: dict[str, str], undefined: frozenset[str] = frozenset()):
+        """texts: {tree-relative POSIX path: file content}; undefined: macros undefined on AMD."""
         self.paths = set(texts)
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         self.torch: dict[str, str] = {}
         for rel, text in texts.items():
-            dead = cpp.dead_lines(cpp.blank(text))
+            dead = cpp.dead_lines(cpp.blank(text), undefined)
             resolved = []
             for m in INCLUDE.finditer(text):
                 if cpp.line_of(text, m.start()) in dead:

@@ -150,11 +150,11 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         hip_text = (hip_dir / f.rel).read_text(encoding="utf-8")
         cuda_lines, hip_lines = f.text.split("\n"), hip_text.split("\n")
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
-        final, fixes = fixups.apply_all(f.rel, f.text, hip_text, full_mask_names, in_to_hip)
+        final, fixes = fixups.apply_all(f.rel, f.text, hip_text, full_mask_names, in_to_hip, ctx.undefined)
         final_texts[f.rel] = final
         hip_to_final = linemap.map_lines(hip_lines, final.split("\n"))
         final_blanked = cpp.blank(final)
-        dead = cpp.dead_lines(final_blanked)
+        dead = cpp.dead_lines(final_blanked, ctx.undefined)
         findings = [_status(x, by_id, in_to_hip, hip_to_final, final_blanked.split("\n"), dead, fixes)
                     for x in scan.scan_file(f.rel, f.text, compiled_rules, ctx)]
         files_out[f.rel] = {"path": f.rel, "kind": f.kind, "unit": False,
@@ -170,7 +170,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
 
     defines = _defines(final_texts, opts.archs)
     groups = wavefront_groups(list(opts.archs))
-    graph = includes.IncludeGraph(final_texts)
+    graph = includes.IncludeGraph(final_texts, ctx.undefined)
     torch_dirs = includes.torch_include_dirs()
     units = tree.units(source)
     jobs, base_jobs = [], []

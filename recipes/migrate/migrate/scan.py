@@ -14,7 +14,7 @@ from . import cpp
 from .archs import Arch
 from .rules import Rule, fill
 
-WARP_NAME = re.compile(r"(?i)warp|^ws$|lanes")
+WARP_NAME = re.compile(r"(?i)warp_?(size|sz)|^ws$|^warp$|lanes?_?(per|count|num)|num_?lanes")
 FULL_MASK_VALUE = 0xFFFFFFFF
 MAX_BLOCK = 1024  # work-items per workgroup on every AMD GPU (HIP: hipDeviceProp_t.maxThreadsPerBlock)
 
@@ -44,11 +44,13 @@ class Context:
     symbols: dict[str, str]
     placeholders: dict[str, str]
     archs: tuple[Arch, ...]
+    undefined: frozenset[str]
 
 
 def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
-    """Collect #define / constexpr constants over all files of a tree and derive the placeholder
-    alternations: {WS32} (32 and names defined as 32 that name a warp), {WS31}, {FULLMASK}."""
+    """Collect #define / constexpr constants over all files of a tree, the macros undefined on AMD
+    (cpp.amd_undefined), and the placeholder alternations: {WS32} (32 and names defined as 32 that
+    name a warp size), {WS31}, {FULLMASK}."""
     merged: dict[str, str] = {}
     for text in blanked_texts:
         for name, value in cpp.symbols(text).items():
@@ -64,7 +66,8 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
         "FULLMASK": "(?:0[xX][fF]{8}(?![0-9a-fA-F])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?"
                     + "".join(f"|\\b{re.escape(n)}\\b" for n in full) + ")",
     }
-    return Context(symbols=merged, placeholders=placeholders, archs=tuple(archs))
+    return Context(symbols=merged, placeholders=placeholders, archs=tuple(archs),
+                   undefined=cpp.amd_undefined(blanked_texts))
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ def matches(compiled: Compiled, blanked_line: str) -> re.Match | None:
 def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[Finding]:
     """Findings of every rule in one file, sorted by line then rule order."""
     blanked = cpp.blank(text)
-    dead = cpp.dead_lines(blanked)
+    dead = cpp.dead_lines(blanked, ctx.undefined)
     raw_lines = text.split("\n")
     names = {**ctx.symbols, **{k: v for k, v in cpp.symbols(blanked).items() if v}}
     findings: list[Finding] = []
