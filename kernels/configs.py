@@ -58,8 +58,6 @@ class FlashAttentionConfig:
         block_m: query rows per workgroup; block_n: key/value rows per inner step.
         num_stages: pipeline depth of the K/V loop.
         threads: threads per workgroup.
-        pipeline: ``"wgmma"`` (Hopper: the two GEMMs and the softmax overlapped by an
-            explicit stage/order schedule) or ``"plain"`` (TileLang's default schedule).
         p_via_shared: pass P (softmax probabilities) from the first GEMM's output
             layout to the second GEMM's input layout through LDS. Needed on RDNA3
             WMMA, whose D and A register layouts differ (TileLang's AMD example notes
@@ -70,7 +68,6 @@ class FlashAttentionConfig:
     block_n: int
     num_stages: int
     threads: int
-    pipeline: str = "plain"
     p_via_shared: bool = False
 
     def lds_bytes(self, head_dim: int = 128) -> int:
@@ -78,9 +75,8 @@ class FlashAttentionConfig:
         stages = max(self.num_stages, 1)
         q = self.block_m * head_dim * HALF_BYTES
         kv = 2 * self.block_n * head_dim * HALF_BYTES * stages
-        o = self.block_m * head_dim * HALF_BYTES if self.pipeline == "wgmma" else 0
         p = self.block_m * self.block_n * HALF_BYTES if self.p_via_shared else 0
-        return q + kv + o + p
+        return q + kv + p
 
 
 @dataclass(frozen=True)
@@ -120,7 +116,7 @@ DEFAULTS: dict[str, dict[str, Config]] = {
         "gfx942": FlashAttentionConfig(64, 64, 1, 256),
         "gfx950": FlashAttentionConfig(128, 128, 1, 256),
         "gfx1100": FlashAttentionConfig(32, 32, 1, 64, p_via_shared=True),
-        "sm_90": FlashAttentionConfig(128, 128, 2, 256, pipeline="wgmma"),
+        "sm_90": FlashAttentionConfig(128, 128, 2, 256),
     },
     "rmsnorm": {
         "gfx90a": RmsNormConfig(1, 256),
@@ -153,12 +149,7 @@ _SPACE: dict[str, dict[str, list[dict]]] = {
     },
     "flash_attention": {
         "amd": [{}, {"num_stages": 0}, {"block_n": 32}, {"threads": 128}],
-        "nvidia": [
-            {},
-            {"pipeline": "plain"},
-            {"block_n": 64},
-            {"num_stages": 1},
-        ],
+        "nvidia": [{}, {"block_n": 64}, {"num_stages": 1}, {"block_m": 64, "threads": 128}],
     },
     "rmsnorm": {
         "amd": [{}, {"threads": 512}, {"threads": 128}, {"block_rows": 2}],

@@ -16,16 +16,6 @@ from kernels.problems import FlashAttentionProblem
 
 LOG2E = 1.4426950408889634
 
-# Manual schedule of the 14 statements of one K/V step (sm_90 "wgmma" pipeline):
-# 0 load K, 1 mask init, 2 S = Q K^T, 3-10 online softmax, 11 rescale O,
-# 12 load V, 13 O += P V. Stage 0 (K load, S = Q K^T, softmax) runs one step ahead
-# of stage 1 (rescale, V load, O += P V), and each step emits S = Q K^T of step
-# k+1 before the softmax, so the tensor cores work while the softmax of the
-# previous step runs (FlashAttention-3's intra-warpgroup overlap; the schedule of
-# TileLang's example_mha_fwd_bhsd_wgmma_pipelined, written per statement as
-# TileLang 0.1.15 takes it: one distinct order per statement, no groups).
-_WGMMA_ORDER = [0, 1, 2, 6, 7, 8, 9, 10, 11, 12, 13, 3, 4, 5]
-_WGMMA_STAGE = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1]
 
 
 def build(problem: FlashAttentionProblem, config: FlashAttentionConfig):
@@ -33,13 +23,9 @@ def build(problem: FlashAttentionProblem, config: FlashAttentionConfig):
 
     Needs TileLang importable (no GPU). ``seq_len`` need not divide by the blocks.
 
-    Raises:
-        ValueError: ``config.pipeline`` is neither ``"wgmma"`` nor ``"plain"``.
     """
     import tilelang.language as T
 
-    if config.pipeline not in ("wgmma", "plain"):
-        raise ValueError(f"pipeline must be 'wgmma' or 'plain', got {config.pipeline!r}")
     batch, heads, seq, dim = problem.batch, problem.heads, problem.seq_len, problem.head_dim
     causal, dtype = problem.causal, problem.dtype
     bm, bn = config.block_m, config.block_n
@@ -131,17 +117,7 @@ def build(problem: FlashAttentionProblem, config: FlashAttentionConfig):
             steps = (
                 T.min(T.ceildiv(seq, bn), T.ceildiv((bx + 1) * bm, bn)) if causal else T.ceildiv(seq, bn)
             )
-            if config.pipeline == "wgmma":
-                for k in T.Pipelined(
-                    steps,
-                    order=_WGMMA_ORDER,
-                    stage=_WGMMA_STAGE,
-                ):
-                    qk(K, q_s, k_s, acc_s, k, bx, by, bz)
-                    softmax(acc_s, p, m_new, m_old, rescale, row_sum, l_sum)
-                    rescale_o(acc_o, rescale)
-                    pv(V, v_s, p, acc_o, k, by, bz)
-            elif config.p_via_shared:
+            if config.p_via_shared:
                 p_s = T.alloc_shared([bm, bn], dtype)
                 for k in T.Pipelined(steps, num_stages=config.num_stages):
                     qk(K, q_s, k_s, acc_s, k, bx, by, bz)
@@ -156,12 +132,7 @@ def build(problem: FlashAttentionProblem, config: FlashAttentionConfig):
                     pv(V, v_s, p, acc_o, k, by, bz)
             for i, j in T.Parallel(bm, dim):
                 acc_o[i, j] /= l_sum[i]
-            if config.pipeline == "wgmma":
-                o_s = T.alloc_shared([bm, dim], dtype)
-                T.copy(acc_o, o_s)
-                T.copy(o_s, O[bz, by, bx * bm : (bx + 1) * bm, :])
-            else:
-                T.copy(acc_o, O[bz, by, bx * bm : (bx + 1) * bm, :])
+            T.copy(acc_o, O[bz, by, bx * bm : (bx + 1) * bm, :])
 
     return main
 
