@@ -7,7 +7,9 @@
 Steps: validate the RCCL/NCCL environment for this host (rccl_env), run the roll call on
 MASTER_PORT+1 (rollcall: world size disagreements, missing nodes and an unreachable master fail within
 --join-timeout-s / --connect-timeout-s), then start `python -m torch.distributed.run` (torchrun, static
-rendezvous, no restarts) on the job module with an argument list. The collective timeout reaches the
+rendezvous, no restarts) on the job module with an argument list; a torch without libuv in its
+TCPStore (Debian's) cannot run torchrun's rendezvous, so there the workers are started by spawn.py
+with torchrun's environment contract (--spawner says which; auto picks). The collective timeout reaches the
 job as ROCMIG_DIST_TIMEOUT_S and from there init_process_group(timeout=...). Exit codes: 0 ok, 2 bad
 input, 3 the job failed (its ranks' one-line reasons are printed).
 """
@@ -22,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import rccl_env, rollcall
+from . import rccl_env, rollcall, spawn
 
 JOBS = {"train": "recipes.distributed.train", "allreduce_bw": "recipes.distributed.allreduce_bw"}
 PKG_ROOT = Path(__file__).resolve().parents[2]  # the directory holding recipes/
@@ -41,6 +43,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--timeout-s", type=float, default=60.0, help="collective timeout (init_process_group)")
     p.add_argument("--join-timeout-s", type=float, default=120.0, help="how long node 0 waits for all nodes")
     p.add_argument("--connect-timeout-s", type=float, default=60.0, help="how long a node retries the master")
+    p.add_argument("--spawner", choices=("auto", "torchrun", "local"), default="auto",
+                   help="auto: torchrun when this torch's TCPStore has libuv, else the local spawner (spawn.py)")
     p.add_argument("job", choices=sorted(JOBS))
     p.add_argument("job_args", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
@@ -57,6 +61,22 @@ def torchrun_argv(a: argparse.Namespace) -> list[str]:
             "--nnodes", str(a.nnodes), "--node-rank", str(a.node_rank), "--nproc-per-node", str(a.nproc_per_node),
             "--master-addr", a.master_addr, "--master-port", str(a.master_port), "--max-restarts", "0",
             "-m", JOBS[a.job], *a.job_args]
+
+
+def torch_has_libuv() -> bool:
+    """Whether this torch's TCPStore has the libuv backend (torchrun needs it; see spawn.py).
+
+    Probed by opening a libuv store on an ephemeral localhost port (imports torch: about a second).
+    """
+    import datetime
+
+    import torch.distributed as dist
+
+    try:
+        dist.TCPStore("127.0.0.1", 0, is_master=True, use_libuv=True, timeout=datetime.timedelta(seconds=5))
+    except (RuntimeError, dist.DistStoreError):
+        return False
+    return True
 
 
 def run(argv: list[str]) -> int:
@@ -78,12 +98,19 @@ def run(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="rocmig-dist-err-") as err_dir:
         env.update({"ROCMIG_DIST_TIMEOUT_S": f"{a.timeout_s:g}", "ROCMIG_DIST_ERROR_DIR": err_dir,
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(PKG_ROOT), os.environ.get("PYTHONPATH")]))})
-        rc = subprocess.run(torchrun_argv(a), env=rccl_env.merged_environ(env), check=False).returncode
+        full = rccl_env.merged_environ(env)
+        spawner = a.spawner if a.spawner != "auto" else ("torchrun" if torch_has_libuv() else "local")
+        if spawner == "torchrun":
+            rc = subprocess.run(torchrun_argv(a), env=full, check=False).returncode
+        else:
+            envs = [spawn.worker_env(full, a.node_rank, a.nnodes, a.nproc_per_node, lr, a.master_addr, a.master_port)
+                    for lr in range(a.nproc_per_node)]
+            rc = spawn.run_workers(spawn.python_module_argv(JOBS[a.job], a.job_args), envs)
         reasons = list(dict.fromkeys(p.read_text(encoding="utf-8").strip()
                                      for p in sorted(Path(err_dir).glob("rank-*.err"))))
     if rc == 0:
         return 0
-    why = "; ".join(reasons) if reasons else f"torchrun exited {rc} (see the output above)"
+    why = "; ".join(reasons) if reasons else f"{spawner} exited {rc} (see the output above)"
     print(f"rocmig-distributed: error: node {a.node_rank}: job {a.job} failed: {why}", file=sys.stderr, flush=True)
     return 3
 

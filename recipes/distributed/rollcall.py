@@ -165,6 +165,11 @@ def join(me: Declaration, master_addr: str, port: int, connect_timeout_s: float,
             line = ""
     if not line:
         raise RollCallError(f"master {master_addr}:{port} gave no roll call verdict within {join_timeout_s:g} s")
-    verdict = json.loads(line)
+    try:
+        verdict = json.loads(line)
+        verdict.get("ok")
+    except (ValueError, AttributeError):
+        raise RollCallError(f"master {master_addr}:{port} answered, but not with a roll call verdict "
+                            f"({line[:60]!r}): is another service on that port, or a proxy in the way?") from None
     if not verdict.get("ok"):
         raise RollCallError(verdict.get("error") or "roll call refused by node 0")

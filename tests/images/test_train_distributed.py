@@ -156,10 +156,13 @@ def test_missing_node_and_unreachable_master(cluster):
     rc, logs, took = _wait(alone, 60)
     # the second --join-timeout-s wins (argparse keeps the last)
     assert rc == 2 and "only 1 of 2 nodes joined within 5 s (missing node ranks: 1)" in logs and took < 20, logs
+    cluster.net.reload()
+    subnet = cluster.net.attrs["IPAM"]["Config"][0]["Subnet"]  # e.g. 172.18.0.0/16: .0.250 is unused
+    ghost = subnet.split("/")[0].rsplit(".", 1)[0] + ".250"
     lost = cluster.node(1, ["--connect-timeout-s", "4", "train", "--steps", "10", "--ckpt-dir", "/ckpt/x"],
-                        master="10.254.254.254")
+                        master=ghost)
     rc, logs, took = _wait(lost, 60)
-    assert rc == 2 and "master 10.254.254.254:29501 unreachable for 4 s" in logs and took < 20, logs
+    assert rc == 2 and f"master {ghost}:29501 unreachable for 4 s" in logs and took < 20, logs
     nowhere = cluster.node(1, ["train", "--steps", "10", "--ckpt-dir", "/ckpt/x"], master="no-such-node")
     rc, logs, _ = _wait(nowhere, 60)
     assert rc == 2 and "--master-addr 'no-such-node' does not resolve" in logs, logs

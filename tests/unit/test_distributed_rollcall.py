@@ -95,3 +95,23 @@ def test_duplicate_node_rank():
         x.join(15)
     t.join(10)
     assert "claimed twice" in out["error"] and len(errs) == 2 and all("claimed twice" in e for e in errs)
+
+
+def test_a_foreign_service_on_the_port_is_named():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def answer():
+        conn, _ = srv.accept()
+        conn.recv(1024)
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+        conn.close()
+
+    t = threading.Thread(target=answer)
+    t.start()
+    with pytest.raises(rc.RollCallError, match="not with a roll call verdict"):
+        rc.join(rc.Declaration(1, 2, 1, "b"), "127.0.0.1", port, 2, 2)
+    t.join(5)
+    srv.close()
