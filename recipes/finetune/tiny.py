@@ -44,8 +44,12 @@ def train_tokenizer(texts: list[str], vocab: int):
     return PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIALS)
 
 
-def make(out: Path, vocab: int, hidden: int, layers: int, seed: int, data: Path = DATA) -> Path:
-    """Write the tokenizer and a randomly initialised tiny LlamaForCausalLM to out/model; returns that path."""
+def make(out: Path, vocab: int, hidden: int, layers: int, seed: int, data: Path = DATA, init_std: float = 0.1) -> Path:
+    """Write the tokenizer and a randomly initialised tiny LlamaForCausalLM to out/model; returns that path.
+
+    init_std is the weights' normal std (HF's default 0.02 leaves a frozen 64-wide lm_head able to
+    move the logits by about 1, too little for LoRA on the other layers to lower the loss visibly).
+    """
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -54,7 +58,7 @@ def make(out: Path, vocab: int, hidden: int, layers: int, seed: int, data: Path 
     cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2,
                       num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
                       max_position_embeddings=512, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                      pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
+                      pad_token_id=tok.pad_token_id, tie_word_embeddings=False, initializer_range=init_std)
     torch.manual_seed(seed)
     model = LlamaForCausalLM(cfg)
     target = out / "model"
@@ -73,11 +77,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--init-std", type=float, default=0.1)
     a = p.parse_args(argv)
     if a.vocab < 300 or a.hidden < 8 or a.hidden % 4 or a.layers < 1:
         p.error("--vocab >= 300 (byte alphabet + specials), --hidden a multiple of 4 >= 8, --layers >= 1")
     try:
-        path = make(a.out, a.vocab, a.hidden, a.layers, a.seed, a.data)
+        path = make(a.out, a.vocab, a.hidden, a.layers, a.seed, a.data, a.init_std)
     except (OSError, ValueError) as exc:
         print(f"rocmig-finetune: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
