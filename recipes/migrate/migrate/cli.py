@@ -1,7 +1,8 @@
 """Command line of the migrate recipe (run inside the dev image):
 
     python3 -m migrate SRC --arch gfx942 [--arch gfx90a ...] --out DIR [--jobs N] [--baseline]
-        [--fail-on error|warning|never] [--arch-table /etc/rocmig/archs.json]
+        [--fail-on error|warning|never] [--arch-table /etc/rocmig/archs.json] [--opt O0|O1|O2|O3]
+        [--max-file-bytes N] [--timeout S] [--hipcc-flag FLAG ...]
 
 Exit codes: 0 done (nothing at or above --fail-on), 1 findings or compile failures at or above
 --fail-on, 2 bad input or flag, 3 hipify-perl / hipcc missing, 130 interrupted.
@@ -36,6 +37,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--max-file-bytes", type=int, default=tree.DEFAULT_MAX_BYTES)
     p.add_argument("--timeout", type=int, default=900, help="seconds per hipcc call")
     p.add_argument("--hipcc-flag", action="append", default=[], help="extra hipcc flag (repeat), e.g. -DBF16_AVAILABLE")
+    p.add_argument("--opt", choices=("O0", "O1", "O2", "O3"), default="O0",
+                   help="optimization level of the compile check (back-end failures are retried at O2)")
     args = p.parse_args(argv)
     if args.jobs < 1:
         raise InputError(f"--jobs {args.jobs}: must be 1 or more")
@@ -52,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         selected = archs.select(table, args.arch)
         opts = pipeline.Options(src=args.src, out=args.out, archs=tuple(selected), jobs=args.jobs,
                                 baseline=args.baseline, max_file_bytes=args.max_file_bytes, timeout=args.timeout,
-                                extra_flags=tuple(args.hipcc_flag))
+                                extra_flags=tuple(args.hipcc_flag), opt=f"-{args.opt}")
         if (args.out / pipeline.MARKER).exists():
             report.remove_reports(args.out)
         data = pipeline.run(opts, rules.load_rules())

@@ -42,6 +42,7 @@ class Options:
     max_file_bytes: int
     timeout: int
     extra_flags: tuple[str, ...]
+    opt: str = "-O0"
 
 
 def prepare_out(out: Path, src: Path) -> None:
@@ -183,7 +184,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         entry["include_dirs"] = list(need.dirs)
         if need.torch and not torch_dirs:
             skipped = {"status": "needs-torch", "first_error": f"includes <{need.torch_header}>; no PyTorch C++ headers in this image",
-                       "log": "", "seconds": 0.0}
+                       "log": "", "seconds": 0.0, "opt": ""}
             entry["compile"] = {a.name: dict(skipped) for a in opts.archs}
             if opts.baseline:
                 entry["baseline"] = {a.name: dict(skipped) for a in opts.archs}
@@ -200,14 +201,15 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         if opts.baseline:
             base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in need.dirs) + extra_dirs, {}))
     t0 = time.time()
-    results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags), opts.timeout)
+    results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags),
+                          opts.timeout, opts.opt)
     timings["compile_s"] = round(time.time() - t0, 2)
     for rel, per_arch in results.items():
         files_out[rel]["compile"] = {a: r.__dict__ for a, r in per_arch.items()}
     if opts.baseline:
         t0 = time.time()
         base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
-                           list(opts.extra_flags), opts.timeout)
+                           list(opts.extra_flags), opts.timeout, opts.opt)
         timings["baseline_compile_s"] = round(time.time() - t0, 2)
         for rel, per_arch in base.items():
             files_out[rel]["baseline"] = {a: r.__dict__ for a, r in per_arch.items()}
@@ -225,7 +227,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
                   for a in opts.archs],
         "tools": {"hipcc": tool_version([str(hipcc), "--version"]),
                   "hipify_perl": tool_version([str(hipify.find_hipify()), "-version"])},
-        "options": {"jobs": opts.jobs, "baseline": opts.baseline, "extra_flags": list(opts.extra_flags),
+        "options": {"jobs": opts.jobs, "baseline": opts.baseline, "extra_flags": list(opts.extra_flags), "opt": opts.opt,
                     "arch_groups": [[a.name for a in g] for g in groups], "torch_include": torch_dirs},
         "defines": defines,
         "timings": timings,
