@@ -10,6 +10,7 @@ group per dependency level (`level0`, `level1`, ...) for engines that build a wh
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,17 +25,34 @@ class BuildOptions:
     apt_mirror: a Debian mirror URL replacing deb.debian.org (e.g. snapshot.debian.org/archive/...).
     apt_check_valid_until: False for snapshot mirrors, whose Release files are past Valid-Until.
     ca_bundle: a PEM bundle handed to builds as the BuildKit secret `ca_bundle` (never in a layer).
+    max_jobs: parallel compile jobs in builder stages (MAX_JOBS); None keeps the Dockerfile's default.
     """
 
     apt_mirror: str | None = None
     apt_check_valid_until: bool = True
     ca_bundle: Path | None = None
+    max_jobs: int | None = None
 
     def build_args(self) -> dict[str, str]:
         args = {"APT_CHECK_VALID_UNTIL": "true" if self.apt_check_valid_until else "false"}
+        if self.max_jobs is not None:
+            args["MAX_JOBS"] = str(self.max_jobs)
         if self.apt_mirror:
             args["APT_MIRROR"] = self.apt_mirror
         return args
+
+
+GIB_PER_COMPILE_JOB = 5
+
+
+def default_max_jobs() -> int:
+    """Compile jobs this host can afford: min(cores, memory GiB / 5), at least 1.
+
+    5 GiB per job: flash-attention's own MAX_JOBS sizing (Dao-AILab/flash-attention PR #2079); CK
+    translation units take several GB per clang process (case C07: OOM-killed compilers).
+    """
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return max(1, min(os.cpu_count() or 1, int(mem_gib // GIB_PER_COMPILE_JOB)))
 
 
 def levels(plan: Plan) -> list[list[Cell]]:

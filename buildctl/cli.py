@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from buildctl import __version__
-from buildctl.bake import BuildOptions
+from buildctl.bake import BuildOptions, default_max_jobs
 from buildctl.doctor.cli import doctor
 from buildctl.errors import RocmigError
 from buildctl.load import Project, load_project
@@ -157,6 +157,8 @@ def _render_all(project: Project, plan: Plan, out: Path) -> None:
 @click.option("--apt-mirror", metavar="URL", help="Debian mirror to use instead of deb.debian.org (e.g. a snapshot)")
 @click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=True, show_default=True,
               help="off for snapshot mirrors, whose Release files have expired")
+@click.option("--max-jobs", type=click.IntRange(min=1), default=None,
+              help="compile jobs in builder stages (MAX_JOBS); default: min(cores, memory GiB / 5)")
 @click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               default=DEFAULT_CA_BUNDLE if DEFAULT_CA_BUNDLE.exists() else None,
               help="CA bundle handed to builds as the BuildKit secret ca_bundle (for HTTPS proxies)")
@@ -170,8 +172,8 @@ def _render_all(project: Project, plan: Plan, out: Path) -> None:
 @click.option("--sbom/--no-sbom", default=True, show_default=True,
               help="add the CycloneDX SBOM layer (/usr/share/rocmig/sbom.cdx.json) to built cells")
 @click.pass_context
-def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_valid_until, ca_bundle, keep_going,
-              registry, username, retries, builder, parent, sbom):
+def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_valid_until, max_jobs, ca_bundle,
+              keep_going, registry, username, retries, builder, parent, sbom):
     """Render and build the selected cells (and their parents) whose content key is not built yet."""
     from buildctl.build import GOOD, BuildContext, build_plan
     from buildctl.engine import docker_client, preflight, require_buildx
@@ -188,7 +190,7 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
     else:
         preflight(client, plan)
     _render_all(project, plan, out)
-    options = BuildOptions(apt_mirror, apt_check_valid_until, ca_bundle)
+    options = BuildOptions(apt_mirror, apt_check_valid_until, ca_bundle, max_jobs or default_max_jobs())
     context = BuildContext(project.root, builder, _registry(registry, username, retries), sbom)
     results = build_plan(plan, out, options, console, keep_going, context, client)
     bad = [r for r in results if r.status not in GOOD]

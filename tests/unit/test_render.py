@@ -90,3 +90,14 @@ def test_bake_definition_levels_and_secret(tmp_path):
     assert target["tags"] == ["rocmig/dev:rocm7.2.4-gfx942-debian", "rocmig/dev:rocm7.2-gfx942-debian"]
     assert target["args"]["APT_CHECK_VALID_UNTIL"] == "false"
     assert target["secret"] == [f"id=ca_bundle,src={ca}"]
+
+
+def test_max_jobs_reaches_the_builder_stages_as_a_build_arg(tmp_path):
+    """C07's kind: the compile parallelism is an input of every build, sized from the host by default."""
+    from buildctl.bake import default_max_jobs
+
+    project = load_project(ROOT)
+    plan = make_plan(project, Selection(("amd",), ("6.4",), ("gfx942",), ("train",)))
+    bake = bake_definition(plan, tmp_path, BuildOptions(max_jobs=3))
+    assert all(t["args"]["MAX_JOBS"] == "3" for t in bake["target"].values())
+    assert 1 <= default_max_jobs() <= (os.cpu_count() or 1)
