@@ -54,7 +54,14 @@ _FULL = ("no space left on device", "disk quota exceeded")
 
 
 class TransientError(Exception):
-    """A registry or network error worth retrying (connection refused, timeout, HTTP 5xx/429)."""
+    """A registry or network error worth retrying (connection refused, timeout, HTTP 5xx/429).
+
+    server_side: the registry answered (HTTP 5xx), so it is reachable but failing (full disk, storage).
+    """
+
+    def __init__(self, message: str, server_side: bool = False):
+        super().__init__(message)
+        self.server_side = server_side
 
 
 class CredentialsError(InputError):
@@ -106,7 +113,7 @@ def classify(message: str, registry: str) -> Exception:
         return CredentialsError(f"registry {registry} refused the push/pull: {message.strip()} (check --username "
                                 "and ROCMIG_REGISTRY_PASSWORD)")
     if any(s in low for s in _TRANSIENT):
-        return TransientError(message.strip())
+        return TransientError(message.strip(), server_side=bool(re.search(r"\b5\d\d\b", low)))
     return RegistryError(f"registry {registry}: {message.strip()}")
 
 
@@ -137,6 +144,11 @@ class Registry:
                 with attempt:
                     return call()
         except TransientError as exc:
+            if exc.server_side:
+                raise RegistryError(
+                    f"registry {self.name}: {what} failed after {self.retry.attempts} attempt(s): {exc}: the "
+                    "registry answers but fails on its side (full disk, storage fault: see its log); nothing "
+                    "was promoted") from None
             raise UnreachableError(f"registry {self.name}: {what} failed after {self.retry.attempts} attempt(s): "
                                    f"{exc} (is the registry running and reachable?)") from None
 
@@ -152,7 +164,7 @@ class Registry:
         except urllib.error.HTTPError as exc:
             body = exc.read()
             if exc.code >= 500 or exc.code == 429:
-                raise TransientError(f"HTTP {exc.code} on {method} {path}") from None
+                raise TransientError(f"HTTP {exc.code} on {method} {path}", server_side=exc.code >= 500) from None
             return exc.code, exc.headers, body
         except (urllib.error.URLError, OSError) as exc:
             raise TransientError(str(getattr(exc, "reason", exc))) from None
@@ -255,11 +267,18 @@ class Registry:
 
     # -- through the engine ---------------------------------------------------------------------------
     def _stream(self, what: str, produce) -> list[dict]:
+        """Run an engine push/pull stream; retry its transient errors, except server-side ones (HTTP 5xx):
+        dockerd already retried each layer upload five times before it reports those."""
         def once():
             lines = list(produce())
             for line in lines:
                 if "error" in line:
-                    raise classify(line.get("error") or str(line.get("errorDetail")), self.name)
+                    err = classify(line.get("error") or str(line.get("errorDetail")), self.name)
+                    if isinstance(err, TransientError) and err.server_side:
+                        raise RegistryError(
+                            f"registry {self.name}: {what} failed: {err}: the registry answers but fails on its "
+                            "side (full disk, storage fault: see its log); nothing was promoted")
+                    raise err
             return lines
         return self._retrying(what, once)
 

@@ -213,3 +213,25 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     pulled = buildctl("pull", "--registry", host, timeout=600)
     assert pulled.returncode == 0, pulled.stderr
     assert f"{host}/rocmig/dev:rocm7.2.4-gfx942-debian@sha256:" in pulled.stdout
+
+
+def test_registry_with_a_full_disk_gives_a_clear_error_and_no_tag(tmp_path, client, tiny_image):
+    """Registry storage on a 2 MiB tmpfs; an 8 MiB layer fills it (the registry answers HTTP 500)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        proc, host, _ = _start_registry(mnt)
+        try:
+            local = tiny_image(os.urandom(4 << 20).hex())  # 8 MiB of incompressible text
+            reg = Registry(host, retry=RetryPolicy(attempts=2, base_s=0.1, max_s=0.2))
+            with pytest.raises(RegistryError, match="fails on its side .full disk"):
+                reg.push(client, local, f"{host}/rocmig/tiny:full")
+            assert reg.manifest("rocmig/tiny", "full") is None
+            assert "no space left on device" in (mnt / "registry.log").read_text()
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)

@@ -56,3 +56,9 @@ def test_unreachable_registry_is_retried_with_backoff_then_one_clear_error():
     assert "failed after 3 attempt(s)" in str(exc.value) and "refused" in str(exc.value).lower()
     assert exc.value.exit_code == 4
     assert 0.1 <= took < 5  # two backoff sleeps happened, and it gave up quickly
+
+
+def test_server_side_failures_are_not_called_unreachable():
+    err = classify("received unexpected HTTP status: 500 Internal Server Error", "h:5000")
+    assert isinstance(err, TransientError) and err.server_side
+    assert not classify("dial tcp: connect: connection refused", "h:5000").server_side
