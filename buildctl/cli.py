@@ -347,7 +347,7 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
     Extra arguments (e.g. --baseline, --fail-on error, --jobs 2) go to the recipe.
     """
     from buildctl.engine import docker_client
-    from buildctl.migrate import pick_dev_image, run_migrate
+    from buildctl.migrate import pick_dev_image, resolve_src, run_migrate
 
     project = _project(ctx)
     rocm = rocm or project.matrix.default.rocm
@@ -355,9 +355,7 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
     plan = make_plan(project, selection)
     if not plan.cells:
         raise RocmigError("no dev cell for this selection: " + "; ".join(e.reason for e in plan.excluded))
-    if not Path(src).exists():
-        from buildctl.errors import InputError
-        raise InputError(f"{src}: no such file or folder (give a CUDA source tree or a .cu file)")
+    src = resolve_src(src)
     client = docker_client()
     cell = pick_dev_image(client, list(plan.cells))
     code, output = run_migrate(client, cell, src, out, list(archs), list(recipe_args))
@@ -368,10 +366,8 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
 
 def _print_diagnosis(text: str) -> None:
     """Run a failing log's tail through the error case library and print its matches."""
-    try:
-        from buildctl.doctor import diagnose, format_matches
-    except ImportError:
-        return
+    from buildctl.doctor import diagnose, format_matches
+
     matches = diagnose("\n".join(text.splitlines()[-200:]))
     if matches:
         click.echo("rocmig doctor:\n" + format_matches(matches), err=True)

@@ -34,15 +34,19 @@ def pick_dev_image(client: docker.DockerClient, dev_cells: list[Cell]) -> Cell:
         f"--image dev` (or `make images`)")
 
 
-def run_migrate(client: docker.DockerClient, cell: Cell, src: Path, out: Path, archs: list[str],
-                extra_args: list[str]) -> tuple[int, str]:
-    """Run the recipe on `src` for `archs`, writing the report into `out`; returns (exit code, output).
-
-    Raises InputError when `src` does not exist or is not a folder or file.
-    """
-    src = src.resolve()
+def resolve_src(src: Path) -> Path:
+    """The absolute path of a CUDA tree or file. Raises InputError when it does not exist."""
     if not src.exists():
         raise InputError(f"{src}: no such file or folder (give a CUDA source tree or a .cu file)")
+    return src.resolve()
+
+
+def run_migrate(client: docker.DockerClient, cell: Cell, src: Path, out: Path, archs: list[str],
+                extra_args: list[str]) -> tuple[int, str]:
+    """Run the recipe on `src` (from resolve_src) for `archs`, writing the report into `out`.
+
+    Returns (the recipe's exit code, its output).
+    """
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     command = ["python3", "-m", "migrate", "/src"]
