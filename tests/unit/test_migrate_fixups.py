@@ -146,3 +146,11 @@ def test_fingerprint_equal_for_byte_identical_closures_only():
     graph = includes.IncludeGraph(texts)
     assert graph.fingerprint("a/k.cu") == graph.fingerprint("b/k.cu") != graph.fingerprint("c/k.cu")
     assert graph.fingerprint("loop/k.cu")  # include cycles terminate
+
+
+def test_unary_minus_guarded_and_other_types():
+    cuda = ("inline __host__ __device__ float3 operator-(float3 &a) { return make_float3(-a.x, -a.y, -a.z); }\n"
+            "inline __host__ __device__ int2 operator+(const int2 a, const int2 b) { return make_int2(a.x + b.x, a.y + b.y); }\n")
+    out, fixes = apply(cuda)
+    assert out == "#if !defined(__HIP_PLATFORM_AMD__)\n" + cuda + "#endif\n"
+    assert fixes[0].lines == (1, 3)  # insertions are reported at the line they precede

@@ -174,3 +174,38 @@ def test_constant_evaluation():
     assert cpp.evaluate("SMEM", names) == 16384
     assert cpp.evaluate("96 * 1024u", {}) == 98304
     assert cpp.evaluate("n * 4", {}) is None
+
+
+def test_mask_held_in_32bit_variable_and_ballot_variable():
+    text = ("__device__ int f(float v, int p){ unsigned m = __activemask();\n"
+            " v = __shfl_sync(m, v, 0);\n"
+            " uint64_t wide = __ballot(p); v = __shfl_sync(wide, v, 0);\n"
+            " unsigned votes = __ballot_sync(0xffffffff, p);\n"
+            " return __popc(votes); }\n")
+    got = hits(text)
+    assert (2, "warp-mask-32bit") in got and (3, "warp-mask-32bit") not in got
+    assert {(4, "warp-vote-32bit-result"), (5, "warp-vote-32bit-result")} <= got
+
+
+def test_lane_mask_with_parenthesized_macro():
+    text = "#define WARPSZ 32\n__global__ void k(){ int lane = threadIdx.x & (WARPSZ - 1); }\n"
+    assert (2, "warp-lane-arith-32") in hits(text)
+
+
+def test_lds_through_variable_and_runtime_launch_calls():
+    text = ("void run(){ size_t bytes = 80 * 1024;\n"
+            " hipLaunchKernelGGL(k, dim3(1), dim3(256), bytes, 0, x);\n"
+            " cudaLaunchKernel((void*)k, grid, 2048, args, 0, s);\n"
+            " size_t again = 1024; again = 2 * again;\n"
+            " k<<<1, 64, again>>>(); }\n")
+    got = hits(text, archs=(GFX942,))
+    assert (2, "lds-over-limit") in got and (3, "block-size-over-1024") in got
+    assert (5, "lds-over-limit") not in got  # reassigned: not a known constant
+
+
+def test_fp8_complex_operator_and_texture_reference_kinds():
+    text = ("#include <cuda_fp8.h>\n__nv_fp8_e4m3 a;\n"
+            "__device__ cuFloatComplex operator*(cuFloatComplex a, cuFloatComplex b);\n"
+            "textureReference* ref; cudaGetTextureReference(&ref, &sym);\n")
+    got = hits(text)
+    assert {(1, "fp8-cuda-type"), (2, "fp8-cuda-type"), (3, "vector-type-operator"), (4, "texture-reference")} <= got

@@ -141,13 +141,14 @@ def amd_undefined(blanked_texts: list[str]) -> frozenset[str]:
 
 
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
-CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:unsigned\s+int|unsigned|int|size_t|long|auto|"
+CONST = re.compile(r"\b(?:static\s+)?(?:constexpr\s+|const\s+)?(?:unsigned\s+int|unsigned|int|size_t|long|auto|"
                    r"uint32_t|int32_t|int64_t|uint64_t)\s+(\w+)\s*=\s*([^;{}]+);")
 
 
 def symbols(blanked: str) -> dict[str, str]:
-    """Object-like #defines and const/constexpr integer definitions of one file: {name: expression}.
-    A name defined twice with different expressions maps to "" (ambiguous)."""
+    """Object-like #defines and integer variables initialized once (const/constexpr or never assigned
+    again in the file) of one file: {name: expression}. A name defined twice with different
+    expressions, or assigned again, maps to "" (ambiguous)."""
     found: dict[str, str] = {}
     for regex in (DEFINE, CONST):
         for m in regex.finditer(blanked):
@@ -155,6 +156,10 @@ def symbols(blanked: str) -> dict[str, str]:
             if found.get(name, value) != value:
                 value = ""
             found[name] = value
+    for name, value in found.items():
+        if value and len(re.findall(rf"(?<![\w.>])\b{re.escape(name)}\s*([-+*/%&|^]|<<|>>)?=(?!=)", blanked)) > \
+                len(re.findall(rf"\b{re.escape(name)}\s*=\s*{re.escape(value)}", blanked)):
+            found[name] = ""
     return found
 
 

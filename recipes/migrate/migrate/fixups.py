@@ -11,8 +11,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   warp-sync-full-mask   __shfl*_sync(<all 32 lanes>, v, x) -> __shfl*_sync(0xffffffffffffffffull, v, x, 32):
                         the 64-bit all-lanes mask HIP requires, width 32 kept explicit so that wave64
                         shuffles within 32 lanes as the CUDA code did (exact on wave32 and wave64)
-  vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)` or
-                        `a.x OP= b.x; ...`) kept for CUDA builds only: HIP's vector types define the same
+  vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
+                        `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
                         operators, so the user copies are ambiguous (ROCm/hip#3510)
 """
 
@@ -48,7 +48,7 @@ SHFL_SYNC = re.compile(r"\b(__shfl(?:_up|_down|_xor)?_sync)\s*\(")
 @dataclass(frozen=True)
 class Fix:
     """One fixup applied to one file: id, what it did, lines (1-based, in the hipify output) it
-    changed, and the unified diff of that step."""
+    changed (an insertion counts at the line it precedes), and the unified diff of that step."""
 
     id: str
     title: str
@@ -150,7 +150,11 @@ def _operator_regexes() -> list[re.Pattern]:
         head + rf"(?:(?P<T>{types})\s*&\s*|void\s+)operator\s*(?P<op>[-+*/])=\s*\(\s*(?P<T2>{types})\s*&\s*(?P<a>\w+)\s*,"
         rf"\s*(?:const\s+)?(?P=T2)\s*&?\s*(?P<b>\w+)\s*\)\s*\{{(?P<body>[^{{}}]*)\}}[ \t]*\n?",
         re.M)
-    return [binary, compound]
+    unary = re.compile(
+        head + rf"(?P<T>{types})\s+operator\s*(?P<op>-)\s*\(\s*(?:const\s+)?(?P=T)\s*&?\s*(?P<a>\w+)\s*\)"
+        rf"\s*\{{\s*return\s+make_(?P=T)\s*\((?P<body>[^;{{}}]*)\)\s*;\s*\}}[ \t]*\n?",
+        re.M)
+    return [binary, compound, unary]
 
 
 OPERATOR_REGEXES = _operator_regexes()
@@ -160,8 +164,12 @@ def _elementwise(m: re.Match) -> bool:
     """True when the operator body is exactly the element-wise operation on every component."""
     t = m.group("T") or m.group("T2")
     n = int(t[-1])
-    op, a, b = re.escape(m.group("op")), re.escape(m.group("a")), re.escape(m.group("b"))
+    op, a = re.escape(m.group("op")), re.escape(m.group("a"))
     comps = "xyzw"[:n]
+    if "b" not in m.re.groupindex:  # unary minus: make_T(-a.x, -a.y, ...)
+        parts = cpp.split_args(m.group("body"))
+        return len(parts) == n and all(re.fullmatch(rf"-\s*{a}\.{c}", p) for p, c in zip(parts, comps))
+    b = re.escape(m.group("b"))
     if "T2" in m.re.groupindex:
         stmts = [s.strip() for s in m.group("body").split(";") if s.strip()]
         if stmts and re.fullmatch(rf"return\s+{a}", stmts[-1]) and m.group("T"):

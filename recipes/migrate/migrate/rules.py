@@ -19,7 +19,7 @@ SEVERITIES = ("error", "warning", "info")
 CHECKS = ("lds", "block-size")
 KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "suggest", "fixed_by"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
-PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff"}
+PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Rule:
 
 
 def fill(pattern: str, values: dict[str, str]) -> str:
-    """Replace {WS32}, {WS31}, {FULLMASK} in `pattern` by the regex alternations in `values`."""
+    """Replace {WS32}, {WS31}, {FULLMASK}, {BALLOT}, {U32} in `pattern` by the regex alternations in `values`."""
     for key, value in values.items():
         pattern = pattern.replace("{" + key + "}", value)
     return pattern

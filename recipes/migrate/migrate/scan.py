@@ -50,7 +50,8 @@ class Context:
 def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
     """Collect #define / constexpr constants over all files of a tree, the macros undefined on AMD
     (cpp.amd_undefined), and the placeholder alternations: {WS32} (32 and names defined as 32 that
-    name a warp size), {WS31}, {FULLMASK}."""
+    name a warp size), {WS31}, {FULLMASK}, {BALLOT} (names assigned from a ballot), {U32} (names
+    declared only as 32-bit integers)."""
     merged: dict[str, str] = {}
     for text in blanked_texts:
         for name, value in cpp.symbols(text).items():
@@ -59,12 +60,24 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
             merged[name] = value
     warp = sorted(n for n in merged if WARP_NAME.search(n) and cpp.evaluate(merged[n], merged) == 32)
     full = sorted(n for n in merged if cpp.evaluate(merged[n], merged) == FULL_MASK_VALUE)
+    ballot, narrow, wide = set(), set(), set()
+    for text in blanked_texts:
+        ballot.update(re.findall(r"\b(\w+)\s*=\s*(?:__ballot(?:_sync)?|__activemask)\s*\(", text))
+        narrow.update(re.findall(r"\b(?:unsigned\s+int|unsigned|uint32_t|int32_t|int)\s+(\w+)\s*[=;,)]", text))
+        wide.update(re.findall(r"\b(?:unsigned\s+long\s+long|uint64_t|int64_t|long\s+long|size_t|auto)\s+(\w+)\s*[=;,)]", text))
+
+    def alternation(names) -> str:
+        names = sorted(names)
+        return "(?:" + "|".join(rf"\b{re.escape(n)}\b" for n in names) + ")" if names else "(?!x)x"
+
     alt = "|".join(re.escape(n) for n in warp)
     placeholders = {
         "WS32": f"(?:32|{alt})" if warp else "32",
         "WS31": f"(?:31|(?:{alt})\\s*-\\s*1)" if warp else "31",
         "FULLMASK": "(?:0[xX][fF]{8}(?![0-9a-fA-F])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?"
                     + "".join(f"|\\b{re.escape(n)}\\b" for n in full) + ")",
+        "BALLOT": alternation(ballot),
+        "U32": alternation(narrow - wide),
     }
     return Context(symbols=merged, placeholders=placeholders, archs=tuple(archs),
                    undefined=cpp.amd_undefined(blanked_texts))
@@ -133,6 +146,20 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
 
 
 LAUNCH = re.compile(r"<<<(.*?)>>>", re.S)
+# runtime launch calls: (regex, index of the block argument, index of the shared-memory argument)
+LAUNCH_CALLS = ((re.compile(r"\b(?:cuda|hip)Launch(?:Cooperative)?Kernel\s*\(([^;]*?)\)\s*;", re.S), 2, 4),
+                (re.compile(r"\bhipLaunchKernelGGL\s*\(([^;]*?)\)\s*;", re.S), 2, 3))
+
+
+def launches(blanked: str) -> list[tuple[int, list[str]]]:
+    """(offset, [grid, block, shared bytes?]) of every kernel launch: <<<...>>> and runtime launch calls."""
+    found = [(m.start(), cpp.split_args(m.group(1))) for m in LAUNCH.finditer(blanked)]
+    for regex, block, smem in LAUNCH_CALLS:
+        for m in regex.finditer(blanked):
+            args = cpp.split_args(m.group(1))
+            if len(args) > block:
+                found.append((m.start(), [args[block - 1], args[block]] + ([args[smem]] if len(args) > smem else [])))
+    return found
 SET_ATTR = re.compile(r"\b(?:cuda|hip)FuncSetAttribute\s*\(([^;]*?)\)\s*;", re.S)
 STATIC_SHARED = re.compile(r"__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([\w:]+(?:\s+int)?)\s+\w+((?:\s*\[[^\]]+\])+)\s*;")
 LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(([^)]*)\)")
@@ -146,12 +173,11 @@ def _lds(rel, blanked, raw_lines, dead, names, archs, rule) -> list[Finding]:
     """Dynamic shared memory in launches and MaxDynamicSharedMemorySize attributes, and static
     __shared__ arrays, whose byte count is a constant above the LDS of a selected arch."""
     sites: list[tuple[int, int, str]] = []  # (offset, bytes, what)
-    for m in LAUNCH.finditer(blanked):
-        args = cpp.split_args(m.group(1))
+    for offset, args in launches(blanked):
         if len(args) >= 3:
             value = cpp.evaluate(args[2], names)
             if value is not None:
-                sites.append((m.start(), value, f"dynamic shared memory of the launch ({args[2]})"))
+                sites.append((offset, value, f"dynamic shared memory of the launch ({args[2]})"))
     for m in SET_ATTR.finditer(blanked):
         args = cpp.split_args(m.group(1))
         if len(args) == 3 and "MaxDynamicSharedMemorySize" in args[1]:
@@ -191,8 +217,7 @@ def _block_size(rel, blanked, raw_lines, dead, names, rule) -> list[Finding]:
                 product *= v
             dims[m.group(1)] = product if m.group(1) not in dims else -1
     found = []
-    for m in LAUNCH.finditer(blanked):
-        args = cpp.split_args(m.group(1))
+    for offset, args in launches(blanked):
         if len(args) < 2:
             continue
         block = args[1]
@@ -203,7 +228,7 @@ def _block_size(rel, blanked, raw_lines, dead, names, rule) -> list[Finding]:
                 value = 1
                 for v in inner:
                     value *= v
-        number = cpp.line_of(blanked, m.start())
+        number = cpp.line_of(blanked, offset)
         if value is not None and value > MAX_BLOCK and number not in dead:
             found.append(_hit(rule, rel, raw_lines, number, 1,
                               f"block of {value} threads ({block}) is above the 1024 work-items per workgroup of AMD GPUs."))
