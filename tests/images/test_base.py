@@ -37,3 +37,25 @@ def test_only_the_cell_archs_kernel_files_are_left(cell, container_for):
                   and cell.arch_name in re.findall(r"gfx[0-9a-f]+", p.rsplit("/", 1)[-1])]
         assert wanted, "the rocBLAS package ships no file for the cell arch"
         assert all(p in present for p in wanted)
+
+
+HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
+
+
+@pytest.mark.parametrize("role", ["base", "torch", "serve"])
+def test_the_ca_bundle_secret_is_not_left_in_a_layer(role, container_for):
+    """Builds get the host's CA bundle as a BuildKit secret (for the HTTPS proxy); no layer keeps it."""
+    import hashlib
+    from pathlib import Path
+
+    if not Path(HOST_CA).exists():
+        pytest.skip(f"{HOST_CA} is absent: builds got no CA bundle")
+    cells = slice_cells(role)
+    if not cells:
+        pytest.skip(f"{role} is not in the slice")
+    host = container_for(cells[0])
+    digest = hashlib.sha256(Path(HOST_CA).read_bytes()).hexdigest()
+    found = host.run("find / -xdev -type f \\( -name '*.crt' -o -name '*.pem' -o -name 'ca_bundle' \\) "
+                     "-exec sha256sum {} + 2>/dev/null").stdout
+    assert digest not in found
+    assert not host.file("/run/secrets/ca_bundle").exists
