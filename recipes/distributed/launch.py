@@ -70,7 +70,7 @@ def torch_has_libuv() -> bool:
     """
     import datetime
 
-    import torch.distributed as dist
+    import torch.distributed as dist  # ImportError is handled by the caller
 
     try:
         dist.TCPStore("127.0.0.1", 0, is_master=True, use_libuv=True, timeout=datetime.timedelta(seconds=5))
@@ -99,7 +99,12 @@ def run(argv: list[str]) -> int:
         env.update({"ROCMIG_DIST_TIMEOUT_S": f"{a.timeout_s:g}", "ROCMIG_DIST_ERROR_DIR": err_dir,
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(PKG_ROOT), os.environ.get("PYTHONPATH")]))})
         full = rccl_env.merged_environ(env)
-        spawner = a.spawner if a.spawner != "auto" else ("torchrun" if torch_has_libuv() else "local")
+        try:
+            spawner = a.spawner if a.spawner != "auto" else ("torchrun" if torch_has_libuv() else "local")
+        except ImportError:
+            print(f"rocmig-distributed: error: torch is not importable by {sys.executable}: run inside the train image",
+                  file=sys.stderr, flush=True)
+            return 2
         if spawner == "torchrun":
             rc = subprocess.run(torchrun_argv(a), env=full, check=False).returncode
         else:
