@@ -173,3 +173,25 @@ def test_bad_input_in_image(tmp_path, setup, expect):
     proc = run_recipe(src, tmp_path / "out", target, "--arch", arch, "--out", "/out/run")
     assert proc.returncode == 2
     assert expect in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_hipify_warnings_equal_hipify_perls_own(tmp_path):
+    """The warnings computed from hipify-perl's tables equal those of hipify-perl's own (slow) pass."""
+    cases_or_skip()
+    script = (
+        "from pathlib import Path\n"
+        "from migrate import hipify\n"
+        "tool = hipify.find_hipify(); tables = hipify.read_tables(tool)\n"
+        "assert tables is not None\n"
+        "kinds = ('removed', 'deprecated', 'experimental', 'unsupported')\n"
+        "norm = lambda ws: sorted((w.line, w.message) for w in ws if w.message.startswith(kinds))\n"
+        "for name in ('A11_texture_reference.cu', 'A08_bf16_header.cu', 'A06_max_dynamic_smem.cu'):\n"
+        "    src = Path('/src') / name\n"
+        "    fast = hipify.translate(tool, src, Path('/tmp/fast.hip'), tables)\n"
+        "    slow = hipify.translate(tool, src, Path('/tmp/slow.hip'), None)\n"
+        "    assert Path('/tmp/fast.hip').read_text() == Path('/tmp/slow.hip').read_text()\n"
+        "    assert norm(fast) == norm(slow), (name, norm(fast), norm(slow))\n"
+        "    print(name, len(norm(fast)))\n")
+    proc = run_recipe(CASES, tmp_path, "-c", script, entry=("python3",))
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "A11_texture_reference.cu 4" in proc.stdout
