@@ -56,7 +56,7 @@ def build(kernel: str, target: str, problem, config: Config | None = None):
     return module.build(problem, cfg)
 
 
-def compile(kernel: str, target: str, problem, config: Config | None = None, *, output_dir: Path | None = None):
+def compile(kernel: str, target: str, problem, config: Config | None = None):
     """Compile ``kernel`` for ``target`` and return TileLang's ``JITKernel``.
 
     The returned object is callable with torch tensors in the argument order of
@@ -64,20 +64,39 @@ def compile(kernel: str, target: str, problem, config: Config | None = None, *, 
     X, W, Y); outputs are written in place. ``.get_kernel_source()`` gives the
     generated CUDA / HIP source.
 
-    Args:
-        output_dir: AMD targets only: where hipcc writes the source and the code
-            object (``.hsaco``), kept for inspection.
-
     Raises:
         ValueError: as ``build``.
         RuntimeError: the device compiler (hipcc / nvcc) failed; TileLang's message.
     """
     import tilelang
 
-    spec = get_target(target)
     func = build(kernel, target, problem, config)
-    pass_configs = {}
-    if output_dir is not None:
-        key = "hip.kernels_output_dir" if spec.vendor == "amd" else "cuda.kernels_output_dir"
-        pass_configs[key] = str(output_dir)
-    return tilelang.compile(func, target=spec.tilelang_target(), pass_configs=pass_configs or None)
+    return tilelang.compile(func, target=get_target(target).tilelang_target())
+
+
+def write_hip_code_object(jit_kernel, target: str, path: Path) -> bytes:
+    """Compile a HIP ``JITKernel``'s source again with TileLang's own hipcc call
+    (same flags as its HIP backend) into ``path``, and return the code object.
+
+    TileLang 0.1.15 keeps the code object inside its runtime module, which cannot
+    write it out (``Module[hip] does not support WriteToFile``) and takes no
+    output-folder option for HIP; this is the way to inspect what it built.
+
+    Raises:
+        ValueError: ``target`` is not an AMD target.
+        RuntimeError: hipcc failed.
+    """
+    from tilelang.contrib import hipcc
+    from tilelang.env import TILELANG_TEMPLATE_PATH
+
+    if get_target(target).vendor != "amd":
+        raise ValueError(f"target {target!r} is not an AMD target")
+    return bytes(
+        hipcc.compile_hip(
+            jit_kernel.get_kernel_source(),
+            target_format="hsaco",
+            arch=target,
+            options=["-std=c++17", f"-I{TILELANG_TEMPLATE_PATH}"],
+            path_target=str(path),
+        )
+    )
