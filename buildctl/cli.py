@@ -20,6 +20,7 @@ from buildctl import __version__
 from buildctl.bake import BuildOptions, default_max_jobs
 from buildctl.doctor.cli import doctor
 from buildctl.errors import RocmigError
+from buildctl.kernels_cli import kernels
 from buildctl.load import Project, load_project
 from buildctl.plan import Plan, Selection, make_plan
 
@@ -374,6 +375,7 @@ def _print_diagnosis(text: str) -> None:
 
 
 main.add_command(doctor)
+main.add_command(kernels)
 
 
 def run() -> None:

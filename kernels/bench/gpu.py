@@ -312,7 +312,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--skip", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    target = detect_target()
+    try:
+        target = detect_target()
+        import tilelang  # noqa: F401  (fail here, in one line, when it is missing)
+    except (ImportError, RuntimeError) as exc:
+        print(f"kernels bench: error: {exc}", file=sys.stderr)
+        return 2
     if args.child is not None:
         skip = {int(i) for i in args.skip.split(",") if i}
         child_case(args.child, target, tune=not args.no_tune, workers=args.workers, seed=args.seed,

@@ -1,0 +1,127 @@
+"""`buildctl kernels ...`: the TileLang kernels of kernels/ (issue 7) from the command line.
+
+- `bench`: correctness and speed against torch on whatever GPU this host has (AMD or NVIDIA), JSON out.
+- `offline`: compile every kernel for AMD targets without a GPU and check each code object's arch.
+- `configs`: print the per-target tile tables and autotune spaces.
+
+`bench` and `offline` run `python -m kernels.bench.gpu` / `python -m kernels.offline` with this
+interpreter, so one failing GPU kernel cannot take buildctl down; their exit status is passed on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from buildctl.errors import InputError, RocmigError
+
+
+def kernels_root(root: Path) -> Path:
+    """Folder that holds the `kernels` package: `root` when `root/kernels/` exists (a checkout),
+    else wherever this interpreter finds it (the kernels image puts it under /opt/rocmig).
+
+    Raises:
+        InputError: neither place has it.
+    """
+    if (root / "kernels" / "__init__.py").is_file():
+        return root.resolve()
+    spec = importlib.util.find_spec("kernels")
+    if spec is not None and spec.origin:
+        return Path(spec.origin).resolve().parent.parent
+    raise InputError(f"--root {root}: no kernels/ package there, and none importable by {sys.executable}")
+
+
+def _run_module(root: Path, module: str, args: list[str]) -> int:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(kernels_root(root)), env.get("PYTHONPATH", "")) if p)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return subprocess.run([sys.executable, "-m", module, *args], env=env).returncode
+
+
+@click.group("kernels")
+def kernels() -> None:
+    """TileLang kernels (GEMM, FlashAttention forward, RMSNorm): bench, offline compile, tile tables."""
+
+
+@kernels.command("bench")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="JSON file to write")
+@click.option("--quick", is_flag=True, help="smallest size of each kernel only")
+@click.option("--no-tune", is_flag=True, help="default tile config only (no autotune)")
+@click.option("--kernels", "names", default="gemm,flash_attention,rmsnorm", show_default=True,
+              help="comma list of kernels")
+@click.option("--budget-s", type=click.FloatRange(min=30), default=3600, show_default=True,
+              help="stop starting new cases after this many seconds")
+@click.pass_context
+def bench(ctx: click.Context, out: Path, quick: bool, no_tune: bool, names: str, budget_s: float) -> None:
+    """Check and time the kernel table against torch on this host's GPU 0 and save JSON to --out.
+
+    Needs torch with GPU support and tilelang importable; the GPU's arch must have a tile table
+    (gfx90a, gfx942, gfx950, gfx1100, sm_90). Exit 0 done; 2 no usable GPU or bad flags.
+    """
+    args = ["--out", str(out), "--kernels", names, "--budget-s", str(budget_s)]
+    args += ["--quick"] if quick else []
+    args += ["--no-tune"] if no_tune else []
+    code = _run_module(ctx.obj["root"], "kernels.bench.gpu", args)
+    if code != 0:
+        raise RocmigError(f"kernels bench exited with status {code} (see its message above)")
+
+
+@kernels.command("offline")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="folder for generated sources and code objects")
+@click.option("--target", "targets", multiple=True, help="AMD target, e.g. gfx942 (repeatable; default: all)")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="write records here")
+@click.pass_context
+def offline(ctx: click.Context, out: Path, targets: tuple[str, ...], json_path: Path | None) -> None:
+    """Compile every kernel for AMD targets (hipcc, no GPU) and check each code object's gfx arch."""
+    args = ["--out", str(out)]
+    if targets:
+        args += ["--targets", ",".join(targets)]
+    if json_path:
+        args += ["--json", str(json_path)]
+    code = _run_module(ctx.obj["root"], "kernels.offline", args)
+    if code != 0:
+        raise RocmigError(f"kernels offline exited with status {code}: a kernel failed to compile or has the wrong arch")
+
+
+@kernels.command("configs")
+@click.option("--target", "targets", multiple=True, help="target, e.g. gfx950 (repeatable; default: all)")
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
+@click.pass_context
+def configs(ctx: click.Context, targets: tuple[str, ...], as_json: bool) -> None:
+    """Print the default tile config and autotune space of each kernel per target."""
+    sys.path.insert(0, str(kernels_root(ctx.obj["root"])))
+    from kernels.configs import DEFAULTS, autotune_space
+    from kernels.targets import TARGETS
+
+    chosen = targets or tuple(TARGETS)
+    for t in chosen:
+        if t not in TARGETS:
+            raise click.BadParameter(f"{t!r} is not one of {', '.join(TARGETS)}", param_hint="--target")
+    table = {
+        t: {
+            k: {
+                "default": asdict(DEFAULTS[k][t]),
+                "lds_bytes": DEFAULTS[k][t].lds_bytes(),
+                "space": [asdict(c) for c in autotune_space(k, t)],
+            }
+            for k in DEFAULTS
+        }
+        for t in chosen
+    }
+    if as_json:
+        click.echo(json.dumps(table, indent=1))
+        return
+    for t in chosen:
+        spec = TARGETS[t]
+        click.echo(f"{t} ({spec.family}, wavefront {spec.wavefront}, LDS {spec.lds_bytes // 1024} KiB)")
+        for k, row in table[t].items():
+            cfg = ", ".join(f"{a}={b}" for a, b in row["default"].items())
+            click.echo(f"  {k:<16} {cfg}  [{row['lds_bytes'] // 1024} KiB LDS, {len(row['space'])} in autotune space]")
