@@ -5,7 +5,8 @@ Staged promotion (`buildctl push --registry HOST[:PORT]`):
      before anything is pushed;
   2. per cell, parents first: push `HOST/rocmig/<role>:<tag>-staging`, pull it back and check the pulled
      digest equals the pushed one, run the role's image tests (images/<role>/image.yaml `tests`) against
-     that pulled copy (ROCMIG_IMAGE_REPOSITORY / ROCMIG_IMAGE_TAG_SUFFIX point them at it);
+     that pulled copy (ROCMIG_IMAGE_REPOSITORY / ROCMIG_IMAGE_TAG_SUFFIX / ROCMIG_IMAGE_REFS point them
+     at it; tests of other roles in those files see the images as built);
   3. only when the whole selection passed, promote: PUT the tested manifest, fetched by its digest, under
      the final tags (buildctl.tags.final_tags). With keep_going, every cell is tried, and the cells that
      passed, with all their parents, are promoted; a failed cell never gets a final tag.
@@ -351,7 +352,7 @@ def image_test_env(cell: Cell, registry: Registry, suffix: str) -> dict[str, str
     """Environment that points tests/images at the registry copy of exactly this cell."""
     return {**os.environ, "ROCMIG_SOURCE": cell.release.source, "ROCMIG_ROCM": cell.release.version,
             "ROCMIG_ARCH": cell.arch_name, "ROCMIG_IMAGE_REPOSITORY": f"{registry.name}/rocmig",
-            "ROCMIG_IMAGE_TAG_SUFFIX": suffix}
+            "ROCMIG_IMAGE_TAG_SUFFIX": suffix, "ROCMIG_IMAGE_REFS": cell.ref}
 
 
 def run_image_tests(root: Path, cell: Cell, registry: Registry, suffix: str, log: Path) -> tuple[bool, str]:

@@ -51,9 +51,12 @@ def docker_engine():
 def image_under_test(ref: str) -> str:
     """The image to test for cell reference `ref`: `ref` itself, or its registry copy when
     ROCMIG_IMAGE_REPOSITORY is set (e.g. `127.0.0.1:5000/rocmig`; ROCMIG_IMAGE_TAG_SUFFIX, e.g. `-staging`,
-    is appended to the tag). `buildctl push` sets both to test the pulled staging copy before promotion."""
+    is appended to the tag). ROCMIG_IMAGE_REFS (space-separated cell refs) limits the mapping to those cells;
+    the others are tested as built. `buildctl push` sets all three to test the pulled staging copy of the
+    cell it is about to promote."""
     repository = os.environ.get("ROCMIG_IMAGE_REPOSITORY")
-    if not repository:
+    only = os.environ.get("ROCMIG_IMAGE_REFS")
+    if not repository or (only is not None and ref not in only.split()):
         return ref
     name, tag = ref.rsplit(":", 1)
     return f"{repository}/{name.split('/', 1)[1]}:{tag}{os.environ.get('ROCMIG_IMAGE_TAG_SUFFIX', '')}"

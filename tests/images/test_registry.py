@@ -195,24 +195,60 @@ def test_cli_bad_registry_value_names_the_flag():
     assert result.returncode == 2 and "--registry:" in result.stderr
 
 
+def _project_with_a_failing_dev_test(tmp: Path) -> Path:
+    """A copy of the project whose dev role lists an image test that fails on the real dev image."""
+    root = tmp / "project"
+    for name in ("images", "templates", "recipes", "tests"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("matrix.yaml", "pyproject.toml"):
+        shutil.copy(ROOT / name, root / name)
+    (root / "tests" / "images" / "test_dev_broken.py").write_text(
+        "from tests.images.conftest import slice_cells\n\n"
+        "def test_dev_has_a_file_it_lacks(container_for):\n"
+        "    host = container_for(slice_cells('dev')[0])\n"
+        "    assert host.file('/opt/rocmig/never-installed').exists\n")
+    spec = root / "images" / "dev" / "image.yaml"
+    spec.write_text(spec.read_text().replace("tests/images/test_dev.py", "tests/images/test_dev_broken.py"))
+    return root
+
+
 @pytest.mark.skipif(os.environ.get("ROCMIG_PUSH_E2E") != "1", reason="pushes ~4.5 GB: set ROCMIG_PUSH_E2E=1")
 def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
-    """push: staging tags, pulled back, image tests on the copy, then final tags at the tested digests;
-    a failing image test blocks promotion of the whole selection unless --keep-going."""
+    """push: staging tags, pulled back, image tests on the copy, then final tags at the tested digests.
+    A failing image test (dev) blocks promotion of the whole selection; with --keep-going the cells that
+    passed (base) are promoted and the failed one never gets a final tag."""
     host, _ = open_registry
-    out = tmp_path / "out"
-    result = buildctl("push", "--registry", host, "--out", str(out), timeout=3000)
-    assert result.returncode == 0, result.stderr[-3000:]
     reg = Registry(host)
+    full, alias = "rocm7.2.4-gfx942-debian", "rocm7.2-gfx942-debian"
+    broken = _project_with_a_failing_dev_test(tmp_path)
+    out = tmp_path / "out"
+
+    failed = buildctl("--root", str(broken), "push", "--registry", host, "--image", "dev", "--out", str(out), timeout=3000)
+    assert failed.returncode == 6, failed.stderr[-3000:]
+    assert "not promoted" in failed.stderr
+    for role in ("base", "dev"):
+        assert reg.manifest(f"rocmig/{role}", f"{full}-staging") is not None
+        for tag in (full, alias, "latest"):
+            assert reg.manifest(f"rocmig/{role}", tag) is None, f"{role}:{tag} moved although dev failed"
+
+    kept = buildctl("--root", str(broken), "push", "--registry", host, "--image", "dev", "--out", str(out), "--keep-going",
+                    timeout=3000)
+    assert kept.returncode == 6, kept.stderr[-3000:]
+    assert reg.manifest("rocmig/base", full)[2] == reg.manifest("rocmig/base", f"{full}-staging")[2]
+    assert reg.manifest("rocmig/dev", full) is None
+
+    result = buildctl("push", "--registry", host, "--image", "dev", "--out", str(out), timeout=3000)
+    assert result.returncode == 0, result.stderr[-3000:]
     for role in ("base", "dev"):
         name = f"rocmig/{role}"
-        staged = reg.manifest(name, "rocm7.2.4-gfx942-debian-staging")[2]
-        for tag in ("rocm7.2.4-gfx942-debian", "rocm7.2-gfx942-debian", "latest"):
+        staged = reg.manifest(name, f"{full}-staging")[2]
+        for tag in (full, alias, "latest"):
             assert reg.manifest(name, tag)[2] == staged
-        assert (out / "logs" / f"push-{role}_rocm7_2_4-gfx942-debian.log").read_text().count("passed") >= 1
-    pulled = buildctl("pull", "--registry", host, timeout=600)
+        log = (out / "logs" / f"push-{role}_rocm7_2_4-gfx942-debian.log").read_text()
+        assert " passed" in log and "failed" not in log
+    pulled = buildctl("pull", "--registry", host, "--image", "dev", timeout=600)
     assert pulled.returncode == 0, pulled.stderr
-    assert f"{host}/rocmig/dev:rocm7.2.4-gfx942-debian@sha256:" in pulled.stdout
+    assert f"{host}/rocmig/dev:{full}@sha256:" in pulled.stdout
 
 
 def test_registry_with_a_full_disk_gives_a_clear_error_and_no_tag(tmp_path, client, tiny_image):
@@ -235,3 +271,28 @@ def test_registry_with_a_full_disk_gives_a_clear_error_and_no_tag(tmp_path, clie
             proc.wait(10)
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def _image_id(ref: str) -> str:
+    return subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", ref], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_build_leaf_on_parent_by_image_id_builds_no_parent_cell():
+    base = "rocmig/base:rocm7.2.4-gfx942-debian"
+    before = _image_id(base)
+    result = buildctl("build", "--image", "dev", "--no-apt-check-valid-until", "--parent", before, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "no parent cell is built" in result.stderr
+    assert "rocmig/base" not in "".join(l for l in result.stderr.splitlines() if l.startswith("[1/1]"))
+    assert _image_id(base) == before
+
+
+def test_parent_of_another_cell_or_not_a_digest_is_refused():
+    dev_id = _image_id("rocmig/dev:rocm7.2.4-gfx942-debian")
+    wrong = buildctl("build", "--image", "dev", "--parent", dev_id)
+    assert wrong.returncode == 2 and "io.rocmig.role='dev' (need 'base')" in wrong.stderr
+    loose = buildctl("build", "--image", "dev", "--parent", "rocmig/base:latest")
+    assert loose.returncode == 2 and "is not IMAGE@sha256:<digest> or sha256:<image ID>" in loose.stderr
+    roots = buildctl("build", "--image", "base", "--parent", dev_id)
+    assert roots.returncode == 2 and "root cells" in roots.stderr
