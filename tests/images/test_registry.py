@@ -171,7 +171,7 @@ def test_wrong_credentials_fail_before_anything_is_pushed(auth_registry, client,
 
 def buildctl(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "buildctl", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+                          env={**os.environ, "COLUMNS": "250", **(env or {})}, timeout=timeout)
 
 
 def test_cli_push_to_unreachable_registry_exits_4_quickly():
