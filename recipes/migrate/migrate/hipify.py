@@ -26,7 +26,7 @@ STDERR_WARNING = re.compile(r"^\s*(?:warning: )?\S+?:#?(\d+)\s*:\s*warning: (.*)
 
 
 @dataclass(frozen=True)
-class Warning_:
+class HipifyWarning:
     """One hipify-perl warning: line (1-based; input lines, or output lines for leftover cuda*
     identifiers, as hipify-perl counts them) and message."""
 
@@ -73,13 +73,13 @@ def read_tables(script: Path) -> Tables | None:
     return Tables(hashes=hashes, arrays={k: v for k, v in arrays.items() if v is not None}, device_functions=device)
 
 
-def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> list[Warning_]:
+def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> list[HipifyWarning]:
     """The warnings hipify-perl (default options) prints for a file, in its wording.
 
     `shown` is the file name used in the messages; `cuda_text` the input; `hip_text` the translated
     text before hipify-perl adds its hip_runtime.h include line (line numbers as hipify-perl's).
     """
-    out: list[Warning_] = []
+    out: list[HipifyWarning] = []
     for number, line in enumerate(cuda_text.split("\n"), start=1):
         for table, kind in (("experimental_funcs", "experimental"), ("removed_funcs", "removed"),
                             ("deprecated_funcs", "deprecated")):
@@ -87,25 +87,25 @@ def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> l
             for name in dict.fromkeys(m.group(1) for m in pattern.finditer(line)):
                 version = versions[name]
                 if kind == "experimental":
-                    out.append(Warning_(number, f"experimental ROCm HIP identifier: {name} {version}"))
+                    out.append(HipifyWarning(number, f"experimental ROCm HIP identifier: {name} {version}"))
                 else:
                     lib = "CUDNN" if name.lower().startswith("cudnn") else "CUDA"
-                    out.append(Warning_(number, f"{kind} CUDA identifier: {name} since {lib} {version}"))
+                    out.append(HipifyWarning(number, f"{kind} CUDA identifier: {name} since {lib} {version}"))
         for table, message in ARRAYS.items():
             pattern = tables.arrays.get(table)
             if pattern:
                 for name in dict.fromkeys(m.group(1) for m in pattern.finditer(line)):
-                    out.append(Warning_(number, f"{message}: {name}"))
+                    out.append(HipifyWarning(number, f"{message}: {name}"))
         if tables.device_functions:
             for m in tables.device_functions.finditer(line):
                 name = m.group(1)
                 if re.search(rf"\b{re.escape(name)}\b\s*\(.*\)", line) and not re.search(rf"\w+::{re.escape(name)}\s*\(.*\)", line):
-                    out.append(Warning_(number, f'unsupported device function "{name}": {line}'))
+                    out.append(HipifyWarning(number, f'unsupported device function "{name}": {line}'))
                     break
     for number, line in enumerate(hip_text.split("\n"), start=1):
         m = re.search(r"\bcuda[A-Z]\w+", line)
         if m:
-            out.append(Warning_(number, f"CUDA identifier left untranslated ({m.group(0)}): {line.strip()}"))
+            out.append(HipifyWarning(number, f"CUDA identifier left untranslated ({m.group(0)}): {line.strip()}"))
     return out
 
 
@@ -117,7 +117,7 @@ def find_hipify() -> Path:
     return Path(found)
 
 
-def translate(hipify: Path, src: Path, dst: Path, tables: Tables | None) -> list[Warning_]:
+def translate(hipify: Path, src: Path, dst: Path, tables: Tables | None) -> list[HipifyWarning]:
     """Translate `src` into `dst` with hipify-perl; returns its warnings.
 
     With `tables`, hipify-perl runs with -quiet-warnings and the warnings come from warnings_for;
@@ -133,7 +133,7 @@ def translate(hipify: Path, src: Path, dst: Path, tables: Tables | None) -> list
         for line in proc.stderr.splitlines():
             m = STDERR_WARNING.match(line)
             if m:
-                found.append(Warning_(int(m.group(1) or m.group(3)), (m.group(2) or m.group(4)).strip()))
+                found.append(HipifyWarning(int(m.group(1) or m.group(3)), (m.group(2) or m.group(4)).strip()))
         return found
     cuda_text = src.read_text(encoding="utf-8")
     hip_text = dst.read_text(encoding="utf-8")

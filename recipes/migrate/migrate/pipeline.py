@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import REPORT_SCHEMA_VERSION, cpp, fixups, hipify, includes, linemap, scan, tree
 from .archs import Arch, wavefront_groups
-from .compile import Job, Result, compile_all, find_hipcc
+from .compile import Job, compile_all, find_hipcc
 from .errors import InputError
 from .rules import Rule
 
@@ -78,7 +78,7 @@ def tool_version(args: list[str]) -> str:
     return lines[0] if lines else ""
 
 
-def hipify_tree(src_dir: Path, files: list[tree.SourceFile], hip_dir: Path, workers: int) -> dict[str, list[hipify.Warning_]]:
+def hipify_tree(src_dir: Path, files: list[tree.SourceFile], hip_dir: Path, workers: int) -> dict[str, list[hipify.HipifyWarning]]:
     """hipify-perl every source of `src_dir` into `hip_dir` (once per distinct content); returns
     {rel: warnings}."""
     tool = hipify.find_hipify()
@@ -87,13 +87,13 @@ def hipify_tree(src_dir: Path, files: list[tree.SourceFile], hip_dir: Path, work
     for f in files:
         by_digest.setdefault(f.sha256, []).append(f)
 
-    def one(group: list[tree.SourceFile]) -> tuple[list[tree.SourceFile], list[hipify.Warning_]]:
+    def one(group: list[tree.SourceFile]) -> tuple[list[tree.SourceFile], list[hipify.HipifyWarning]]:
         first = group[0]
         dst = hip_dir / first.rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         return group, hipify.translate(tool, src_dir / first.rel, dst, tables)
 
-    warnings: dict[str, list[hipify.Warning_]] = {}
+    warnings: dict[str, list[hipify.HipifyWarning]] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for group, found in pool.map(one, by_digest.values()):
             for f in group:
@@ -272,5 +272,3 @@ def _diagnose(files_out: dict[str, dict]) -> None:
                     if matches:
                         result["diagnosis"] = str(matches[0])
 
-
-__all__ = ["Options", "Result", "run", "prepare_out", "MARKER"]
