@@ -12,6 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import torch
 import torch.distributed as dist
@@ -48,7 +49,7 @@ def init() -> Dist:
     return Dist(rank, world, local, device, backend, timeout_s)
 
 
-def fail(message: str, code: int = 3) -> "NoReturn":  # noqa: F821
+def fail(message: str, code: int = 3) -> NoReturn:
     """Print `message` as one line on stderr, copy it to ROCMIG_DIST_ERROR_DIR/rank-<RANK>.err, exit `code`."""
     line = " ".join(message.split())
     print(f"rocmig-distributed: error: {line}", file=sys.stderr, flush=True)

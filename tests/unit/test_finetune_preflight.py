@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recipes.finetune import launch, preflight as pf
+from recipes.finetune import launch
+from recipes.finetune import preflight as pf
 
 CONFIGS = Path(__file__).resolve().parents[2] / "recipes" / "finetune" / "configs"
 GPU_CONFIGS = sorted(p for p in CONFIGS.glob("*.yaml") if not p.name.startswith("tiny"))
