@@ -101,8 +101,9 @@ Config = GemmConfig | FlashAttentionConfig | RmsNormConfig
 
 # Default config per kernel and target. AMD entries are chosen from the LDS and
 # register budget (64 KiB LDS on gfx90a/gfx942/gfx1100, 160 KiB on gfx950;
-# 512 VGPRs+AGPRs per lane on CDNA); sm_90 entries were tuned on an H200
-# (docs/kernels.md has the measurements).
+# 512 VGPRs+AGPRs per lane on CDNA) and compiled offline, not yet timed on AMD
+# hardware; sm_90 entries are the autotune winners on an H200
+# (kernels/bench/results/h200.json, docs/benchmarks.md).
 DEFAULTS: dict[str, dict[str, Config]] = {
     "gemm": {
         "gfx90a": GemmConfig(128, 128, 32, 2, 256, 8, epilogue_shared=False),
@@ -116,7 +117,7 @@ DEFAULTS: dict[str, dict[str, Config]] = {
         "gfx942": FlashAttentionConfig(64, 64, 1, 256),
         "gfx950": FlashAttentionConfig(128, 128, 1, 256),
         "gfx1100": FlashAttentionConfig(32, 32, 1, 64, p_via_shared=True),
-        "sm_90": FlashAttentionConfig(128, 128, 2, 256),
+        "sm_90": FlashAttentionConfig(128, 128, 1, 256),
     },
     "rmsnorm": {
         "gfx90a": RmsNormConfig(1, 256),
@@ -149,7 +150,7 @@ _SPACE: dict[str, dict[str, list[dict]]] = {
     },
     "flash_attention": {
         "amd": [{}, {"num_stages": 0}, {"block_n": 32}, {"threads": 128}],
-        "nvidia": [{}, {"block_n": 64}, {"num_stages": 1}, {"block_m": 64, "threads": 128}],
+        "nvidia": [{}, {"num_stages": 2}, {"block_n": 64}, {"block_m": 64, "threads": 128}],
     },
     "rmsnorm": {
         "amd": [{}, {"threads": 512}, {"threads": 128}, {"block_rows": 2}],

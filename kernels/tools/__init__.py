@@ -1,0 +1,1 @@
+"""Build-time helpers for the kernels image (``patch_tilelang_hip.py``)."""
