@@ -4,7 +4,7 @@ changing one recipe file. Results go to stdout as JSON (and Markdown rows for do
 Usage (from the project root, with the slice already built once, e.g. by `make images`):
     .venv/bin/python bench/build_bench.py [--repeat 5] [--json-out bench/results/latest.json]
 
-The builds run on a snapshot copy of the project (matrix.yaml, images/, templates/, recipes/) so that
+The builds run on a snapshot copy of the project (matrix.yaml, images/, templates/, the images' context folders) so that
 edits others make meanwhile do not change the inputs; the images are the engine's real rocmig/* tags.
 The recipe step appends one comment line to a file of recipes/migrate (copied only into dev), builds,
 then restores the file and builds again, so the dev image ends with its original content.
@@ -37,27 +37,42 @@ STATUS_RE = re.compile(r"^\[\d+/\d+\] (\S+): (built|cached|pulled|failed|skipped
 
 
 def snapshot(dest: Path) -> Path:
-    """Copy the inputs of a build (matrix.yaml, images/, templates/, recipes/) to dest; returns dest."""
-    for name in ("images", "templates", "recipes"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    """Copy the inputs of a build (matrix.yaml, images/, templates/ and every image's context_dirs) to
+    dest; returns dest."""
+    folders = {"images", "templates", "recipes"}
+    for spec in load_project(ROOT).images.values():
+        folders |= {d.split("/")[0] for d in spec.context_dirs}
+    for name in sorted(folders):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
     shutil.copy(ROOT / "matrix.yaml", dest / "matrix.yaml")
     return dest
 
 
 def render_plan_seconds(root: Path, repeat: int) -> dict:
-    """Median seconds to load + plan the whole matrix, render every planned cell and hash its folder."""
-    times, cells = [], 0
+    """Median seconds, over `repeat` runs, to load + plan the whole matrix, to render every planned cell
+    into a fresh folder, and to compute every cell's context digest (the file part of its content key)."""
+    runs = []
+    cells = 0
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as out:
-            start = time.perf_counter()
+            t0 = time.perf_counter()
             project = load_project(root)
             plan = make_plan(project, Selection())
+            t1 = time.perf_counter()
             for cell in plan.cells:
                 render_cell(project, cell, Path(out))
+            t2 = time.perf_counter()
+            for cell in plan.cells:
                 context_digest(cell_dir(Path(out), cell))
-            times.append(time.perf_counter() - start)
+            t3 = time.perf_counter()
+            runs.append((t1 - t0, t2 - t1, t3 - t2))
             cells = len(plan.cells)
-    return {"cells": cells, "median_s": round(statistics.median(times), 3), "runs_s": [round(t, 3) for t in times]}
+
+    def med(i: int) -> float:
+        return round(statistics.median(r[i] for r in runs), 3)
+
+    return {"cells": cells, "load_plan_s": med(0), "render_s": med(1), "context_digest_s": med(2),
+            "total_s": round(statistics.median(sum(r) for r in runs), 3)}
 
 
 def build(root: Path, out: Path) -> dict:
