@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import io
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -139,6 +140,10 @@ def pick_resume(a, d: runtime.Dist) -> ckpt.Checkpoint | None:
 def main(argv: list[str]) -> int:
     """Run the job; returns 0, or exits through runtime.fail with a one-line reason."""
     a = parse_args(argv)
+    # deterministic kernels so that a resumed GPU run can match bitwise too (on CUDA, cuBLAS needs a
+    # fixed workspace for that: CUBLAS_WORKSPACE_CONFIG, PyTorch docs "Reproducibility")
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True)
     d = runtime.init()
     model = build_model(a).to(d.device)
     if a.parallel == "ddp":

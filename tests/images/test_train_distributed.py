@@ -204,3 +204,30 @@ def test_allreduce_busbw_table_between_two_nodes(cluster):
     for r in rows:  # n = 2: busbw = algbw * 2(n-1)/n = algbw
         assert r["busbw_gbps"] == pytest.approx(r["algbw_gbps"])
         assert r["algbw_gbps"] == pytest.approx(r["bytes"] / (r["time_us"] * 1e-6) / 1e9)
+
+
+def _start_and_wait_for_checkpoint(cluster, ckpt: str, step: int = 80):
+    nodes = [cluster.node(r, [*TRAIN, "--ckpt-dir", f"/ckpt/{ckpt}"]) for r in (0, 1)]
+    deadline = time.monotonic() + 240
+    while not (cluster.dir / ckpt / f"step-{step:08d}").exists():
+        assert time.monotonic() < deadline, nodes[0].logs().decode()[-2000:]
+        time.sleep(0.05)
+    return nodes
+
+
+def test_master_node_killed_worker_node_fails_fast(cluster):
+    n0, n1 = _start_and_wait_for_checkpoint(cluster, "kill0")
+    n0.kill()
+    rc, logs, took = _wait(n1, TIMEOUT_S + 60)
+    assert rc != 0 and took < TIMEOUT_S + 30, f"{took:.1f} s"
+    assert "rocmig-distributed: error: node 1: job train failed: rank 1: collective failed at step" in logs, logs[-3000:]
+
+
+def test_network_partition_fails_within_the_collective_timeout(cluster):
+    """No reset reaches the peers here (the link just goes away): the timeout is what ends the job."""
+    n0, n1 = _start_and_wait_for_checkpoint(cluster, "split")
+    cluster.net.disconnect(n1)
+    for c in (n0, n1):
+        rc, logs, took = _wait(c, TIMEOUT_S + 60)
+        assert rc != 0 and took < TIMEOUT_S + 30, f"{took:.1f} s"
+        assert f"the {TIMEOUT_S} s timeout passed" in logs and "Timed out" in logs, logs[-3000:]
