@@ -18,7 +18,14 @@ import pytest
 
 pytestmark = pytest.mark.docker
 
-IMAGE = os.environ.get("ROCMIG_KERNELS_IMAGE", "")
+def _slice_image() -> str:
+    from tests.images.conftest import slice_cells
+
+    cells = slice_cells("kernels")
+    return cells[0].ref if cells else ""
+
+
+IMAGE = os.environ.get("ROCMIG_KERNELS_IMAGE") or _slice_image()
 AMD_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100")
 
 # Runs inside the image: list each code object's bundle entries with clang-offload-bundler.
