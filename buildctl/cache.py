@@ -3,7 +3,7 @@
 A cell's key is sha256 over (in this order, each part length-prefixed so no two inputs collide):
   1. every file of its rendered build folder (`build/<role>/<tag>/`: Dockerfile, rocmig/*, recipes/...),
      as relative path, executable bit and bytes, in sorted path order;
-  2. its build args (sorted JSON);
+  2. its build args (sorted JSON), except those in NOT_CONTENT_ARGS (MAX_JOBS: how, not what);
   3. the image ID (config digest, `sha256:...`) of its parent: the parent cell's image, or the OS base
      image (`debian:trixie`) for a root cell. An image ID survives a registry round trip unchanged, so a
      key computed here matches an image pulled back from a registry.
@@ -29,6 +29,9 @@ from buildctl.errors import InputError
 from buildctl.plan import Cell, Plan
 
 CACHE_KEY_LABEL = "io.rocmig.cache-key"
+# Build args that change how a build runs, not what it makes: left out of the key, so a host with more
+# cores (a larger MAX_JOBS) reuses images built elsewhere.
+NOT_CONTENT_ARGS = frozenset({"MAX_JOBS"})
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,8 @@ def cache_key(folder: Path, build_args: dict[str, str], parent_id: str) -> str:
     h = hashlib.sha256()
     _feed(h, b"rocmig-cache-key-v1")
     _feed(h, context_digest(folder).encode())
-    _feed(h, json.dumps(build_args, sort_keys=True).encode())
+    content_args = {k: v for k, v in build_args.items() if k not in NOT_CONTENT_ARGS}
+    _feed(h, json.dumps(content_args, sort_keys=True).encode())
     _feed(h, parent_id.encode())
     return "sha256:" + h.hexdigest()
 

@@ -220,6 +220,10 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     host, _ = open_registry
     reg = Registry(host)
     full, alias = "rocm7.2.4-gfx942-debian", "rocm7.2-gfx942-debian"
+    # The images must match the tree's inputs (others may have built other inputs under the same tags).
+    settle = buildctl("build", "--image", "dev", "--no-apt-check-valid-until", "--out", str(tmp_path / "settle"),
+                      timeout=3000)
+    assert settle.returncode == 0, settle.stderr[-3000:]
     broken = _project_with_a_failing_dev_test(tmp_path)
     out = tmp_path / "out"
 
@@ -249,6 +253,24 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     pulled = buildctl("pull", "--registry", host, "--image", "dev", timeout=600)
     assert pulled.returncode == 0, pulled.stderr
     assert f"{host}/rocmig/dev:{full}@sha256:" in pulled.stdout
+
+    # A local dev built from changed inputs; back on the real inputs, the registry has the key: pulled.
+    recipe = sorted((broken / "recipes" / "migrate").rglob("*.py"))[0]
+    recipe.write_text(recipe.read_text() + "\n# changed for the registry-skip test\n")
+    changed = buildctl("--root", str(broken), "build", "--image", "dev", "--no-apt-check-valid-until",
+                       "--out", str(tmp_path / "changed"), timeout=1200)
+    assert changed.returncode == 0, changed.stderr[-3000:]
+    plan = buildctl("plan", "--json", "--image", "dev", "--no-apt-check-valid-until", "--registry", host,
+                    "--out", str(tmp_path / "plan"))
+    assert plan.returncode == 0, plan.stderr
+    import json
+    dev = [c for c in json.loads(plan.stdout)["cells"] if c["ref"].startswith("rocmig/dev:")][0]
+    assert (dev["action"], dev["where"]) == ("skip", host), dev
+    back = buildctl("build", "--image", "dev", "--no-apt-check-valid-until", "--registry", host,
+                    "--out", str(tmp_path / "back"), timeout=1200)
+    assert back.returncode == 0, back.stderr[-3000:]
+    assert f"rocmig/dev:{full}: pulled" in back.stderr
+    assert _image_id(f"rocmig/dev:{full}") == reg.lookup(f"rocmig/dev:{full}").image_id
 
 
 def test_registry_with_a_full_disk_gives_a_clear_error_and_no_tag(tmp_path, client, tiny_image):

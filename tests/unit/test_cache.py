@@ -33,6 +33,7 @@ def test_key_is_stable_and_each_input_changes_it(rendered):
     assert key.startswith("sha256:") and len(key) == 7 + 64
     assert cache_key(folder, {**ARGS, "APT_MIRROR": "http://m"}, OS_ID) != key
     assert cache_key(folder, ARGS, "sha256:" + "b" * 64) != key
+    assert cache_key(folder, {**ARGS, "MAX_JOBS": "16"}, OS_ID) == key  # how, not what
     recipe = next(p for p in (folder / "recipes").rglob("*") if p.is_file())
     recipe.write_text(recipe.read_text() + "\n# touched\n")
     assert cache_key(folder, ARGS, OS_ID) != key
