@@ -101,6 +101,8 @@ class Framework(Strict):
     needs_rocm_torch: it compiles against ROCm PyTorch (absent in the debian lane) and is excluded where
     the release has no torch pins. archs: the GPU archs its release supports (None: every arch).
     runtime_deps: what it needs at import time when installed without its own dependency set.
+    overrides: requirements installed with --no-deps after it, replacing pins of its own that are broken
+    (the image then sets DISABLE_VERSION_CHECK=1 for LLaMA-Factory's run-time version check).
     backend: flash-attention's ROCm backend: ck (Composable Kernel, compiled per arch) or triton
     (FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE at build and at run time).
     """
@@ -112,6 +114,7 @@ class Framework(Strict):
     archs: list[str] | None = None
     runtime_deps: list[str] = []
     backend: Literal["ck", "triton"] | None = None
+    overrides: list[str] = []
     note: str = ""
 
 
