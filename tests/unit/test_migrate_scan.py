@@ -209,3 +209,11 @@ def test_fp8_complex_operator_and_texture_reference_kinds():
             "textureReference* ref; cudaGetTextureReference(&ref, &sym);\n")
     got = hits(text)
     assert {(1, "fp8-cuda-type"), (2, "fp8-cuda-type"), (3, "vector-type-operator"), (4, "texture-reference")} <= got
+
+
+def test_texture_fetch_flagged_for_archs_without_images():
+    got = hits(read_case("A11_texture_reference.cu"))
+    assert (9, "texture-fetch-no-image") in got
+    right = hits(read_case("A11_texture_reference.expected.hip"))
+    assert (6, "texture-fetch-no-image") in right  # texture objects: still no image support on gfx942
+    assert not any(rule == "texture-reference" for _, rule in right)
