@@ -195,20 +195,23 @@ def test_cli_bad_registry_value_names_the_flag():
     assert result.returncode == 2 and "--registry:" in result.stderr
 
 
-def _project_with_a_failing_dev_test(tmp: Path) -> Path:
-    """A copy of the project whose dev role lists an image test that fails on the real dev image."""
-    root = tmp / "project"
-    for name in ("images", "templates", "recipes", "tests"):
-        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name in ("matrix.yaml", "pyproject.toml"):
-        shutil.copy(ROOT / name, root / name)
-    (root / "tests" / "images" / "test_dev_broken.py").write_text(
-        "from tests.images.conftest import slice_cells\n\n"
-        "def test_dev_has_a_file_it_lacks(container_for):\n"
-        "    host = container_for(slice_cells('dev')[0])\n"
-        "    assert host.file('/opt/rocmig/never-installed').exists\n")
-    spec = root / "images" / "dev" / "image.yaml"
-    spec.write_text(spec.read_text().replace("tests/images/test_dev.py", "tests/images/test_dev_broken.py"))
+def _snapshot(tmp: Path, name: str, failing_dev_test: bool = False) -> Path:
+    """A copy of the project (immune to edits others make meanwhile); with failing_dev_test, its dev role
+    lists an image test that fails on the real dev image."""
+    root = tmp / name
+    for folder in ("images", "templates", "recipes", "kernels", "tests"):
+        if (ROOT / folder).exists():
+            shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for file in ("matrix.yaml", "pyproject.toml"):
+        shutil.copy(ROOT / file, root / file)
+    if failing_dev_test:
+        (root / "tests" / "images" / "test_dev_broken.py").write_text(
+            "from tests.images.conftest import slice_cells\n\n"
+            "def test_dev_has_a_file_it_lacks(container_for):\n"
+            "    host = container_for(slice_cells('dev')[0])\n"
+            "    assert host.file('/opt/rocmig/never-installed').exists\n")
+        spec = root / "images" / "dev" / "image.yaml"
+        spec.write_text(spec.read_text().replace("tests/images/test_dev.py", "tests/images/test_dev_broken.py"))
     return root
 
 
@@ -221,10 +224,11 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     reg = Registry(host)
     full, alias = "rocm7.2.4-gfx942-debian", "rocm7.2-gfx942-debian"
     # The images must match the tree's inputs (others may have built other inputs under the same tags).
-    settle = buildctl("build", "--image", "dev", "--no-apt-check-valid-until", "--out", str(tmp_path / "settle"),
-                      timeout=3000)
+    good = _snapshot(tmp_path, "good")
+    settle = buildctl("--root", str(good), "build", "--image", "dev", "--no-apt-check-valid-until",
+                      "--out", str(tmp_path / "settle"), timeout=3000)
     assert settle.returncode == 0, settle.stderr[-3000:]
-    broken = _project_with_a_failing_dev_test(tmp_path)
+    broken = _snapshot(tmp_path, "broken", failing_dev_test=True)
     out = tmp_path / "out"
 
     failed = buildctl("--root", str(broken), "push", "--registry", host, "--image", "dev", "--out", str(out), timeout=3000)
@@ -241,7 +245,8 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     assert reg.manifest("rocmig/base", full)[2] == reg.manifest("rocmig/base", f"{full}-staging")[2]
     assert reg.manifest("rocmig/dev", full) is None
 
-    result = buildctl("push", "--registry", host, "--image", "dev", "--out", str(out), timeout=3000)
+    result = buildctl("--root", str(good), "push", "--registry", host, "--image", "dev", "--out", str(out),
+                      timeout=3000)
     assert result.returncode == 0, result.stderr[-3000:]
     for role in ("base", "dev"):
         name = f"rocmig/{role}"
@@ -250,7 +255,7 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
             assert reg.manifest(name, tag)[2] == staged
         log = (out / "logs" / f"push-{role}_rocm7_2_4-gfx942-debian.log").read_text()
         assert " passed" in log and "failed" not in log
-    pulled = buildctl("pull", "--registry", host, "--image", "dev", timeout=600)
+    pulled = buildctl("--root", str(good), "pull", "--registry", host, "--image", "dev", timeout=600)
     assert pulled.returncode == 0, pulled.stderr
     assert f"{host}/rocmig/dev:{full}@sha256:" in pulled.stdout
 
@@ -260,13 +265,13 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     changed = buildctl("--root", str(broken), "build", "--image", "dev", "--no-apt-check-valid-until",
                        "--out", str(tmp_path / "changed"), timeout=1200)
     assert changed.returncode == 0, changed.stderr[-3000:]
-    plan = buildctl("plan", "--json", "--image", "dev", "--no-apt-check-valid-until", "--registry", host,
+    plan = buildctl("--root", str(good), "plan", "--json", "--image", "dev", "--no-apt-check-valid-until", "--registry", host,
                     "--out", str(tmp_path / "plan"))
     assert plan.returncode == 0, plan.stderr
     import json
     dev = [c for c in json.loads(plan.stdout)["cells"] if c["ref"].startswith("rocmig/dev:")][0]
     assert (dev["action"], dev["where"]) == ("skip", host), dev
-    back = buildctl("build", "--image", "dev", "--no-apt-check-valid-until", "--registry", host,
+    back = buildctl("--root", str(good), "build", "--image", "dev", "--no-apt-check-valid-until", "--registry", host,
                     "--out", str(tmp_path / "back"), timeout=1200)
     assert back.returncode == 0, back.stderr[-3000:]
     assert f"rocmig/dev:{full}: pulled" in back.stderr
