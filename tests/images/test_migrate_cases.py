@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,30 @@ def test_hipify_warnings_equal_hipify_perls_own(tmp_path):
     proc = run_recipe(CASES, tmp_path, "-c", script, entry=("python3",))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "A11_texture_reference.cu 4" in proc.stdout
+
+
+def test_interrupted_run_leaves_no_report(tmp_path):
+    """A run killed mid-way (here: during hipcc) leaves no report.json, and none of an earlier run."""
+    cases_or_skip()
+    out = tmp_path / "out"
+    first = run_recipe(CASES, out, "/src/A10_thrust_cuda_par.cu", "--out", "/out/run", "--arch", "gfx942")
+    assert first.returncode == 0, first.stderr
+    assert (out / "run" / "report.json").is_file()
+    name = f"rocmig-migrate-kill-{os.getpid()}"
+    cmd = ["docker", "run", "-d", "--name", name, "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
+           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", "-v", f"{ROOT / 'recipes'}:/opt/rocmig/recipes:ro",
+           "-v", f"{CASES}:/src:ro", "-v", f"{out}:/out", IMAGE,
+           "python3", "-m", "migrate", "/src", "--out", "/out/run", "--arch", "gfx942", "--arch", "gfx1100"]
+    assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
+    try:
+        deadline = time.monotonic() + 120
+        while (out / "run" / "report.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)  # the new run removes the earlier run's reports first
+        while not list((out / "run" / "build").rglob("*.log")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        subprocess.run(["docker", "kill", name], capture_output=True)
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    assert list((out / "run" / "build").rglob("*.log")), "the run never reached the compile stage"
+    assert not (out / "run" / "report.json").exists()
+    assert not (out / "run" / "report.html").exists()
