@@ -21,7 +21,7 @@ from rich.table import Table
 
 from buildctl.bake import BuildOptions, write_bake_file
 from buildctl.cache import Decision, decide_cell, engine_lookup
-from buildctl.errors import RocmigError
+from buildctl.errors import InputError, RocmigError
 from buildctl.plan import REPOSITORY, Cell, Plan
 from buildctl.provenance import add_sbom, build_labels, created_now, git_revision, source_url
 from buildctl.render import cell_dir
@@ -82,6 +82,14 @@ class BuildContext:
     sbom: bool = True
 
 
+def check_builder(name: str) -> None:
+    """Raise InputError naming --builder when buildx has no builder `name` (`docker buildx ls` lists them)."""
+    result = subprocess.run(["docker", "buildx", "inspect", name], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise InputError(f"--builder: no buildx builder named {name!r} ({result.stderr.strip()[:200]}); "
+                         "`docker buildx ls` lists them, `docker buildx create` makes one")
+
+
 def _bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
     cmd = ["docker", "buildx", "bake"]
     if builder:
@@ -110,6 +118,7 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Conso
     logs = out_root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     labels: dict[str, dict[str, str]] = {}
+    write_bake_file(plan, out_root, options)  # the static definition; rewritten with labels per built cell
     failed: set[str] = set()
     results: list[CellResult] = []
     n = len(plan.cells)
@@ -140,10 +149,10 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Conso
         log = logs / f"{cell.name}.log"
         console.print(f"{head}: building ({decision.reason}); log: {log}")
         with console.status(f"{head}: building"), log.open("w") as fh:
-            fh.write(f"# buildctl: {cell.ref}: {decision.reason}; key {decision.key}\n")
+            cmd = _bake_cmd(bake_file, cell.name, context.builder)
+            fh.write(f"# buildctl: {cell.ref}: {decision.reason}; key {decision.key}\n# buildctl: {' '.join(cmd)}\n")
             fh.flush()
-            rc = subprocess.run(_bake_cmd(bake_file, cell.name, context.builder),
-                                stdout=fh, stderr=subprocess.STDOUT).returncode
+            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT).returncode
             sbom_error = ""
             if rc == 0 and context.sbom:
                 try:

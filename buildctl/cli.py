@@ -192,6 +192,10 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
         preflight(client, plan)
     _render_all(project, plan, out)
     options = BuildOptions(apt_mirror, apt_check_valid_until, ca_bundle, max_jobs or default_max_jobs())
+    if builder:
+        from buildctl.build import check_builder
+
+        check_builder(builder)
     context = BuildContext(project.root, builder, _registry(registry, username, retries), sbom)
     results = build_plan(plan, out, options, console, keep_going, context, client)
     bad = [r for r in results if r.status not in GOOD]

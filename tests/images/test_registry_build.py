@@ -32,3 +32,29 @@ def test_failed_cell_keeps_its_tag_and_log_and_shows_the_tail(tmp_path):
     log = out / "logs" / "dev_rocm7_2_4-gfx942-debian.log"
     assert "exit code: 3" in log.read_text(errors="replace")
     assert _image_id(DEV) == before  # no tag moved to a half-built image
+
+
+def test_unknown_builder_is_refused_before_building():
+    result = buildctl("build", "--image", "dev", "--builder", "no-such-builder")
+    assert result.returncode == 2 and "--builder: no buildx builder named 'no-such-builder'" in result.stderr
+
+
+def test_named_builder_runs_bake_on_it(tmp_path):
+    """The engine's own builder (`default`, docker driver) named explicitly: a changed recipe rebuilds dev
+    through `bake --builder default --load`; the dev image is restored afterwards."""
+    root = _snapshot(tmp_path, "project")
+    args = ("build", "--image", "dev", "--no-apt-check-valid-until", "--out", str(tmp_path / "out"))
+    recipe = sorted((root / "recipes" / "migrate").rglob("*.py"))[0]
+    original = recipe.read_text()
+    recipe.write_text(original + "\n# changed for the --builder test\n")
+    try:
+        result = buildctl("--root", str(root), *args, "--builder", "default", timeout=1800)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert f"{DEV}: built" in result.stderr
+        assert "--builder default --load" in "".join(
+            line for line in (tmp_path / "out" / "logs" / "dev_rocm7_2_4-gfx942-debian.log").open()
+            if line.startswith("# buildctl:"))
+    finally:
+        recipe.write_text(original)
+        restore = buildctl("--root", str(root), *args, timeout=1800)
+        assert restore.returncode == 0, restore.stderr[-3000:]
