@@ -12,6 +12,7 @@ beside the old one and swapped in whole.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -26,9 +27,12 @@ from buildctl.plan import Cell
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 
-def _environment(project: Project) -> jinja2.Environment:
+@functools.lru_cache(maxsize=8)
+def _environment(templates: Path) -> jinja2.Environment:
+    """One Jinja environment per templates folder, so each template compiles once per process (its
+    loader re-reads a template whose file changed)."""
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(project.root / "templates"),
+        loader=jinja2.FileSystemLoader(templates),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -57,7 +61,7 @@ def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
 
     Raises jinja2.UndefinedError when a template uses a name the cell does not define (StrictUndefined).
     """
-    env = _environment(project)
+    env = _environment(project.root / "templates")
     final = cell_dir(out_root, cell)
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{cell.tag}.", dir=final.parent))
