@@ -154,3 +154,27 @@ def test_unary_minus_guarded_and_other_types():
     out, fixes = apply(cuda)
     assert out == "#if !defined(__HIP_PLATFORM_AMD__)\n" + cuda + "#endif\n"
     assert fixes[0].lines == (1, 3)  # insertions are reported at the line they precede
+
+
+def test_finding_status_fixed_only_where_the_migrated_line_changed():
+    """pipeline._status: fixed when a listed fixup touched the line, or the rule no longer matches it."""
+    from migrate import cpp, pipeline, rules, scan
+    from migrate.archs import Arch
+
+    cuda = ("#include <thrust/execution_policy.h>\n"
+            "void f(){ thrust::sort(thrust::cuda::par, a, b); }\n"
+            "__device__ float g(float v){ int lane = threadIdx.x & 31; return __shfl_xor_sync(0xffffffff, v, 1); }\n")
+    hip = '#include "hip/hip_runtime.h"\n' + cuda
+    ctx = scan.tree_context([cpp.blank(cuda)], [Arch("gfx942", "CDNA3", 64, 65536)])
+    compiled = scan.compile_rules(rules.load_rules(), ctx)
+    by_id = {c.rule.id: c for c in compiled}
+    in_to_hip = linemap.map_lines(cuda.split("\n"), hip.split("\n"))
+    final, fixes = fixups.apply_all("f.cu", cuda, hip, [], in_to_hip)
+    hip_to_final = linemap.map_lines(hip.split("\n"), final.split("\n"))
+    blanked = cpp.blank(final)
+    status = {(f.line, f.rule): pipeline._status(f, by_id, in_to_hip, hip_to_final, blanked.split("\n"),
+                                                 cpp.dead_lines(blanked), fixes).status
+              for f in scan.scan_file("f.cu", cuda, compiled, ctx)}
+    assert status[(2, "thrust-cuda-policy")] == "fixed"
+    assert status[(3, "warp-mask-32bit")] == "fixed"
+    assert status[(3, "warp-lane-arith-32")] == "open"
