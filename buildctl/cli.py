@@ -352,7 +352,7 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
     Extra arguments (e.g. --baseline, --fail-on error, --jobs 2) go to the recipe.
     """
     from buildctl.engine import docker_client
-    from buildctl.migrate import pick_dev_image, resolve_src, run_migrate
+    from buildctl.migrate import annotate_report, pick_dev_image, resolve_src, run_migrate
 
     project = _project(ctx)
     rocm = rocm or project.matrix.default.rocm
@@ -364,6 +364,10 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
     client = docker_client()
     cell = pick_dev_image(client, list(plan.cells))
     code, output = run_migrate(client, cell, src, out, list(archs), list(recipe_args))
+    matched = annotate_report(project.root, out)
+    if (out / "report.json").exists():
+        click.echo(f"report: {out.resolve() / 'report.html'} ({matched} failed compile result(s) matched "
+                   f"the error case library)")
     if code != 0:
         _print_diagnosis(output)
         sys.exit(code)

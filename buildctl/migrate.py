@@ -49,7 +49,8 @@ def run_migrate(client: docker.DockerClient, cell: Cell, src: Path, out: Path, a
     """
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    command = ["python3", "-m", "migrate", "/src"]
+    target = f"/src/{src.name}" if src.is_file() else "/src"
+    command = ["python3", "-m", "migrate", target]
     for arch in archs:
         command += ["--arch", arch]
     command += ["--out", "/out", *extra_args]
@@ -57,7 +58,7 @@ def run_migrate(client: docker.DockerClient, cell: Cell, src: Path, out: Path, a
         cell.ref, command, detach=True,
         user=f"{os.getuid()}:{os.getgid()}",
         environment={"PYTHONPATH": RECIPE_DIR, "HOME": "/tmp"},
-        volumes={str(src): {"bind": "/src", "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"}},
+        volumes={str(src): {"bind": target, "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"}},
         working_dir="/tmp")
     try:
         chunks = []
@@ -69,3 +70,38 @@ def run_migrate(client: docker.DockerClient, cell: Cell, src: Path, out: Path, a
     finally:
         container.remove(force=True)
     return code, "".join(chunks)
+
+
+def annotate_report(root: Path, out: Path) -> int:
+    """Match each failed unit's first compiler error against the error case library (buildctl.doctor)
+    and rewrite the report with the matches; returns how many compile results got a match.
+
+    The recipe runs inside the image, where the catalog is not; its own report writer (recipes/migrate,
+    loaded from the project root) renders the matches into report.md and report.html. A report without
+    "complete": true (an interrupted run) is left as it is.
+    """
+    import importlib.util
+    import json
+
+    from buildctl.doctor import diagnose
+
+    path = out / "report.json"
+    if not path.exists():
+        return 0
+    data = json.loads(path.read_text())
+    if not data.get("complete"):
+        return 0
+    matched = 0
+    for entry in data["files"]:
+        for result in entry.get("compile", {}).values():
+            if result.get("status") == "failed" and result.get("first_error"):
+                matches = diagnose(result["first_error"], limit=1)
+                result["doctor"] = [{"id": m.entry.id, "title": m.entry.title, "fix": m.entry.fix[0]}
+                                    for m in matches]
+                matched += bool(matches)
+    spec = importlib.util.spec_from_file_location("rocmig_migrate_report",
+                                                  root / "recipes" / "migrate" / "migrate" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    report.write_all(out, data)
+    return matched
