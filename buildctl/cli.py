@@ -389,7 +389,8 @@ main.add_command(kernels)
 def run() -> None:
     """Console-script entry: run the CLI, turning RocmigError into one line and its exit code."""
     try:
-        main.main(standalone_mode=False)
+        # Without standalone mode click returns a command's ctx.exit(code) instead of exiting with it.
+        code = main.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
@@ -401,3 +402,4 @@ def run() -> None:
     except RocmigError as exc:
         click.echo(f"buildctl: error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
