@@ -19,10 +19,10 @@ from rich.table import Table
 from buildctl import __version__
 from buildctl.bake import BuildOptions, default_max_jobs
 from buildctl.doctor.cli import doctor
-from buildctl.errors import RocmigError
+from buildctl.errors import ConfigError, RocmigError
 from buildctl.kernels_cli import kernels
 from buildctl.load import Project, load_project
-from buildctl.plan import Plan, Selection, make_plan
+from buildctl.plan import Plan, Selection, check_selection, make_plan
 
 DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
@@ -352,25 +352,31 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
     Extra arguments (e.g. --baseline, --fail-on error, --jobs 2) go to the recipe.
     """
     from buildctl.engine import docker_client
-    from buildctl.migrate import annotate_report, pick_dev_image, resolve_src, run_migrate
+    from buildctl.migrate import Mounts, annotate_report, check_paths, pick_dev_image, run_migrate
 
     project = _project(ctx)
     rocm = rocm or project.matrix.default.rocm
-    selection = narrow_to_default_source(project, Selection((source,) if source else (), (rocm,), tuple(archs), ("dev",)))
-    plan = make_plan(project, selection)
-    if not plan.cells:
-        raise RocmigError("no dev cell for this selection: " + "; ".join(e.reason for e in plan.excluded))
-    src = resolve_src(src)
+    selection = narrow_to_default_source(project, Selection((source,) if source else (), (rocm,), tuple(archs), ()))
+    check_selection(project, selection)
+    dev_cells = make_plan(project, Selection(selection.sources, (rocm,), (), ("dev",))).cells
+    if not dev_cells:
+        raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `buildctl matrix --image dev`)")
+    mounts = Mounts(*check_paths(src, out))
     client = docker_client()
-    cell = pick_dev_image(client, list(plan.cells))
-    code, output = run_migrate(client, cell, src, out, list(archs), list(recipe_args))
-    matched = annotate_report(project.root, out)
-    if (out / "report.json").exists():
-        click.echo(f"report: {out.resolve() / 'report.html'} ({matched} failed compile result(s) matched "
+    cell = pick_dev_image(client, list(dev_cells), list(archs))
+    code, output = run_migrate(client, cell, mounts, list(archs), list(recipe_args))
+    matched = annotate_report(project.root, mounts)
+    if (mounts.out / "report.json").exists():
+        click.echo(f"report: {mounts.out / 'report.html'} ({matched} failed compile result(s) matched "
                    f"the error case library)")
     if code != 0:
         _print_diagnosis(output)
-        sys.exit(code)
+        sys.exit(MIGRATE_EXIT.get(code, 5))
+
+
+# The recipe's exit codes (docs/migrate.md) mapped to buildctl's (README "Exit codes"): 1 the --fail-on
+# threshold was met, 2 bad input; anything else (hipcc missing, a crash, an OOM kill) is a failed recipe run.
+MIGRATE_EXIT = {1: 1, 2: 2, 130: 130}
 
 
 def _print_diagnosis(text: str) -> None:

@@ -1,16 +1,23 @@
 """`buildctl migrate`: run the in-image `migrate` recipe (recipes/migrate) in a dev image.
 
 The CUDA tree is mounted read-only at /src, the output folder (created here, so owned by the calling
-user) at /out, and the container runs as the calling user's UID:GID.
+user) at /out, and the container runs as the calling user's UID:GID. The recipe's messages and report
+name /src and /out; the host relabels them with the paths the user gave.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import re
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import docker
 
+from buildctl.doctor import diagnose
 from buildctl.engine import image_exists
 from buildctl.errors import BuildError, InputError
 from buildctl.plan import Cell
@@ -18,39 +25,63 @@ from buildctl.plan import Cell
 RECIPE_DIR = "/opt/rocmig/recipes/migrate"
 
 
-def pick_dev_image(client: docker.DockerClient, dev_cells: list[Cell]) -> Cell:
-    """The first of `dev_cells` whose image is in the local image store.
+def pick_dev_image(client: docker.DockerClient, dev_cells: list[Cell], archs: list[str]) -> Cell:
+    """A dev cell of the selected ROCm release whose image is in the local image store.
 
-    dev_cells: the dev cells of the selected ROCm release, one per requested arch (hipcc in any of
-    them compiles for every offload arch). Raises BuildError naming the image to build when none exists.
+    dev_cells: every dev cell of that (source, ROCm) release. hipcc in any of them compiles for every
+    offload arch, so a requested arch's own image is preferred but not needed. Raises BuildError naming
+    the image to build when none exists.
     """
-    for cell in dev_cells:
+    ordered = sorted(dev_cells, key=lambda c: c.arch_name not in archs)
+    for cell in ordered:
         if image_exists(client, cell.ref):
             return cell
-    first = dev_cells[0]
+    first = ordered[0]
     raise BuildError(
-        f"no dev image for ROCm {first.release.version} ({first.release.source}) is built: build it with "
-        f"`buildctl build --source {first.release.source} --rocm {first.release.version} --arch {first.arch_name} "
-        f"--image dev` (or `make images`)")
+        f"no dev image for ROCm {first.release.version} ({first.release.source}) is built: build one with "
+        f"`make images SOURCE={first.release.source} ROCM={first.release.version} ARCH={first.arch_name}`")
 
 
-def resolve_src(src: Path) -> Path:
-    """The absolute path of a CUDA tree or file. Raises InputError when it does not exist."""
+def check_paths(src: Path, out: Path) -> tuple[Path, Path]:
+    """Absolute (src, out). Raises InputError when src does not exist or when one contains the other
+    (the report would land in the input, or the next run would scan its own output)."""
     if not src.exists():
         raise InputError(f"{src}: no such file or folder (give a CUDA source tree or a .cu file)")
-    return src.resolve()
+    src, out = src.resolve(), out.resolve()
+    inside_src = src.is_dir() and (out == src or src in out.parents)
+    if inside_src or out in src.parents:
+        raise InputError(f"--out {out}: must lie outside the source {src} (and not contain it)")
+    return src, out
 
 
-def run_migrate(client: docker.DockerClient, cell: Cell, src: Path, out: Path, archs: list[str],
+@dataclass(frozen=True)
+class Mounts:
+    """Host paths and where the container sees them."""
+
+    src: Path
+    out: Path
+
+    @property
+    def target(self) -> str:
+        return f"/src/{self.src.name}" if self.src.is_file() else "/src"
+
+    def relabel(self, text: str) -> str:
+        """Replace the container's /src and /out paths in `text` by the host paths."""
+        src_host = str(self.src.parent if self.src.is_file() else self.src)
+        text = re.sub(r"(?<![\w/.])/src(?=/|\b)", src_host, text)
+        return re.sub(r"(?<![\w/.])/out(?=/|\b)", str(self.out), text)
+
+
+def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: list[str],
                 extra_args: list[str]) -> tuple[int, str]:
-    """Run the recipe on `src` (from resolve_src) for `archs`, writing the report into `out`.
+    """Run the recipe for `archs`, streaming its output (relabelled) and writing the report into mounts.out.
 
-    Returns (the recipe's exit code, its output).
+    Returns (the recipe's exit code, its relabelled output). An output folder this call created is
+    removed again when the run leaves nothing in it (bad input).
     """
-    out = out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    target = f"/src/{src.name}" if src.is_file() else "/src"
-    command = ["python3", "-m", "migrate", target]
+    created = not mounts.out.exists()
+    mounts.out.mkdir(parents=True, exist_ok=True)
+    command = ["python3", "-m", "migrate", mounts.target]
     for arch in archs:
         command += ["--arch", arch]
     command += ["--out", "/out", *extra_args]
@@ -58,37 +89,35 @@ def run_migrate(client: docker.DockerClient, cell: Cell, src: Path, out: Path, a
         cell.ref, command, detach=True,
         user=f"{os.getuid()}:{os.getgid()}",
         environment={"PYTHONPATH": RECIPE_DIR, "HOME": "/tmp"},
-        volumes={str(src): {"bind": target, "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"}},
+        volumes={str(mounts.src): {"bind": mounts.target, "mode": "ro"},
+                 str(mounts.out): {"bind": "/out", "mode": "rw"}},
         working_dir="/tmp")
     try:
         chunks = []
         for chunk in container.logs(stream=True, follow=True):
-            text = chunk.decode(errors="replace")
+            text = mounts.relabel(chunk.decode(errors="replace"))
             chunks.append(text)
             print(text, end="", flush=True)
         code = container.wait()["StatusCode"]
     finally:
         container.remove(force=True)
+    if created and not any(mounts.out.iterdir()):
+        shutil.rmtree(mounts.out)
     return code, "".join(chunks)
 
 
-def annotate_report(root: Path, out: Path) -> int:
-    """Match each failed unit's first compiler error against the error case library (buildctl.doctor)
-    and rewrite the report with the matches; returns how many compile results got a match.
+def annotate_report(root: Path, mounts: Mounts) -> int:
+    """Relabel the report's container paths, match each failed unit's first compiler error against the
+    error case library (buildctl.doctor) and rewrite the report; returns how many compile results matched.
 
     The recipe runs inside the image, where the catalog is not; its own report writer (recipes/migrate,
-    loaded from the project root) renders the matches into report.md and report.html. A report without
+    loaded from the project root) renders the result into report.md and report.html. A report without
     "complete": true (an interrupted run) is left as it is.
     """
-    import importlib.util
-    import json
-
-    from buildctl.doctor import diagnose
-
-    path = out / "report.json"
+    path = mounts.out / "report.json"
     if not path.exists():
         return 0
-    data = json.loads(path.read_text())
+    data = json.loads(mounts.relabel(path.read_text()))
     if not data.get("complete"):
         return 0
     matched = 0
@@ -103,5 +132,5 @@ def annotate_report(root: Path, out: Path) -> int:
                                                   root / "recipes" / "migrate" / "migrate" / "report.py")
     report = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(report)
-    report.write_all(out, data)
+    report.write_all(mounts.out, data)
     return matched

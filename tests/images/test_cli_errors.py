@@ -45,3 +45,20 @@ def test_migrate_unknown_arch_lists_valid_values(tmp_path):
     result = buildctl("migrate", str(tmp_path), "--arch", "gfx1300", "--out", str(tmp_path / "out"))
     assert result.returncode == 2
     assert "--arch: unknown value 'gfx1300'" in result.stderr and "gfx942" in result.stderr
+
+
+def test_migrate_out_inside_the_source_is_refused(tmp_path):
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    result = buildctl("migrate", str(tmp_path), "--arch", "gfx942", "--out", str(tmp_path / "report"))
+    assert result.returncode == 2
+    assert "must lie outside the source" in result.stderr
+    assert not (tmp_path / "report").exists()
+
+
+def test_migrate_bad_input_leaves_no_empty_out_folder(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "notes.txt").write_text("no CUDA here\n")
+    result = buildctl("migrate", str(tmp_path / "src"), "--arch", "gfx942", "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert str(tmp_path / "src") in result.stdout + result.stderr  # the host path, not /src
+    assert not (tmp_path / "out").exists()
