@@ -11,8 +11,9 @@ SOURCE ?=
 ARCH ?=
 IMAGES ?=
 APT_MIRROR ?=
-# The Debian mirror seen here is a frozen snapshot: apt needs Check-Valid-Until off (DESIGN.md).
-APT_CHECK_VALID_UNTIL ?= $(shell apt-config dump 2>/dev/null | grep -qi 'Check-Valid-Until "false"' && echo false || echo true)
+# APT_CHECK_VALID_UNTIL=false|true overrides buildctl's default, which follows the host apt's setting
+# (a snapshot mirror, as on hosts with a frozen Debian mirror, needs it off).
+APT_CHECK_VALID_UNTIL ?=
 PYTEST_ARGS ?=
 
 # IMAGES=all: every image role (images/*/image.yaml).
@@ -34,7 +35,8 @@ venv: $(BIN)/python
 images: venv
 	$(BUILDCTL) base bootstrap trixie --if-missing
 	$(BUILDCTL) build $(sel) $(if $(APT_MIRROR),--apt-mirror $(APT_MIRROR)) \
-	  $(if $(filter false,$(APT_CHECK_VALID_UNTIL)),--no-apt-check-valid-until)
+	  $(if $(filter false,$(APT_CHECK_VALID_UNTIL)),--no-apt-check-valid-until) \
+	  $(if $(filter true,$(APT_CHECK_VALID_UNTIL)),--apt-check-valid-until)
 
 render: venv
 	$(BUILDCTL) render $(sel)

@@ -182,7 +182,7 @@ def summary_table(results: list[CellResult]) -> Table:
     colors = {"built": "green", "cached": "cyan", "pulled": "cyan", "failed": "red", "skipped": "yellow"}
     table = Table(title="build summary")
     for col in ("cell", "status", "seconds", "detail"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in results:
         table.add_row(r.cell.ref, f"[{colors[r.status]}]{r.status}[/]", f"{r.seconds:.1f}", r.detail)
     return table

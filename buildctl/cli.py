@@ -65,7 +65,7 @@ def narrow_to_default_source(project: Project, selection: Selection) -> Selectio
 def _plan_table(plan: Plan, title: str) -> Table:
     table = Table(title=title)
     for col in ("image", "source", "ROCm", "arch", "tag", "status"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for cell in plan.cells:
         table.add_row(cell.role, cell.release.source, cell.release.full, cell.arch_name, cell.ref, "[green]planned[/]")
     for ex in plan.excluded:
@@ -156,8 +156,8 @@ def _render_all(project: Project, plan: Plan, out: Path) -> None:
 @selection_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
 @click.option("--apt-mirror", metavar="URL", help="Debian mirror to use instead of deb.debian.org (e.g. a snapshot)")
-@click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=True, show_default=True,
-              help="off for snapshot mirrors, whose Release files have expired")
+@click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=None,
+              help="off for snapshot mirrors, whose Release files have expired [default: the host apt's setting]")
 @click.option("--max-jobs", type=click.IntRange(min=1), default=None,
               help="compile jobs in builder stages (MAX_JOBS); default: min(cores, memory GiB / 5)")
 @click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -191,7 +191,7 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
     else:
         preflight(client, plan)
     _render_all(project, plan, out)
-    options = BuildOptions(apt_mirror, apt_check_valid_until, ca_bundle, max_jobs or default_max_jobs())
+    options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), ca_bundle, max_jobs or default_max_jobs())
     if builder:
         from buildctl.build import check_builder
 
@@ -201,6 +201,13 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
     bad = [r for r in results if r.status not in GOOD]
     if bad:
         raise _build_failure(bad)
+
+
+def _valid_until(flag: bool | None) -> bool:
+    """The flag when given, else what the host's apt does (a host on a snapshot mirror turns it off)."""
+    from buildctl.engine import host_apt_checks_valid_until
+
+    return host_apt_checks_valid_until() if flag is None else flag
 
 
 def _build_failure(bad) -> RocmigError:
@@ -215,7 +222,8 @@ def _build_failure(bad) -> RocmigError:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="print the decisions as JSON")
 @click.option("--apt-mirror", metavar="URL", help="as for build (a build arg: part of the content key)")
-@click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=True, show_default=True)
+@click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=None,
+              help="as for build [default: the host apt's setting]")
 @click.option("--registry", metavar="HOST[:PORT]", help="also count keys this registry has as built")
 @registry_options
 @click.pass_context
@@ -229,7 +237,7 @@ def plan_cmd(ctx, sources, rocms, archs, images, out, as_json, apt_mirror, apt_c
     plan = build_selection(project, sources, rocms, archs, images)
     _render_all(project, plan, out)
     remote = _registry(registry, username, retries)
-    options = BuildOptions(apt_mirror, apt_check_valid_until, None)
+    options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), None)
     decisions = decide_plan(plan, out, options.build_args(), engine_lookup(docker_client()),
                             remote.lookup if remote else None, remote.name if remote else "")
     if as_json:
@@ -238,7 +246,7 @@ def plan_cmd(ctx, sources, rocms, archs, images, out, as_json, apt_mirror, apt_c
     table = Table(title=f"{sum(d.action == 'build' for d in decisions)} to build, "
                         f"{sum(d.action == 'skip' for d in decisions)} up to date")
     for col in ("cell", "action", "key", "why"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for d in decisions:
         color = "green" if d.action == "build" else "cyan"
         table.add_row(d.cell.ref, f"[{color}]{d.action}[/]", (d.key or "-")[:19], d.reason)

@@ -46,6 +46,17 @@ def image_exists(client: docker.DockerClient, ref: str) -> bool:
     return True
 
 
+def host_apt_checks_valid_until() -> bool:
+    """False when the host's apt has Acquire::Check-Valid-Until "false" (a snapshot mirror, as on this
+    workplace's hosts), else True; True where apt-config is absent."""
+    try:
+        dump = subprocess.run(["apt-config", "dump", "Acquire::Check-Valid-Until"], capture_output=True,
+                              text=True).stdout
+    except FileNotFoundError:
+        return True
+    return 'Acquire::Check-Valid-Until "false"' not in dump
+
+
 def _reachable(url: str) -> str | None:
     """None when `url` answers an HTTP request (any status), else the reason."""
     try:
