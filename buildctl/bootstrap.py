@@ -1,7 +1,7 @@
 """`buildctl base bootstrap SUITE`: make a `debian:SUITE` image without a registry.
 
 debootstrap --variant=minbase into a temporary folder, then `tar | docker import` (about 40 s here,
-DESIGN.md). For hosts that reach no registry (air-gapped, or this workplace).
+docs/design.md). For hosts that reach no registry (air-gapped, or this workplace).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Facts per target (wavefront size, LDS / shared memory per workgroup) come from
 AMD's "GPU hardware specifications" table in the ROCm docs (CDNA2 gfx90a, CDNA3
 gfx942: 64 KiB LDS; CDNA4 gfx950: 160 KiB LDS; RDNA3 gfx1100: wave32, 64 KiB LDS),
-also recorded in docs/DESIGN.md, and NVIDIA's CUDA C++ Programming Guide
+also recorded in docs/design.md, and NVIDIA's CUDA C++ Programming Guide
 (compute capability 9.0: 227 KiB of shared memory per thread block, warp 32).
 """
 

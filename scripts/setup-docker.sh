@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start a Docker engine with BuildKit (buildx) when none answers, and a local registry (no auth) on
 # 127.0.0.1:5000. Idempotent: does nothing that is already done. Needs root and Debian apt.
-# Facts (DESIGN.md, measured): Debian's docker.io (Engine 20.10) runs here; BuildKit needs the
+# Facts (docs/design.md, measured): Debian's docker.io (Engine 20.10) runs here; BuildKit needs the
 # buildx plugin, taken from trixie's docker-buildx .deb, which installs on bookworm.
 set -euo pipefail
 

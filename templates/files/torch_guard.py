@@ -5,7 +5,7 @@
   torch_guard.py check [--expect-rocm]     fail (exit 1) when a CUDA wheel, a +cu build or libcudart is present
 
 Why: PyPI's default torch is a CUDA build that pulls several GB of nvidia-* wheels, and one
-`pip install` of a package requiring torch silently replaces a ROCm build with it (DESIGN.md; cases C04, B07).
+`pip install` of a package requiring torch silently replaces a ROCm build with it (docs/design.md; cases C04, B07).
 """
 
 from __future__ import annotations
