@@ -122,8 +122,11 @@ def build_selection(project: Project, sources, rocms, archs, images, with_parent
         selection = Selection(selection.sources, (project.matrix.default.rocm,), selection.archs, selection.images)
     plan = make_plan(project, selection, with_parents=with_parents)
     if not plan.cells:
-        reasons = "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded) or "no cell matches"
-        raise RocmigError(f"nothing to build: {reasons}")
+        if plan.excluded:
+            raise ConfigError("nothing to build: " + "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded))
+        lines = ", ".join(f"{r.source} {r.version}" for r in project.matrix.rocm)
+        raise ConfigError(f"nothing to build: no cell matches --source/--rocm {'/'.join(selection.sources)} "
+                          f"{'/'.join(selection.rocm)} (releases: {lines})")
     return plan
 
 
@@ -189,7 +192,8 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
 
         console.print(use_parent(client, plan, parent))
     else:
-        preflight(client, plan)
+        debian = [r.version for r in project.matrix.rocm if r.source == "debian"]
+        preflight(client, plan, f"SOURCE=debian ROCM={' or '.join(debian)}")
     _render_all(project, plan, out)
     options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), ca_bundle, max_jobs or default_max_jobs())
     if builder:

@@ -68,9 +68,10 @@ def _reachable(url: str) -> str | None:
     return None
 
 
-def preflight(client: docker.DockerClient, plan: Plan) -> None:
+def preflight(client: docker.DockerClient, plan: Plan, alternative: str) -> None:
     """Check that every OS base image the plan starts from is local or pullable, and its apt repository answers.
 
+    alternative: what to build instead, for the message (e.g. "SOURCE=debian ROCM=7.2").
     Raises UnreachableError (exit 4) naming the unreachable image or URL and the alternative.
     """
     seen: set[str] = set()
@@ -89,10 +90,10 @@ def preflight(client: docker.DockerClient, plan: Plan) -> None:
                 raise UnreachableError(
                     f"source {source}: base image {cell.os_image} is not local and {cell.source.registry_probe} "
                     f"is unreachable ({why}); load the image with `docker load`, or build the debian lane: "
-                    f"SOURCE=debian")
+                    f"{alternative}")
         if cell.source.apt_key:
             why = _reachable(cell.source.apt_key)
             if why is not None:
                 raise UnreachableError(
                     f"source {source}: apt repository key {cell.source.apt_key} is unreachable ({why}); "
-                    f"use a mirror or build the debian lane: SOURCE=debian")
+                    f"use a mirror or build the debian lane: {alternative}")
