@@ -110,6 +110,8 @@ DEFAULTS: dict[str, dict[str, Config]] = {
         "gfx942": GemmConfig(256, 128, 64, 1, 256, 8, epilogue_shared=False),
         "gfx950": GemmConfig(256, 256, 64, 2, 512, 8, epilogue_shared=False),
         "gfx1100": GemmConfig(128, 128, 32, 2, 128, 8, epilogue_shared=False),
+        "gfx1101": GemmConfig(128, 128, 32, 2, 128, 8, epilogue_shared=False),
+        "gfx1201": GemmConfig(128, 128, 32, 2, 128, 8, epilogue_shared=False),
         "sm_90": GemmConfig(128, 256, 64, 3, 256, 10),
     },
     "flash_attention": {
@@ -117,6 +119,8 @@ DEFAULTS: dict[str, dict[str, Config]] = {
         "gfx942": FlashAttentionConfig(64, 64, 1, 256),
         "gfx950": FlashAttentionConfig(128, 128, 1, 256),
         "gfx1100": FlashAttentionConfig(32, 32, 1, 64, p_via_shared=True),
+        "gfx1101": FlashAttentionConfig(32, 32, 1, 64, p_via_shared=True),
+        "gfx1201": FlashAttentionConfig(32, 32, 1, 64, p_via_shared=True),
         "sm_90": FlashAttentionConfig(128, 128, 1, 256),
     },
     "rmsnorm": {
@@ -124,6 +128,8 @@ DEFAULTS: dict[str, dict[str, Config]] = {
         "gfx942": RmsNormConfig(1, 256),
         "gfx950": RmsNormConfig(1, 256),
         "gfx1100": RmsNormConfig(1, 256),
+        "gfx1101": RmsNormConfig(1, 256),
+        "gfx1201": RmsNormConfig(1, 256),
         "sm_90": RmsNormConfig(1, 256),
     },
 }

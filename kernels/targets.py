@@ -56,6 +56,8 @@ TARGETS: dict[str, TargetSpec] = {
     "gfx942": TargetSpec("gfx942", "amd", "CDNA3", 64, 64 * KIB, 0x04C),
     "gfx950": TargetSpec("gfx950", "amd", "CDNA4", 64, 160 * KIB, 0x04F),
     "gfx1100": TargetSpec("gfx1100", "amd", "RDNA3", 32, 64 * KIB, 0x041),
+    "gfx1101": TargetSpec("gfx1101", "amd", "RDNA3", 32, 64 * KIB, 0x046),
+    "gfx1201": TargetSpec("gfx1201", "amd", "RDNA4", 32, 64 * KIB, 0x04E),
     "sm_90": TargetSpec("sm_90", "nvidia", "Hopper", 32, 227 * KIB, compile_arch="sm_90a"),
 }
 

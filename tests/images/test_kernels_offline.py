@@ -26,7 +26,11 @@ def _slice_image() -> str:
 
 
 IMAGE = os.environ.get("ROCMIG_KERNELS_IMAGE") or _slice_image()
-AMD_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100")
+# Every arch of the matrix (all AMD): each must have a tile table and compile.
+from buildctl.load import load_project  # noqa: E402
+from tests.images.conftest import ROOT  # noqa: E402
+
+AMD_TARGETS = tuple(load_project(ROOT).matrix.archs)
 
 # Runs inside the image: list each code object's bundle entries with clang-offload-bundler.
 LIST_BUNDLES = r"""

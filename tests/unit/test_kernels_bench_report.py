@@ -54,7 +54,7 @@ def test_cli_configs_json_lists_every_target_and_kernel():
 def test_cli_configs_rejects_unknown_target():
     res = CliRunner().invoke(main, ["--root", str(ROOT), "kernels", "configs", "--target", "gfx908"])
     assert res.exit_code == 2
-    assert "'gfx908' is not one of gfx90a, gfx942, gfx950, gfx1100, sm_90" in res.output
+    assert "'gfx908' is not one of gfx90a, gfx942, gfx950, gfx1100, gfx1101, gfx1201, sm_90" in res.output
 
 
 def test_docs_kernels_md_shows_the_current_tile_tables():

@@ -75,13 +75,13 @@ def test_tilelang_target_forms():
     assert get_target("gfx1100").tilelang_target() == {"kind": "hip", "mcpu": "gfx1100"}
     # Hopper builds for the arch-specific target that has WGMMA.
     assert get_target("sm_90").tilelang_target() == {"kind": "cuda", "arch": "sm_90a"}
-    assert set(AMD_TARGETS) == {"gfx90a", "gfx942", "gfx950", "gfx1100"}
+    assert set(AMD_TARGETS) == {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1201"}
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: get_target("gfx908"), "target 'gfx908' unknown; allowed: gfx90a, gfx942, gfx950, gfx1100, sm_90"),
+        (lambda: get_target("gfx908"), "target 'gfx908' unknown; allowed: gfx90a, gfx942, gfx950, gfx1100, gfx1101, gfx1201, sm_90"),
         (lambda: default_config("softmax", "gfx942"), "kernel 'softmax' unknown; allowed: gemm, flash_attention, rmsnorm"),
         (lambda: autotune_space("gemm", "sm_80"), "target 'sm_80' unknown"),
         (lambda: GemmProblem(4096, 0, 4096), "n must be a positive int, got 0"),
