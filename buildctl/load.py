@@ -60,6 +60,8 @@ def _validation_message(path: Path, exc: pydantic.ValidationError, data) -> str:
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "literal_error":
         msg = f"{err['input']!r} is not allowed (allowed: {err['ctx']['expected']})"
+        if isinstance(err["input"], float):
+            msg += f"; YAML read {err['input']} as a number: quote it"
     elif err["type"] == "missing":
         msg = "required key is missing"
     elif err["type"] == "string_pattern_mismatch":
@@ -151,6 +153,9 @@ def load_project(root: Path) -> Project:
 
     Raises ConfigError (exit 2) with one line naming the file, the key path and what is allowed.
     """
+    if not (root / "matrix.yaml").is_file():
+        raise ConfigError(f"{root / 'matrix.yaml'}: not found (--root names the project folder holding "
+                          "matrix.yaml, images/ and templates/)")
     images_dir = root / "images"
     images: dict[str, ImageSpec] = {}
     for spec_path in sorted(images_dir.glob("*/image.yaml")):

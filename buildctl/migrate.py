@@ -120,13 +120,14 @@ def annotate_report(root: Path, mounts: Mounts) -> int:
     data = json.loads(mounts.relabel(path.read_text()))
     if not data.get("complete"):
         return 0
+    handbook = (root / "docs" / "troubleshooting.md").resolve().as_uri()
     matched = 0
     for entry in data["files"]:
         for result in entry.get("compile", {}).values():
             if result.get("status") == "failed" and result.get("first_error"):
                 matches = diagnose(result["first_error"], limit=1)
-                result["doctor"] = [{"id": m.entry.id, "title": m.entry.title, "fix": m.entry.fix[0]}
-                                    for m in matches]
+                result["doctor"] = [{"id": m.entry.id, "title": m.entry.title, "fix": m.entry.fix[0],
+                                     "doc": f"{handbook}#{m.entry.id}"} for m in matches]
                 matched += bool(matches)
     spec = importlib.util.spec_from_file_location("rocmig_migrate_report",
                                                   root / "recipes" / "migrate" / "migrate" / "report.py")

@@ -33,7 +33,8 @@ def test_single_file_with_doctor_matches(tmp_path):
     assert compiled["status"] == "failed"
     assert [m["id"] for m in compiled["doctor"]] == ["hip-warp-sync-mask-32bit"]
     assert "hip-warp-sync-mask-32bit" in (out / "report.html").read_text()
-    assert "troubleshooting.md#hip-warp-sync-mask-32bit" in (out / "report.md").read_text()
+    handbook = (ROOT / "docs" / "troubleshooting.md").as_uri()
+    assert f"({handbook}#hip-warp-sync-mask-32bit)" in (out / "report.md").read_text()
     assert report["source"] == str(src) and report["out"] == str(out)
     assert compiled["first_error"].startswith("/") and "/out/" not in compiled["first_error"]
     assert entry["compile"]["gfx90a"]["status"] == "failed"

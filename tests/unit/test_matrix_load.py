@@ -101,3 +101,14 @@ def test_console_script_exit_code_2_one_line(project_copy):
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
     assert "matrix.yaml" in proc.stderr and "'colour'" in proc.stderr and "allowed:" in proc.stderr
+
+
+def test_unquoted_version_gets_a_hint(project_copy):
+    _mutate(project_copy, lambda d: d["rocm"][0].update(ubuntu=22.04))
+    msg = _error(project_copy)
+    assert "ubuntu" in msg and "quote it" in msg
+
+
+def test_root_without_matrix(tmp_path):
+    with pytest.raises(ConfigError, match="matrix.yaml: not found"):
+        load_project(tmp_path)

@@ -91,7 +91,7 @@ def to_markdown(data: dict) -> str:
                 if r.get("first_error"):
                     line += f": `{r['first_error']}`"
                 for m in r.get("doctor", []):
-                    line += f" (doctor: [{m['id']}](troubleshooting.md#{m['id']}) {m['title']})"
+                    line += f" (doctor: [{m['id']}]({m['doc']}) {m['title']})"
                 if arch in f["baseline"]:
                     line += f" (baseline: {f['baseline'][arch]['status']})"
                 out.append(line)
@@ -156,8 +156,8 @@ def to_html(data: dict) -> str:
             if r:
                 parts.append(f"<div>{_e(arch)}: <span class='{_e(r['status'])}'>{_e(r['status'])}</span>"
                              + (f" <code>{_e(r['first_error'])}</code>" if r["first_error"] else "")
-                             + "".join(f" <span class='info'>doctor: <b>{_e(m['id'])}</b> {_e(m['title'])}: "
-                                       f"{_e(m['fix'])}</span>" for m in r.get("doctor", []))
+                             + "".join(f" <span class='info'>doctor: <a href='{_e(m['doc'])}'><b>{_e(m['id'])}</b></a> "
+                                       f"{_e(m['title'])}: {_e(m['fix'])}</span>" for m in r.get("doctor", []))
                              + (f" (baseline: {_e(f['baseline'][arch]['status'])})" if arch in f["baseline"] else "")
                              + "</div>")
         if f["findings"]:
