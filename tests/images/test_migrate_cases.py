@@ -23,7 +23,8 @@ from tests.unit.test_migrate_scan import CASE_EXPECTATIONS
 pytestmark = pytest.mark.docker
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT.parent / "shared" / "cases" / "cuda"
+from tests.shared_cases import CASES_DIR
+CASES = CASES_DIR / "cuda"
 IMAGE = os.environ.get("ROCMIG_DEV_IMAGE", "rocmig/dev:rocm7.2.4-gfx942-debian")
 ARCHS = ("gfx90a", "gfx942", "gfx1100")
 

@@ -10,7 +10,8 @@ import pytest
 
 from tests.images.conftest import ROOT, slice_cells
 
-CASE = ROOT.parent / "shared" / "cases" / "cuda" / "A03_warp32_ballot.cu"
+from tests.shared_cases import CASES_DIR
+CASE = CASES_DIR / "cuda" / "A03_warp32_ballot.cu"
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
 
 

@@ -16,7 +16,8 @@ from buildctl.plan import Selection, make_plan
 from buildctl.render import render_cell
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT.parent / "shared" / "cases" / "cases.json"
+from tests.shared_cases import CASES_DIR
+CASES = CASES_DIR / "cases.json"
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,8 @@ import pytest
 from buildctl.doctor import diagnose
 
 # ../shared/cases next to the checkout (the project layout), else the machine-wide copy.
-_CANDIDATES = (Path(__file__).resolve().parents[3] / "shared" / "cases" / "cases.json",
-               Path("/work/shared/cases/cases.json"))
-CASES_FILE = next((p for p in _CANDIDATES if p.is_file()), _CANDIDATES[-1])
+from tests.shared_cases import CASES_DIR
+CASES_FILE = CASES_DIR / "cases.json"
 
 # case id -> catalog entry that names the case's `expected` root cause.
 EXPECTED_ENTRY = {

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CUDA = ROOT.parent / "shared" / "cases" / "cuda"
+from tests.shared_cases import CASES_DIR
+CUDA = CASES_DIR / "cuda"
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
 from migrate import fixups, includes, linemap  # noqa: E402

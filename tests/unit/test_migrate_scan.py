@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT.parent / "shared" / "cases"
+from tests.shared_cases import CASES_DIR
+CASES = CASES_DIR
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
 from migrate import cpp, rules, scan
