@@ -207,6 +207,23 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
         raise _build_failure(bad)
 
 
+def _report_pins(project: Project, plan: Plan) -> None:
+    """Print each unchecked pin; raise ConfigError naming every pin its index does not have."""
+    from buildctl.pins import check_pins
+
+    checks = check_pins(project, plan)
+    for c in checks:
+        if c.found is None:
+            click.echo(f"pin {c.package}=={c.version}: not checked, {c.index} unreachable ({c.detail}); "
+                       "the build will name it if it is missing", err=True)
+    missing = [c for c in checks if c.found is False]
+    if missing:
+        raise ConfigError("matrix.yaml: pins missing from their index: " + "; ".join(
+            f"{c.package}=={c.version} not on {c.index}{' (' + c.detail + ')' if c.detail else ''}" for c in missing))
+    click.echo(f"pins: {sum(c.found is True for c in checks)} found, {sum(c.found is None for c in checks)} "
+               "not checked (index unreachable)", err=True)
+
+
 def _valid_until(flag: bool | None) -> bool:
     """The flag when given, else what the host's apt does (a host on a snapshot mirror turns it off)."""
     from buildctl.engine import host_apt_checks_valid_until
@@ -229,16 +246,20 @@ def _build_failure(bad) -> RocmigError:
 @click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=None,
               help="as for build [default: the host apt's setting]")
 @click.option("--registry", metavar="HOST[:PORT]", help="also count keys this registry has as built")
+@click.option("--check-pins", is_flag=True,
+              help="check that every version pin of the plan exists on its index (network); a missing pin exits 2")
 @registry_options
 @click.pass_context
 def plan_cmd(ctx, sources, rocms, archs, images, out, as_json, apt_mirror, apt_check_valid_until, registry,
-             username, retries):
+             check_pins, username, retries):
     """Say for each cell of a build whether it builds or is skipped, and why (renders into --out)."""
     from buildctl.cache import decide_plan, engine_lookup
     from buildctl.engine import docker_client
 
     project = _project(ctx)
     plan = build_selection(project, sources, rocms, archs, images)
+    if check_pins:
+        _report_pins(project, plan)
     _render_all(project, plan, out)
     remote = _registry(registry, username, retries)
     options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), None)
