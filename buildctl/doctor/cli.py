@@ -23,7 +23,7 @@ EXIT_BAD_INPUT = 2
 def _read_log(log: str) -> str:
     """The text of LOG ('-' = stdin), undecodable bytes replaced. Raises OSError when LOG cannot be read."""
     if log == "-":
-        return click.get_text_stream("stdin", errors="replace").read()
+        return click.get_binary_stream("stdin").read().decode("utf-8", errors="replace")
     return Path(log).read_text(encoding="utf-8", errors="replace")
 
 
