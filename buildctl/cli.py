@@ -1,8 +1,9 @@
 """The `buildctl` command line (also `python -m buildctl`; BuildKit's own client has the same name).
 
-Exit codes: 0 success; 1 a command's own failure (e.g. `doctor` found nothing); 2 bad input (matrix.yaml,
-flags, paths); 3 no Docker engine or buildx; 4 a base image, apt repository or registry unreachable;
-5 a build or recipe failed.
+Exit codes (README.md, "Exit codes"): 0 success; 1 a command's own negative result (`doctor` found nothing,
+`migrate --fail-on` met); 2 bad input (matrix.yaml, flags, paths, pins, credentials); 3 no Docker engine or
+buildx; 4 a base image, apt repository or registry unreachable; 5 a build or recipe failed; 6 a registry
+failed on its side, a digest mismatch, or a cell not promoted.
 """
 
 from __future__ import annotations
