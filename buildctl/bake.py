@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildctl.plan import REPOSITORY, Cell, Plan
+from buildctl.plan import Cell, Plan
 from buildctl.render import cell_dir
 
 
@@ -80,7 +80,7 @@ def bake_definition(plan: Plan, out_root: Path, options: BuildOptions,
         target = {
             "context": str(cell_dir(out_root, cell).resolve()),
             "dockerfile": "Dockerfile",
-            "tags": [cell.ref] + [f"{REPOSITORY}/{cell.role}:{t}" for t in cell.alias_tags],
+            "tags": cell.local_refs,
             "args": options.build_args(),
         }
         if options.ca_bundle is not None:

@@ -6,7 +6,7 @@ rendered folder, build args and its parent's image ID as it is now: a cell whose
 is skipped ('cached'), or pulled when a registry has it ('pulled'); a rebuilt parent has a new image ID,
 so its descendants rebuild. A built cell gets provenance labels through bake and an SBOM layer
 (buildctl.provenance). A failed cell's descendants are skipped; the failure's log tail is shown, with
-the error library's diagnosis when `buildctl.doctor` is installed.
+the error library's diagnosis (buildctl.doctor).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from rich.table import Table
 
 from buildctl.bake import BuildOptions, write_bake_file
 from buildctl.cache import Decision, decide_cell, engine_lookup
+from buildctl.doctor import diagnose, format_matches
 from buildctl.errors import InputError, RocmigError
-from buildctl.plan import REPOSITORY, Cell, Plan
+from buildctl.plan import Cell, Plan
 from buildctl.provenance import add_sbom, build_labels, created_now, git_revision, source_url
 from buildctl.render import cell_dir
 
@@ -58,11 +59,7 @@ def failure_detail(log: Path, rc: int) -> str:
 
 
 def diagnosis(text: str) -> str:
-    """The error library's matches for a failed log tail (buildctl.doctor), or '' when it is absent."""
-    try:
-        from buildctl.doctor import diagnose, format_matches
-    except ImportError:
-        return ""
+    """The error library's matches for a failed log tail (buildctl.doctor), or '' when none matches."""
     matches = diagnose(text)
     return format_matches(matches) if matches else ""
 
@@ -95,10 +92,6 @@ def _bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
     if builder:
         cmd += ["--builder", builder, "--load"]
     return cmd + ["--file", str(bake_file), "--progress", "plain", target]
-
-
-def _local_tags(cell: Cell) -> list[str]:
-    return [cell.ref] + [f"{REPOSITORY}/{cell.role}:{t}" for t in cell.alias_tags]
 
 
 def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Console,
@@ -139,7 +132,7 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Conso
             continue
         if decision.action == "skip":
             with console.status(f"{head}: pulling from {remote.name}"):
-                remote.pull_as(client, cell.ref, _local_tags(cell))
+                remote.pull_as(client, cell.ref, cell.local_refs)
             results.append(CellResult(cell, "pulled", time.monotonic() - start, None, decision.reason))
             console.print(f"{head}: [cyan]pulled[/] ({decision.reason})")
             continue
@@ -156,7 +149,7 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Conso
             sbom_error = ""
             if rc == 0 and context.sbom:
                 try:
-                    add_sbom(cell, out_root, _local_tags(cell), created, fh)
+                    add_sbom(cell, out_root, cell.local_refs, created, fh)
                 except RocmigError as exc:
                     sbom_error = str(exc)
         seconds = time.monotonic() - start

@@ -52,6 +52,11 @@ class Cell:
         return (f"rocm{self.release.version}-{self.arch_name}{suffix}",)
 
     @property
+    def local_refs(self) -> list[str]:
+        """The references a build gives the image: the full tag, then the moving aliases."""
+        return [self.ref] + [f"{REPOSITORY}/{self.role}:{t}" for t in self.alias_tags]
+
+    @property
     def ref(self) -> str:
         """Full image reference, e.g. rocmig/dev:rocm7.2.4-gfx942-debian."""
         return f"{REPOSITORY}/{self.role}:{self.tag}"

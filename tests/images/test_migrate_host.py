@@ -4,7 +4,6 @@ matched to the error case library in report.json, report.md and report.html."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -23,7 +23,6 @@ from pathlib import Path
 import docker
 import pytest
 
-from buildctl.errors import UnreachableError
 from buildctl.registry import (CredentialsError, Credentials, DigestMismatchError, Registry, RegistryError,
                                RetryPolicy)
 

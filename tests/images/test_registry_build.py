@@ -3,8 +3,6 @@ content key skips a cell whose inputs are unchanged (run in a snapshot of the pr
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
 
 import pytest
 

@@ -7,7 +7,6 @@ groups); the test skips only when that file is absent.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
