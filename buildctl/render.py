@@ -41,15 +41,6 @@ def _environment(templates: Path) -> jinja2.Environment:
     )
 
 
-def _link_or_copy(src: str, dst: str) -> None:
-    """Hard-link a context file from the project tree (a rendered context is read, never written, and is
-    rendered again before every build); copy where the output lies on another filesystem."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-
-
 def cell_dir(out_root: Path, cell: Cell) -> Path:
     """Where a cell's Dockerfile and context live: <out_root>/<role>/<tag>."""
     return out_root / cell.role / cell.tag
@@ -92,7 +83,7 @@ def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
             text = env.get_template(f"partials/{name}.j2").render(cell=cell)
             _write(staging / "rocmig" / name, text, 0o755 if name.endswith(".sh") else 0o644)
         for folder in cell.image.context_dirs:
-            shutil.copytree(project.root / folder, staging / folder, ignore=_SKIP, copy_function=_link_or_copy)
+            shutil.copytree(project.root / folder, staging / folder, ignore=_SKIP)
         os.chmod(staging, 0o755)
         if final.exists():
             old = final.with_name(final.name + ".old")
