@@ -54,7 +54,8 @@ def build(problem: FlashAttentionProblem, config: FlashAttentionConfig):
         T.gemm(p, v_s, acc_o, policy=T.GemmWarpPolicy.FullRow)
 
     @T.macro
-    def softmax(acc_s, p, m_new, m_old, rescale, row_sum, l_sum):
+    def online_softmax(acc_s, m_new, m_old, rescale, row_sum, l_sum):
+        # Running max and sum over the key blocks seen so far; acc_s becomes exp2(S - max).
         T.copy(m_new, m_old)
         T.fill(m_new, -T.infinity(acc_t))
         T.reduce_max(acc_s, m_new, dim=1, clear=False)
@@ -65,22 +66,17 @@ def build(problem: FlashAttentionProblem, config: FlashAttentionConfig):
         T.reduce_sum(acc_s, row_sum, dim=1)
         for i in T.Parallel(bm):
             l_sum[i] = l_sum[i] * rescale[i] + row_sum[i]
+
+    @T.macro
+    def softmax(acc_s, p, m_new, m_old, rescale, row_sum, l_sum):
+        online_softmax(acc_s, m_new, m_old, rescale, row_sum, l_sum)
         T.copy(acc_s, p)
 
     @T.macro
     def softmax_via_lds(acc_s, p_s, p, m_new, m_old, rescale, row_sum, l_sum):
         # RDNA3 WMMA: S (D layout) and P (A layout) differ; store P to LDS in
         # S's layout and read it back in P's.
-        T.copy(m_new, m_old)
-        T.fill(m_new, -T.infinity(acc_t))
-        T.reduce_max(acc_s, m_new, dim=1, clear=False)
-        for i in T.Parallel(bm):
-            rescale[i] = T.exp2(m_old[i] * scale - m_new[i] * scale)
-        for i, j in T.Parallel(bm, bn):
-            acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m_new[i] * scale)
-        T.reduce_sum(acc_s, row_sum, dim=1)
-        for i in T.Parallel(bm):
-            l_sum[i] = l_sum[i] * rescale[i] + row_sum[i]
+        online_softmax(acc_s, m_new, m_old, rescale, row_sum, l_sum)
         for i, j in T.Parallel(bm, bn):
             p_s[i, j] = T.cast(acc_s[i, j], dtype)
         T.copy(p_s, p)
