@@ -160,6 +160,17 @@ def _check_model(conf: dict, cfg: Path, rep: Report) -> None:
         rep.error(f"{cfg}: model_name_or_path '{ref}' is neither an existing directory nor a repo id 'org/name'")
 
 
+def _read_json(path: Path, missing: str, rep: Report) -> dict | None:
+    """The JSON object in `path`, or None after reporting `missing` (absent file) or the parse error."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        rep.error(missing)
+    except ValueError as exc:
+        rep.error(f"{path}: not valid JSON ({exc})")
+    return None
+
+
 def _check_dataset(conf: dict, cfg: Path, rep: Report) -> None:
     names = [n.strip() for n in str(conf.get("dataset", "")).split(",") if n.strip()]
     if conf.get("do_train") and not names:
@@ -167,13 +178,8 @@ def _check_dataset(conf: dict, cfg: Path, rep: Report) -> None:
         return
     ddir = Path(str(conf.get("dataset_dir", "data")))
     info_path = ddir / "dataset_info.json"
-    try:
-        info = json.loads(info_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        rep.error(f"{cfg}: dataset_dir '{ddir}' has no dataset_info.json")
-        return
-    except ValueError as exc:
-        rep.error(f"{info_path}: not valid JSON ({exc})")
+    info = _read_json(info_path, f"{cfg}: dataset_dir '{ddir}' has no dataset_info.json", rep)
+    if info is None:
         return
     for name in names:
         if name not in info:
@@ -204,13 +210,8 @@ def _check_deepspeed(conf: dict, cfg: Path, rep: Report) -> None:
     if not ds:
         return
     path = Path(str(ds))
-    try:
-        dsc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        rep.error(f"{cfg}: deepspeed '{ds}' does not exist")
-        return
-    except ValueError as exc:
-        rep.error(f"{path}: not valid JSON ({exc})")
+    dsc = _read_json(path, f"{cfg}: deepspeed '{ds}' does not exist", rep)
+    if dsc is None:
         return
     stage = dsc.get("zero_optimization", {}).get("stage", 0)
     if stage not in (0, 1, 2, 3):

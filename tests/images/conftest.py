@@ -98,3 +98,23 @@ def inspect_image(ref: str) -> dict:
     result = _docker("image", "inspect", image_under_test(ref))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)[0]
+
+
+TRAIN_IMAGE = os.environ.get("ROCMIG_TRAIN_IMAGE", "rocmig/train:rocm7.2.4-gfx942-debian")
+
+
+@pytest.fixture(scope="module")
+def train_client():
+    """A docker SDK client whose engine holds TRAIN_IMAGE ($ROCMIG_TRAIN_IMAGE); skips, naming why, otherwise."""
+    import docker
+
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        pytest.skip(f"no Docker engine answers: {exc}")
+    try:
+        client.images.get(TRAIN_IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"train image {TRAIN_IMAGE} is not built here (set ROCMIG_TRAIN_IMAGE or build it first)")
+    return client

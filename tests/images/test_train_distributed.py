@@ -19,25 +19,13 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
+from tests.images.conftest import TRAIN_IMAGE  # noqa: E402
+
 pytestmark = pytest.mark.docker
-IMAGE = os.environ.get("ROCMIG_TRAIN_IMAGE", "rocmig/train:rocm7.2.4-gfx942-debian")
+IMAGE = TRAIN_IMAGE
 LAUNCH = ["python3", "-m", "recipes.distributed.launch"]
 TIMEOUT_S = 20  # collective timeout given to init_process_group
 TRAIN = ["train", "--steps", "400", "--ckpt-every", "40", "--hidden", "256", "--log-every", "100"]
-
-
-@pytest.fixture(scope="module")
-def client():
-    try:
-        c = docker.from_env()
-        c.ping()
-    except docker.errors.DockerException as exc:
-        pytest.skip(f"no Docker engine answers: {exc}")
-    try:
-        c.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.skip(f"train image {IMAGE} is not built here (set ROCMIG_TRAIN_IMAGE or build it first)")
-    return c
 
 
 class Cluster:
@@ -83,8 +71,8 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(client):
-    c = Cluster(client)
+def cluster(train_client):
+    c = Cluster(train_client)
     try:
         yield c
     finally:

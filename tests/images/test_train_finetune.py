@@ -9,32 +9,24 @@ Image: $ROCMIG_TRAIN_IMAGE (default rocmig/train:rocm7.2.4-gfx942-debian); skipp
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
 
 docker = pytest.importorskip("docker")
 
+from tests.images.conftest import TRAIN_IMAGE  # noqa: E402
+
 pytestmark = pytest.mark.docker
-IMAGE = os.environ.get("ROCMIG_TRAIN_IMAGE", "rocmig/train:rocm7.2.4-gfx942-debian")
+IMAGE = TRAIN_IMAGE
 CONFIG = "/opt/rocmig/recipes/finetune/configs/tiny_llama_lora_sft_cpu.yaml"
 ENV = {"PYTHONPATH": "/opt/rocmig", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 
 
 @pytest.fixture(scope="module")
-def box():
+def box(train_client):
     """One container of the train image, network disabled (so nothing can be downloaded); removed after."""
-    try:
-        client = docker.from_env()
-        client.ping()
-    except docker.errors.DockerException as exc:
-        pytest.skip(f"no Docker engine answers: {exc}")
-    try:
-        client.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.skip(f"train image {IMAGE} is not built here (set ROCMIG_TRAIN_IMAGE or build it first)")
-    c = client.containers.run(IMAGE, ["sleep", "infinity"], detach=True, network_disabled=True,
+    c = train_client.containers.run(IMAGE, ["sleep", "infinity"], detach=True, network_disabled=True,
                               environment=ENV, working_dir="/tmp")
     try:
         yield c
