@@ -11,16 +11,17 @@ the error library's diagnosis (buildctl.doctor).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
+from typing import IO
 
 from buildctl.bake import BuildOptions, write_bake_file
 from buildctl.cache import Decision, decide_cell, engine_lookup
+from buildctl.console import UI, escape
 from buildctl.doctor import diagnose, format_matches
 from buildctl.errors import InputError, RocmigError
 from buildctl.plan import Cell, Plan
@@ -87,6 +88,41 @@ def check_builder(name: str) -> None:
                          "`docker buildx ls` lists them, `docker buildx create` makes one")
 
 
+# A BuildKit plain-progress line that starts a Dockerfile step: `#7 [builder 3/9] RUN pip wheel ...`.
+STEP_RE = re.compile(r"^#\d+ \[(?:(?P<stage>[^\]]*?) )?(?P<i>\d+)/(?P<n>\d+)\] (?P<what>.*)$")
+STEP_TEXT_MAX = 120
+
+
+def step_of(line: str) -> str | None:
+    """'step 3/9 (builder): RUN pip wheel ...' for a BuildKit plain-progress line that starts a step, else None."""
+    m = STEP_RE.match(line)
+    if m is None:
+        return None
+    stage = f" ({m.group('stage')})" if m.group("stage") else ""
+    what = m.group("what")
+    what = what if len(what) <= STEP_TEXT_MAX else what[:STEP_TEXT_MAX - 3] + "..."
+    return f"step {m.group('i')}/{m.group('n')}{stage}: {what}"
+
+
+def run_bake(cmd: list[str], log: IO[str], on_step: Callable[[str], None],
+             on_line: Callable[[str], None]) -> int:
+    """Run `docker buildx bake --progress plain`, copying its output to `log`; calls on_step once per
+    Dockerfile step it starts (a step counter) and on_line for every line. Returns the exit status."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    assert proc.stdout is not None
+    seen: set[str] = set()
+    for line in proc.stdout:
+        log.write(line)
+        text = line.rstrip("\n")
+        on_line(text)
+        step = step_of(text)
+        if step is not None and step not in seen:
+            seen.add(step)
+            log.flush()
+            on_step(step)
+    return proc.wait()
+
+
 def _bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
     cmd = ["docker", "buildx", "bake"]
     if builder:
@@ -94,7 +130,7 @@ def _bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
     return cmd + ["--file", str(bake_file), "--progress", "plain", target]
 
 
-def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Console,
+def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
                keep_going: bool = False, context: BuildContext | None = None, client=None) -> list[CellResult]:
     """Build the dirty cells of `plan` (already rendered under `out_root`); returns one result per cell.
 
@@ -121,31 +157,32 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Conso
             failed.add(cell.ref)
             reason = f"parent {cell.parent_ref} failed" if cell.parent_ref in failed else "an earlier cell failed"
             results.append(CellResult(cell, "skipped", 0.0, None, reason))
-            console.print(f"{head}: [yellow]skipped[/] ({reason})")
+            console.info(f"{head}: [yellow]skipped[/] ({reason})")
             continue
         start = time.monotonic()
         decision: Decision = decide_cell(cell, cell_dir(out_root, cell), options.build_args(), local,
                                          remote.lookup if remote else None, remote.name if remote else "")
         if decision.action == "skip" and decision.where == "local":
             results.append(CellResult(cell, "cached", time.monotonic() - start, None, decision.reason))
-            console.print(f"{head}: [cyan]cached[/] ({decision.reason})")
+            console.info(f"{head}: [cyan]cached[/] ({decision.reason})")
             continue
         if decision.action == "skip":
             with console.status(f"{head}: pulling from {remote.name}"):
                 remote.pull_as(client, cell.ref, cell.local_refs)
             results.append(CellResult(cell, "pulled", time.monotonic() - start, None, decision.reason))
-            console.print(f"{head}: [cyan]pulled[/] ({decision.reason})")
+            console.info(f"{head}: [cyan]pulled[/] ({decision.reason})")
             continue
         created = created_now()
         labels[cell.name] = build_labels(cell, decision.key, revision, source, created)
         bake_file = write_bake_file(plan, out_root, options, labels)
         log = logs / f"{cell.name}.log"
-        console.print(f"{head}: building ({decision.reason}); log: {log}")
-        with console.status(f"{head}: building"), log.open("w") as fh:
+        console.info(f"{head}: building ({decision.reason}); log: {log}")
+        with console.status(f"{head}: building") as update, log.open("w") as fh:
             cmd = _bake_cmd(bake_file, cell.name, context.builder)
             fh.write(f"# buildctl: {cell.ref}: {decision.reason}; key {decision.key}\n# buildctl: {' '.join(cmd)}\n")
             fh.flush()
-            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT).returncode
+            rc = run_bake(cmd, fh, lambda step: update(f"{head}: {escape(step)}"),
+                          lambda line: console.detail(escape(line)))
             sbom_error = ""
             if rc == 0 and context.sbom:
                 try:
@@ -155,27 +192,24 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: Conso
         seconds = time.monotonic() - start
         if rc == 0 and not sbom_error:
             results.append(CellResult(cell, "built", seconds, log, decision.reason))
-            console.print(f"{head}: [green]built[/] in {seconds:.1f} s (key {decision.key[:19]})")
+            console.info(f"{head}: [green]built[/] in {seconds:.1f} s (key {decision.key[:19]})")
             continue
         failed.add(cell.ref)
         detail = sbom_error or failure_detail(log, rc)
         results.append(CellResult(cell, "failed", seconds, log, detail))
         tail = log_tail(log)
-        console.print(f"{head}: [red]failed[/] after {seconds:.0f} s: {detail}; full log: {log}")
-        console.print(tail, markup=False, highlight=False)
+        console.result(f"{head}: [red]failed[/] after {seconds:.0f} s: {detail}; full log: {log}")
+        console.text(tail)
         found = diagnosis(tail)
         if found:
-            console.print("rocmig doctor:\n" + found, markup=False, highlight=False)
-    console.print(summary_table(results))
+            console.text("rocmig doctor:\n" + found)
+    print_summary(console, results)
     return results
 
 
-def summary_table(results: list[CellResult]) -> Table:
-    """A rich table: one row per cell with its status, seconds and detail."""
+def print_summary(console: UI, results: list[CellResult]) -> None:
+    """The build summary table: one row per cell with its status, seconds and detail."""
     colors = {"built": "green", "cached": "cyan", "pulled": "cyan", "failed": "red", "skipped": "yellow"}
-    table = Table(title="build summary")
-    for col in ("cell", "status", "seconds", "detail"):
-        table.add_column(col, overflow="fold")
-    for r in results:
-        table.add_row(r.cell.ref, f"[{colors[r.status]}]{r.status}[/]", f"{r.seconds:.1f}", r.detail)
-    return table
+    console.table("build summary", ("cell", "status", "seconds", "detail"),
+                  [[r.cell.ref, f"[{colors[r.status]}]{r.status}[/]", f"{r.seconds:.1f}", escape(r.detail)]
+                   for r in results])

@@ -14,13 +14,12 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from buildctl import __version__
 from buildctl.bake import BuildOptions, default_max_jobs
+from buildctl.console import UI
 from buildctl.doctor.cli import doctor
-from buildctl.errors import ConfigError, RocmigError
+from buildctl.errors import EXIT_INTERRUPTED, ChildExit, ConfigError, NegativeResult, RocmigError
 from buildctl.kernels_cli import kernels
 from buildctl.load import Project, load_project
 from buildctl.plan import Plan, Selection, check_selection, make_plan
@@ -63,27 +62,34 @@ def narrow_to_default_source(project: Project, selection: Selection) -> Selectio
     return selection
 
 
-def _plan_table(plan: Plan, title: str) -> Table:
-    table = Table(title=title)
-    for col in ("image", "source", "ROCm", "arch", "tag", "status"):
-        table.add_column(col, overflow="fold")
-    for cell in plan.cells:
-        table.add_row(cell.role, cell.release.source, cell.release.full, cell.arch_name, cell.ref, "[green]planned[/]")
+def _plan_rows(plan: Plan) -> list[list[str]]:
+    rows = [[c.role, c.release.source, c.release.full, c.arch_name, c.ref, "[green]planned[/]"] for c in plan.cells]
     for ex in plan.excluded:
         c = ex.cell
-        table.add_row(c.role, c.release.source, c.release.full, c.arch_name, c.ref,
-                      f"[yellow]excluded[/] ({ex.rule}): {ex.reason}")
-    return table
+        rows.append([c.role, c.release.source, c.release.full, c.arch_name, c.ref,
+                     f"[yellow]excluded[/] ({ex.rule}): {ex.reason}"])
+    return rows
+
+
+def _ui(ctx: click.Context, stdout: bool = False) -> UI:
+    """The UI of this run (-q/-v of the group) on stderr (progress) or stdout (results)."""
+    ui: UI = ctx.obj["ui"]
+    return ui.with_stream(sys.stdout) if stdout else ui
 
 
 @click.group()
 @click.version_option(__version__, prog_name="buildctl (rocmig)")
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
               help="project root holding matrix.yaml, images/ and templates/")
+@click.option("-q", "--quiet", is_flag=True, help="only results, warnings and errors (no progress lines)")
+@click.option("-v", "--verbose", is_flag=True, help="more detail (e.g. every BuildKit progress line of a build)")
 @click.pass_context
-def main(ctx: click.Context, root: Path) -> None:
-    """rocmig's buildctl: ROCm container images from matrix.yaml (not BuildKit's buildctl)."""
-    ctx.obj = {"root": root}
+def main(ctx: click.Context, root: Path, quiet: bool, verbose: bool) -> None:
+    """rocmig's buildctl: ROCm container images from matrix.yaml (not BuildKit's buildctl).
+
+    Output is plain and unwrapped when stdout/stderr is not a terminal (pipes, CI logs).
+    """
+    ctx.obj = {"root": root, "ui": UI.stderr(quiet=quiet, verbose=verbose)}
 
 
 @main.command("matrix")
@@ -97,7 +103,8 @@ def matrix_cmd(ctx, sources, rocms, archs, images, as_json):
     if as_json:
         click.echo(json.dumps(plan.to_json(), indent=2))
     else:
-        Console().print(_plan_table(plan, f"{len(plan.cells)} cells planned, {len(plan.excluded)} excluded"))
+        _ui(ctx, stdout=True).table(f"{len(plan.cells)} cells planned, {len(plan.excluded)} excluded",
+                                    ("image", "source", "ROCm", "arch", "tag", "status"), _plan_rows(plan))
 
 
 @main.command("render")
@@ -187,11 +194,11 @@ def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_val
     plan = build_selection(project, sources, rocms, archs, images, with_parents=parent is None)
     client = docker_client()
     require_buildx()
-    console = Console(stderr=True)
+    console = _ui(ctx)
     if parent is not None:
         from buildctl.cache import use_parent
 
-        console.print(use_parent(client, plan, parent))
+        console.info(use_parent(client, plan, parent))
     else:
         debian = [r.version for r in project.matrix.rocm if r.source == "debian"]
         preflight(client, plan, f"SOURCE=debian ROCM={' or '.join(debian)}")
@@ -269,14 +276,11 @@ def plan_cmd(ctx, sources, rocms, archs, images, out, as_json, apt_mirror, apt_c
     if as_json:
         click.echo(json.dumps({"cells": [d.to_json() for d in decisions]}, indent=2))
         return
-    table = Table(title=f"{sum(d.action == 'build' for d in decisions)} to build, "
-                        f"{sum(d.action == 'skip' for d in decisions)} up to date")
-    for col in ("cell", "action", "key", "why"):
-        table.add_column(col, overflow="fold")
-    for d in decisions:
-        color = "green" if d.action == "build" else "cyan"
-        table.add_row(d.cell.ref, f"[{color}]{d.action}[/]", (d.key or "-")[:19], d.reason)
-    Console().print(table)
+    rows = [[d.cell.ref, f"[{'green' if d.action == 'build' else 'cyan'}]{d.action}[/]", (d.key or "-")[:19], d.reason]
+            for d in decisions]
+    _ui(ctx, stdout=True).table(f"{sum(d.action == 'build' for d in decisions)} to build, "
+                                f"{sum(d.action == 'skip' for d in decisions)} up to date",
+                                ("cell", "action", "key", "why"), rows)
 
 
 @main.command("push")
@@ -297,7 +301,7 @@ def push_cmd(ctx, sources, rocms, archs, images, registry, username, retries, ou
     project = _project(ctx)
     plan = build_selection(project, sources, rocms, archs, images)
     results = push_plan(project, plan, _registry(registry, username, retries), docker_client(), out,
-                        Console(stderr=True), keep_going, test)
+                        _ui(ctx), keep_going, test)
     bad = [r for r in results if r.status != "promoted"]
     if bad:
         raise RegistryError(f"{len(bad)} cell(s) not promoted: " + "; ".join(
@@ -343,8 +347,7 @@ def tags_cmd(ctx, write, check):
     elif check:
         path = project.root / TAGS_DOC
         if not path.exists() or path.read_text() != tags_markdown(project):
-            click.echo(f"{path} is stale: run `python -m buildctl tags --write`", err=True)
-            sys.exit(1)
+            raise NegativeResult(f"{path} is stale: run `python -m buildctl tags --write`")
     else:
         click.echo(tags_markdown(project), nl=False)
 
@@ -405,12 +408,10 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
                    f"the error case library)")
     if code != 0:
         _print_diagnosis(output)
-        sys.exit(MIGRATE_EXIT.get(code, 5))
-
-
-# The recipe's exit codes (docs/migrate.md) mapped to buildctl's (README "Exit codes"): 1 the --fail-on
-# threshold was met, 2 bad input; anything else (hipcc missing, a crash, an OOM kill) is a failed recipe run.
-MIGRATE_EXIT = {1: 1, 2: 2, 130: 130}
+        # The recipe's codes (docs/migrate.md): 1 the --fail-on threshold was met, 2 bad input; anything
+        # else (hipcc missing, a crash, an OOM kill) is a failed recipe run (5).
+        raise ChildExit(f"migrate recipe exited with status {code} in {cell.ref}",
+                        code if code in (1, 2, 130) else 5)
 
 
 def _print_diagnosis(text: str) -> None:
@@ -426,20 +427,27 @@ main.add_command(doctor)
 main.add_command(kernels)
 
 
-def run() -> None:
-    """Console-script entry: run the CLI, turning RocmigError into one line and its exit code."""
+def exit_code(args: list[str] | None = None) -> int:
+    """Run the CLI on `args` (default: sys.argv[1:]) and return its exit code (buildctl.errors): a
+    RocmigError becomes one `buildctl: error: ...` line on stderr and its class's code, a click usage
+    error click's message and 2, Ctrl-C 130."""
     try:
         # Without standalone mode click returns a command's ctx.exit(code) instead of exiting with it.
-        code = main.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(130)
+        code = main.main(args=args, standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("buildctl: interrupted (Ctrl-C)", err=True)
+        return EXIT_INTERRUPTED
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except RocmigError as exc:
-        click.echo(f"buildctl: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        click.echo(f"buildctl: error: {' '.join(str(exc).split())}", err=True)
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def run() -> None:
+    """Console-script entry (`buildctl`, `python -m buildctl`): exits with exit_code()."""
+    raise SystemExit(exit_code())

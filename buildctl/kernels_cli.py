@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from buildctl.errors import InputError, RocmigError
+from buildctl.errors import ChildExit, InputError
 
 
 def kernels_root(root: Path) -> Path:
@@ -70,7 +70,7 @@ def bench(ctx: click.Context, out: Path, quick: bool, no_tune: bool, names: str,
     args += ["--no-tune"] if no_tune else []
     code = _run_module(ctx.obj["root"], "kernels.bench.gpu", args)
     if code != 0:
-        raise RocmigError(f"kernels bench exited with status {code} (see its message above)")
+        raise ChildExit(f"kernels bench exited with status {code} (see its message above)", code)
 
 
 @kernels.command("offline")
@@ -88,7 +88,8 @@ def offline(ctx: click.Context, out: Path, targets: tuple[str, ...], json_path: 
         args += ["--json", str(json_path)]
     code = _run_module(ctx.obj["root"], "kernels.offline", args)
     if code != 0:
-        raise RocmigError(f"kernels offline exited with status {code}: a kernel failed to compile or has the wrong arch")
+        raise ChildExit(f"kernels offline exited with status {code}: a kernel failed to compile or has the wrong arch",
+                        code)
 
 
 @kernels.command("configs")

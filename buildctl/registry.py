@@ -36,7 +36,7 @@ from pathlib import Path
 import tenacity
 
 from buildctl.cache import ImageFacts
-from buildctl.errors import InputError, RocmigError, UnreachableError
+from buildctl.errors import CredentialsError, DigestMismatchError, InputError, RegistryError, UnreachableError
 from buildctl.plan import Cell, Plan
 
 HOST_RE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\])(:(?P<port>\d{1,5}))?$")
@@ -63,20 +63,6 @@ class TransientError(Exception):
     def __init__(self, message: str, server_side: bool = False):
         super().__init__(message)
         self.server_side = server_side
-
-
-class CredentialsError(InputError):
-    """The registry refused the credentials, or wants some and none were given. Exit 2."""
-
-
-class RegistryError(RocmigError):
-    """The registry refused an operation for good (full disk, bad request), or a pushed image failed. Exit 6."""
-
-    exit_code = 6
-
-
-class DigestMismatchError(RegistryError):
-    """The digest pulled back differs from the digest pushed. Exit 6."""
 
 
 @dataclass(frozen=True)
@@ -397,7 +383,7 @@ def push_plan(project, plan: Plan, registry: Registry, client, out_root: Path, c
         if stop or (parent is not None and parent.status != "tested"):
             r.status, r.detail = "skipped", ("parent did not pass" if parent is not None and parent.status != "tested"
                                              else "an earlier cell failed")
-            console.print(f"{cell.ref}: [yellow]skipped[/] ({r.detail})")
+            console.info(f"{cell.ref}: [yellow]skipped[/] ({r.detail})")
             continue
         staging = registry.remote_ref(cell.ref, STAGING_SUFFIX)
         try:
@@ -406,7 +392,7 @@ def push_plan(project, plan: Plan, registry: Registry, client, out_root: Path, c
             r.status = "staged"
             with console.status(f"{cell.ref}: pulling {staging} back"):
                 registry.pull_verified(client, staging, r.digest)
-            console.print(f"{cell.ref}: staged as {staging} ({r.digest[:19]}), pulled back with the same digest")
+            console.info(f"{cell.ref}: staged as {staging} ({r.digest[:19]}), pulled back with the same digest")
             if test:
                 log = out_root / "logs" / f"push-{cell.name}.log"
                 with console.status(f"{cell.ref}: image tests on {staging} (log: {log})"):
@@ -414,10 +400,10 @@ def push_plan(project, plan: Plan, registry: Registry, client, out_root: Path, c
                 if not passed:
                     raise RegistryError(f"image tests failed on {staging}: {last} (log: {log})")
             r.status = "tested"
-            console.print(f"{cell.ref}: [green]passed[/]" + ("" if test else " (tests not run: --no-test)"))
+            console.info(f"{cell.ref}: [green]passed[/]" + ("" if test else " (tests not run: --no-test)"))
         except (RegistryError, CredentialsError, UnreachableError) as exc:
             r.status, r.detail = "failed", str(exc)
-            console.print(f"{cell.ref}: [red]failed[/]: {exc}")
+            console.info(f"{cell.ref}: [red]failed[/]: {exc}")
             if isinstance(exc, (CredentialsError, UnreachableError)) or not keep_going:
                 stop = True
         finally:
@@ -436,5 +422,5 @@ def push_plan(project, plan: Plan, registry: Registry, client, out_root: Path, c
             registry.put_tag(name, tag, r.digest)
             r.final.append(f"{registry.name}/{name}:{tag}")
         r.status = "promoted"
-        console.print(f"{r.cell.ref}: [green]promoted[/] to {', '.join(r.final)}")
+        console.info(f"{r.cell.ref}: [green]promoted[/] to {', '.join(r.final)}")
     return results

@@ -15,23 +15,42 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shlex
 import shutil
 import tempfile
+import traceback
 from pathlib import Path
 
 import jinja2
 
+from buildctl.errors import ConfigError
 from buildctl.load import Project
 from buildctl.plan import Cell
 
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 
+def shell_quote(value: object) -> str:
+    """The `sh` filter: `value` as one POSIX shell word (shlex.quote). A value of only safe characters
+    (letters, digits, `@%+=:,./-_`) comes back unchanged; anything else is single-quoted, so a matrix value
+    such as `1.0 && curl http://x | sh` stays one argument and runs nothing."""
+    return shlex.quote(str(value))
+
+
+def double_quoted(value: object) -> str:
+    """The `dq` filter: `value` for the inside of a double-quoted string (POSIX shell, or a Dockerfile
+    LABEL/ENV value): backslash, double quote, `$` and backtick are backslash-escaped."""
+    text = str(value)
+    for ch in ("\\", '"', "$", "`"):
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
 @functools.lru_cache(maxsize=8)
 def _environment(templates: Path) -> jinja2.Environment:
     """One Jinja environment per templates folder, so each template compiles once per process (its
-    loader re-reads a template whose file changed)."""
-    return jinja2.Environment(
+    loader re-reads a template whose file changed). Filters: `sh` (shell_quote), `dq` (double_quoted)."""
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -39,6 +58,31 @@ def _environment(templates: Path) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["sh"] = shell_quote
+    env.filters["dq"] = double_quoted
+    return env
+
+
+def template_error(exc: jinja2.TemplateError, templates: Path, cell: Cell) -> ConfigError:
+    """A one-line ConfigError naming the template file and line, the cell and what is wrong (an undefined
+    variable, a syntax error, a missing template)."""
+    where = ""
+    if isinstance(exc, jinja2.TemplateSyntaxError) and exc.filename:
+        where = f"{exc.filename}:{exc.lineno}"
+    else:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(".j2")]
+        if frames:
+            where = f"{frames[-1].filename}:{frames[-1].lineno}"
+    if where.startswith(str(templates)):
+        where = "templates" + where[len(str(templates)):]
+    if isinstance(exc, jinja2.TemplateNotFound):
+        what = f"template {exc.name} not found under {templates}"
+    elif isinstance(exc, jinja2.UndefinedError):
+        what = f"undefined variable: {exc.message}"
+    else:
+        what = exc.message or exc.__class__.__name__
+    where = where or f"templates/{cell.image.template}"
+    return ConfigError(f"{where}: {what} (rendering {cell.ref})")
 
 
 def cell_dir(out_root: Path, cell: Cell) -> Path:
@@ -59,7 +103,9 @@ def _json(data) -> str:
 def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
     """Render one cell into `cell_dir(out_root, cell)`; returns that folder.
 
-    Raises jinja2.UndefinedError when a template uses a name the cell does not define (StrictUndefined).
+    Raises ConfigError (exit 2, one line naming the template, line and variable) when a template uses a
+    name the cell does not define (StrictUndefined), has a syntax error or includes a missing template;
+    the cell's old folder is then left as it was.
     """
     env = _environment(project.root / "templates")
     final = cell_dir(out_root, cell)
@@ -85,14 +131,21 @@ def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
         for folder in cell.image.context_dirs:
             shutil.copytree(project.root / folder, staging / folder, ignore=_SKIP)
         os.chmod(staging, 0o755)
-        if final.exists():
-            old = final.with_name(final.name + ".old")
-            shutil.rmtree(old, ignore_errors=True)
-            final.rename(old)
-            staging.rename(final)
-            shutil.rmtree(old)
-        else:
-            staging.rename(final)
+        _swap(staging, final)
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, project.root / "templates", cell) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return final
+
+
+def _swap(staging: Path, final: Path) -> None:
+    """Replace `final` by `staging` whole (rename; the old folder is removed after)."""
+    if final.exists():
+        old = final.with_name(final.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        final.rename(old)
+        staging.rename(final)
+        shutil.rmtree(old)
+    else:
+        staging.rename(final)

@@ -8,9 +8,9 @@ import json
 import os
 from pathlib import Path
 
-import jinja2
 import pytest
 
+from buildctl.errors import ConfigError
 from buildctl.bake import BuildOptions, bake_definition, levels
 from buildctl.load import load_project
 from buildctl.plan import Selection, make_plan
@@ -72,9 +72,12 @@ def test_undefined_template_variable_is_an_error(project_copy, tmp_path):
     tpl.write_text(tpl.read_text() + "\nENV X={{ cell.no_such_field }}\n")
     project = load_project(project_copy)
     cell = make_plan(project, Selection(("debian",), ("7.2",), ("gfx942",), ("dev",))).cells[0]
-    with pytest.raises(jinja2.UndefinedError):
+    with pytest.raises(ConfigError) as err:
         render_cell(project, cell, tmp_path / "out")
     assert not (tmp_path / "out" / "dev" / cell.tag).exists()
+    message = str(err.value)
+    assert message.startswith("templates/dev.Dockerfile.j2:") and "no_such_field" in message
+    assert "\n" not in message and cell.ref in message
 
 
 def test_bake_definition_levels_and_secret(tmp_path):
