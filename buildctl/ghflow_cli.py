@@ -1,0 +1,53 @@
+"""Commands of the GitHub flow: `report hardware`, `review`, `ci render`.
+
+Exit codes (README.md): 0 success; 1 the command's own negative result (`report hardware --run-tests`:
+a GPU test failed; `review`: a finding of severity error; `ci render --check`: the workflows are stale);
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from buildctl.errors import InputError, NegativeResult
+
+
+@click.group("report")
+def report_group():
+    """Reports to paste into a pull request."""
+
+
+@report_group.command("hardware")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON instead of Markdown")
+@click.option("--run-tests", is_flag=True,
+              help="also run `pytest -m amdgpu tests` (JUnit XML next to --out, or build/amdgpu-junit.xml)")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="write the report to FILE")
+@click.pass_context
+def report_hardware_cmd(ctx, as_json, run_tests, out):
+    """GPU model, gfx arch, VRAM, CUs, driver, firmware, ROCm, OS, container: the PR's hardware report.
+
+    Without an AMD GPU the report says so and the command succeeds.
+    """
+    from dataclasses import replace
+
+    from buildctl.report_hw import collect, markdown, run_amdgpu_tests
+
+    if out is not None and not out.parent.is_dir():
+        raise InputError(f"--out: folder {out.parent} does not exist")
+    report = collect()
+    if run_tests:
+        junit = (out.parent if out else ctx.obj["root"] / "build") / "amdgpu-junit.xml"
+        report = replace(report, tests=run_amdgpu_tests(ctx.obj["root"], junit))
+    text = json.dumps(report.to_json(), indent=2) + "\n" if as_json else markdown(report)
+    if out is not None:
+        out.write_text(text)
+        click.echo(f"report: {out}", err=True)
+    else:
+        click.echo(text, nl=False)
+    t = report.tests
+    if t is not None and (t.failures or t.errors or t.exit_code not in (0, None)):
+        raise NegativeResult(f"pytest -m amdgpu: {t.failures} failed, {t.errors} errors (exit {t.exit_code}); "
+                             f"JUnit XML: {t.path}")
