@@ -51,3 +51,42 @@ def report_hardware_cmd(ctx, as_json, run_tests, out):
     if t is not None and (t.failures or t.errors or t.exit_code not in (0, None)):
         raise NegativeResult(f"pytest -m amdgpu: {t.failures} failed, {t.errors} errors (exit {t.exit_code}); "
                              f"JUnit XML: {t.path}")
+
+
+def _default_base(repo: Path) -> str:
+    """origin/main when the clone has it (CI), else main."""
+    import subprocess
+
+    found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "origin/main^{commit}"],
+                           capture_output=True, check=False).returncode == 0
+    return "origin/main" if found else "main"
+
+
+@click.command("review")
+@click.argument("base", required=False)
+@click.option("--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="git work tree to review (default: the project root)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="github: workflow commands that annotate the pull request")
+@click.option("--all-lines", is_flag=True, help="report every line of a touched file, not only the changed ones")
+@click.pass_context
+def review_cmd(ctx, base, repo, fmt, all_lines):
+    """Flag leftover CUDA dependencies and hard-coded platform paths in `git diff BASE` (default origin/main
+    or main): the migrate scanner's rules on C/C++/CUDA/HIP files, buildctl/review_rules.yaml on build
+    files and requirements. Exits 1 when a finding is an error."""
+    from buildctl.load import load_project
+    from buildctl.review import format_github, format_text, review
+
+    project = load_project(ctx.obj["root"])
+    repo = repo or project.root
+    base = base or _default_base(repo)
+    findings = review(project, repo, base, all_lines)
+    if fmt == "json":
+        click.echo(json.dumps({"base": base, "findings": [f.to_json() for f in findings]}, indent=2))
+    else:
+        click.echo((format_github if fmt == "github" else format_text)(findings), nl=False)
+    errors = sum(f.severity == "error" for f in findings)
+    click.echo(f"review against {base}: {errors} error(s), {len(findings) - errors} other finding(s)", err=True)
+    if errors:
+        raise NegativeResult(f"review: {errors} leftover CUDA dependenc{'y' if errors == 1 else 'ies'} or "
+                             "platform path(s) on changed lines")
