@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pydantic
-import yaml
 
 from buildctl.errors import ConfigError
 from buildctl.model import ImageSpec, Matrix, version_tuple
+from buildctl.yamlfile import read_yaml
 
 
 @dataclass(frozen=True)
@@ -22,20 +22,6 @@ class Project:
     root: Path
     matrix: Matrix
     images: dict[str, ImageSpec]
-
-
-def _read_yaml(path: Path):
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}{where}: YAML syntax error: {problem}") from None
 
 
 def _validation_message(path: Path, exc: pydantic.ValidationError, data) -> str:
@@ -54,6 +40,9 @@ def _validation_message(path: Path, exc: pydantic.ValidationError, data) -> str:
                 elif "id" in item:
                     label = str(item["id"])
             parts[-1] = f"{parts[-1]}[{label}]" if parts else f"[{label}]"
+        elif key == "[key]":
+            parts[-1] = f"{parts[-1]} (a key)" if parts else "(a key)"
+            continue
         else:
             parts.append(str(key))
         node = node[key] if isinstance(node, (dict, list)) and _has(node, key) else None
@@ -148,6 +137,38 @@ def _order_images(images: dict[str, ImageSpec], images_dir: Path) -> dict[str, I
     return ordered
 
 
+def validate_image(spec_path: Path, data: object, templates: Path) -> ImageSpec:
+    """One images/<role>/image.yaml's content as an ImageSpec; its folder name must be its role and its
+    template must exist under `templates`. Raises ConfigError naming the file and key."""
+    try:
+        spec = ImageSpec.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(_validation_message(spec_path, exc, data)) from None
+    if spec.role != spec_path.parent.name:
+        raise ConfigError(f"{spec_path}: role: {spec.role!r} must equal its folder name {spec_path.parent.name!r}")
+    if not (templates / spec.template).is_file():
+        raise ConfigError(f"{spec_path}: template: templates/{spec.template} does not exist")
+    return spec
+
+
+def validate_matrix(matrix_path: Path, data: object, images: dict[str, ImageSpec]) -> Matrix:
+    """matrix.yaml's content as a Matrix, cross-checked against the image roles. Raises ConfigError
+    naming the file, the key path and what is allowed."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{matrix_path}: (top level): expected a mapping of keys (allowed: {', '.join(Matrix.model_fields)})")
+    try:
+        matrix = Matrix.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(_validation_message(matrix_path, exc, data)) from None
+    _check_references(matrix_path, matrix, set(images))
+    for role, spec in images.items():
+        for component in spec.components:
+            if component not in matrix.frameworks:
+                raise ConfigError(f"{matrix_path.parent / 'images' / role / 'image.yaml'}: components: unknown "
+                                  f"framework {component!r} (allowed: {', '.join(sorted(matrix.frameworks))})")
+    return matrix
+
+
 def load_project(root: Path) -> Project:
     """Load and validate `root/matrix.yaml` and `root/images/*/image.yaml`.
 
@@ -159,31 +180,10 @@ def load_project(root: Path) -> Project:
     images_dir = root / "images"
     images: dict[str, ImageSpec] = {}
     for spec_path in sorted(images_dir.glob("*/image.yaml")):
-        data = _read_yaml(spec_path)
-        try:
-            spec = ImageSpec.model_validate(data)
-        except pydantic.ValidationError as exc:
-            raise ConfigError(_validation_message(spec_path, exc, data)) from None
-        if spec.role != spec_path.parent.name:
-            raise ConfigError(f"{spec_path}: role: {spec.role!r} must equal its folder name {spec_path.parent.name!r}")
-        if not (root / "templates" / spec.template).is_file():
-            raise ConfigError(f"{spec_path}: template: templates/{spec.template} does not exist")
+        spec = validate_image(spec_path, read_yaml(spec_path), root / "templates")
         images[spec.role] = spec
     if not images:
         raise ConfigError(f"{images_dir}: no image roles found (expected images/<role>/image.yaml)")
-
     matrix_path = root / "matrix.yaml"
-    data = _read_yaml(matrix_path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{matrix_path}: (top level): expected a mapping of keys (allowed: {', '.join(Matrix.model_fields)})")
-    try:
-        matrix = Matrix.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise ConfigError(_validation_message(matrix_path, exc, data)) from None
-    _check_references(matrix_path, matrix, set(images))
-    for role, spec in images.items():
-        for component in spec.components:
-            if component not in matrix.frameworks:
-                raise ConfigError(f"{images_dir / role / 'image.yaml'}: components: unknown framework {component!r} "
-                                  f"(allowed: {', '.join(sorted(matrix.frameworks))})")
+    matrix = validate_matrix(matrix_path, read_yaml(matrix_path), images)
     return Project(root=root, matrix=matrix, images=_order_images(images, images_dir))

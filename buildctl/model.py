@@ -8,7 +8,28 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from buildctl.kinds import (
+    ArchName,
+    DebianPackage,
+    DebianSuite,
+    Family,
+    Identifier,
+    OsImage,
+    Pep440Version,
+    PypiName,
+    Product,
+    ProjectPath,
+    RelPath,
+    Requirement508,
+    RoleName,
+    Text,
+    Url,
+    WheelIndex,
+    git_ref,
+    pep440,
+)
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -37,21 +58,21 @@ SourceName = Literal["amd", "debian"]
 class Source(Strict):
     """Where ROCm comes from. Templates: os_image takes {ubuntu}/{suite}, apt_repo takes {full}."""
 
-    description: str
-    os_image: str
-    apt_repo: str
-    apt_key: str | None = None
-    registry_probe: str | None = None
+    description: Text
+    os_image: OsImage
+    apt_repo: Url
+    apt_key: Url | None = None
+    registry_probe: Url | None = None
 
 
 class TorchPins(Strict):
     """PyTorch ROCm wheel pins of one ROCm release (index: the path under download.pytorch.org/whl/)."""
 
-    index: str
-    torch: str
-    torchvision: str
-    torchaudio: str
-    triton: str | None = None
+    index: WheelIndex
+    torch: Pep440Version
+    torchvision: Pep440Version
+    torchaudio: Pep440Version
+    triton: Pep440Version | None = None
 
 
 class RocmRelease(Strict):
@@ -61,11 +82,11 @@ class RocmRelease(Strict):
     version: str = Field(pattern=r"^\d+\.\d+$")
     full: str = Field(pattern=r"^\d+\.\d+\.\d+$")
     ubuntu: Literal["22.04", "24.04"] | None = None
-    suite: str | None = None
-    apt_suite: str | None = None
+    suite: DebianSuite | None = None
+    apt_suite: DebianSuite | None = None
     torch: TorchPins | None = None
-    torch_note: str | None = None
-    packages: dict[str, list[str]]
+    torch_note: Text | None = None
+    packages: dict[RoleName, list[DebianPackage]]
 
     @model_validator(mode="after")
     def _os_fits_source(self):
@@ -88,8 +109,8 @@ class RocmRelease(Strict):
 class Arch(Strict):
     """A GPU arch (offload arch). wavefront: lanes per wavefront; lds_bytes: LDS per workgroup."""
 
-    family: str
-    products: list[str]
+    family: Family
+    products: list[Product]
     wavefront: Literal[32, 64]
     lds_bytes: int = Field(gt=0)
     first_rocm: str = Field(pattern=r"^\d+(\.\d+){1,2}$")
@@ -107,15 +128,21 @@ class Framework(Strict):
     (FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE at build and at run time).
     """
 
+    pypi: PypiName | None = None
+    git: Url | None = None
     version: str
-    pypi: str | None = None
-    git: str | None = None
     needs_rocm_torch: bool = False
-    archs: list[str] | None = None
-    runtime_deps: list[str] = []
+    archs: list[ArchName] | None = None
+    runtime_deps: list[Requirement508] = []
     backend: Literal["ck", "triton"] | None = None
-    overrides: list[str] = []
-    note: str = ""
+    overrides: list[Requirement508] = []
+    note: Text = ""
+
+    @field_validator("version")
+    @classmethod
+    def _version_of_its_kind(cls, value: str, info: ValidationInfo) -> str:
+        """A git framework's version is a git ref (a tag), a PyPI one's a PEP 440 version."""
+        return git_ref(value) if info.data.get("git") else pep440(value)
 
 
 class RuleWhen(Strict):
@@ -123,8 +150,8 @@ class RuleWhen(Strict):
 
     source: list[SourceName] | None = None
     rocm: list[str] | None = None
-    arch: list[str] | None = None
-    images: list[str] | None = None
+    arch: list[ArchName] | None = None
+    images: list[RoleName] | None = None
 
 
 class Rule(Strict):
@@ -133,10 +160,10 @@ class Rule(Strict):
     With `component`, only that component of the matching cells is left out (the cell still builds).
     """
 
-    id: str
+    id: Identifier
     when: RuleWhen
-    reason: str
-    component: str | None = None
+    reason: Text
+    component: Identifier | None = None
 
 
 class Default(Strict):
@@ -144,8 +171,8 @@ class Default(Strict):
 
     source: SourceName
     rocm: str
-    arch: str
-    images: list[str]
+    arch: ArchName
+    images: list[RoleName]
 
 
 class Matrix(Strict):
@@ -154,8 +181,8 @@ class Matrix(Strict):
     default: Default
     sources: dict[SourceName, Source]
     rocm: list[RocmRelease]
-    archs: dict[str, Arch]
-    frameworks: dict[str, Framework] = {}
+    archs: dict[ArchName, Arch]
+    frameworks: dict[Identifier, Framework] = {}
     rules: list[Rule] = []
 
 
@@ -168,12 +195,12 @@ class ImageSpec(Strict):
     components: matrix.yaml frameworks the image installs (some may be excluded per cell, with reason).
     """
 
-    role: str
-    parent: str | None
-    template: str
-    description: str
-    context_dirs: list[str] = []
-    files: list[str] = []
-    rendered: list[str] = []
-    components: list[str] = []
-    tests: list[str] = []
+    role: RoleName
+    parent: RoleName | None
+    template: RelPath
+    description: Text
+    context_dirs: list[ProjectPath] = []
+    files: list[RelPath] = []
+    rendered: list[RelPath] = []
+    components: list[Identifier] = []
+    tests: list[ProjectPath] = []

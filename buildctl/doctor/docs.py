@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
-import yaml
 
 from buildctl.doctor.models import CATALOG_DIR, Category, Entry, load_catalog
 from buildctl.errors import ConfigError
+from buildctl.yamlfile import read_yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = Path("docs/troubleshooting.md")
@@ -41,10 +41,7 @@ def load_rules(path: Path) -> tuple[ScannerRule, ...] | None:
     """
     if not path.is_file():
         return None
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = read_yaml(path)
     rules = data.get("rules") if isinstance(data, dict) else data
     if not isinstance(rules, list):
         raise ConfigError(f"{path}: rules: expected a list of rules")

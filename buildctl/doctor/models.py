@@ -12,10 +12,10 @@ import re
 from enum import Enum
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from buildctl.errors import ConfigError
+from buildctl.yamlfile import read_yaml
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
 
@@ -155,14 +155,7 @@ def load_file(path: Path) -> CatalogFile:
     Raises CatalogError with ``<path>: <key path>: <message>`` on unreadable YAML or a schema error
     (first error only, one line).
     """
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "(top level)"
-        raise CatalogError(f"{path}: {where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = read_yaml(path, CatalogError)
     try:
         return CatalogFile.model_validate(data)
     except ValidationError as exc:

@@ -130,7 +130,7 @@ def test_duplicate_id_across_files_names_both_files(tmp_path):
 
 def test_invalid_yaml_names_file_and_line(tmp_path):
     _write(tmp_path, "a.yaml", "entries:\n  - id: [unclosed\n")
-    with pytest.raises(CatalogError, match=r"a\.yaml: line \d+: invalid YAML"):
+    with pytest.raises(CatalogError, match=r"a\.yaml:\d+:\d+: YAML syntax error"):
         load_catalog(tmp_path)
 
 
