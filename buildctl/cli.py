@@ -20,7 +20,7 @@ from buildctl.bake import BuildOptions, default_max_jobs
 from buildctl.console import UI
 from buildctl.doctor.cli import doctor
 from buildctl.errors import EXIT_INTERRUPTED, ChildExit, ConfigError, NegativeResult, RocmigError
-from buildctl.ghflow_cli import report_group, review_cmd
+from buildctl.ghflow_cli import ci_group, report_group, review_cmd
 from buildctl.kernels_cli import kernels
 from buildctl.load import Project, load_project
 from buildctl.plan import Plan, Selection, check_selection, make_plan
@@ -428,6 +428,7 @@ main.add_command(doctor)
 main.add_command(kernels)
 main.add_command(report_group)
 main.add_command(review_cmd)
+main.add_command(ci_group)
 
 
 def exit_code(args: list[str] | None = None) -> int:

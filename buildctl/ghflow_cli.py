@@ -90,3 +90,27 @@ def review_cmd(ctx, base, repo, fmt, all_lines):
     if errors:
         raise NegativeResult(f"review: {errors} leftover CUDA dependenc{'y' if errors == 1 else 'ies'} or "
                              "platform path(s) on changed lines")
+
+
+@click.group("ci")
+def ci_group():
+    """GitHub Actions workflows generated from the plan."""
+
+
+@ci_group.command("render")
+@click.option("--check", is_flag=True, help="write nothing; exit 1 when a workflow differs from a fresh render")
+@click.pass_context
+def ci_render_cmd(ctx, check):
+    """Write .github/workflows/*.yml (pr, matrix, gpu, nightly, release) from matrix.yaml and images/."""
+    from buildctl.ci import stale_workflows, write_workflows
+    from buildctl.load import load_project
+
+    project = load_project(ctx.obj["root"])
+    if check:
+        stale = stale_workflows(project)
+        if stale:
+            raise NegativeResult(f"stale generated workflows: {', '.join(stale)}: run `python -m buildctl ci render`")
+        click.echo("workflows are current", err=True)
+        return
+    for path in write_workflows(project):
+        click.echo(path)
