@@ -1,30 +1,37 @@
 """`buildctl doctor [LOG|-]`: name the known cause of a failing ROCm build or run log.
 
 Exit codes (also in docs/doctor.md): 0 at least one catalog entry matched; 1 nothing matched;
-2 bad input (LOG missing or unreadable, bad --limit, invalid catalog).
+2 bad input (LOG missing, unreadable or not text, bad --limit, invalid catalog).
 """
 
 from __future__ import annotations
 
+import io
 import json
-from pathlib import Path
+import sys
+from typing import BinaryIO
 
 import click
 
 from buildctl.doctor import diagnose, format_matches
+from buildctl.doctor.advice import collect_next
 from buildctl.doctor.matcher import cached_catalog
 from buildctl.doctor.models import CatalogError
+from buildctl.doctor.reading import BinaryInput, LogText, read_stream
 
 EXIT_MATCH = 0
 EXIT_NO_MATCH = 1
 EXIT_BAD_INPUT = 2
 
 
-def _read_log(log: str) -> str:
-    """The text of LOG ('-' = stdin), undecodable bytes replaced. Raises OSError when LOG cannot be read."""
+def _read_log(log: str) -> LogText:
+    """LOG ('-' = stdin) as read_stream keeps it. Raises OSError (unreadable) or BinaryInput (not text)."""
     if log == "-":
-        return click.get_binary_stream("stdin").read().decode("utf-8", errors="replace")
-    return Path(log).read_text(encoding="utf-8", errors="replace")
+        stdin: BinaryIO = sys.stdin.buffer
+        # A terminal's end of input (Ctrl-D) is not sticky: read it in one call, text typed or pasted is small.
+        return read_stream(io.BytesIO(stdin.read()) if stdin.isatty() else stdin)
+    with open(log, "rb") as stream:
+        return read_stream(stream)
 
 
 @click.command("doctor")
@@ -36,24 +43,39 @@ def _read_log(log: str) -> str:
 def doctor(ctx: click.Context, log: str, as_json: bool, limit: int) -> None:
     """Match a build or run LOG (or stdin) against rocmig's error case library.
 
-    Prints the best matches with their score, the log lines that matched, the root cause, the fix and
-    a command that checks the fix. Exit 0: matched; 1: no known cause; 2: bad input.
+    Prints the best matches with their score and confidence, the evidence (log lines, error signatures,
+    text similarity), the root cause, the fix, commands that confirm the cause and one that checks the
+    fix; with no match, what to collect next. Logs of any size are read in bounded memory (beyond 5 MiB:
+    head, tail and the error lines between). Exit 0: matched; 1: no known cause; 2: bad input.
     """
+    name = "<stdin>" if log == "-" else log
+    if log == "-" and sys.stdin.isatty():
+        click.echo("rocmig doctor: reading the log from stdin (end with Ctrl-D; or give a file: "
+                   "buildctl doctor build.log)", err=True)
     try:
         text = _read_log(log)
     except OSError as exc:
         click.echo(f"buildctl doctor: error: {log}: {exc.strerror or exc} (give a readable log file or '-' for stdin)",
                    err=True)
         ctx.exit(EXIT_BAD_INPUT)
+    except BinaryInput as exc:
+        click.echo(f"buildctl doctor: error: {name}: not a text log: {exc}", err=True)
+        ctx.exit(EXIT_BAD_INPUT)
+    if text.note:
+        click.echo(f"rocmig doctor: {text.note}", err=True)
     try:
         matches = diagnose(text, limit=limit)
         checked = len(cached_catalog())
     except CatalogError as exc:
         click.echo(f"buildctl doctor: error: {exc}", err=True)
         ctx.exit(EXIT_BAD_INPUT)
-    name = "<stdin>" if log == "-" else log
     if as_json:
-        doc = {"log": name, "catalog_entries": checked, "matches": [m.to_dict() for m in matches]}
+        doc: dict[str, object] = {"log": name, "catalog_entries": checked, "lines": text.total_lines,
+                                   "lines_searched": len(text.lines),
+                                   "matches": [m.to_dict() for m in matches]}
+        if not matches:
+            kind, collect = collect_next(text.lines)
+            doc["collect_next"] = {"log_kind": kind, "items": list(collect)}
         click.echo(json.dumps(doc, indent=2))
     elif matches:
         noun = "cause" if len(matches) == 1 else "causes"
@@ -61,4 +83,9 @@ def doctor(ctx: click.Context, log: str, as_json: bool, limit: int) -> None:
         click.echo(format_matches(matches))
     else:
         click.echo(f"rocmig doctor: {name}: no known cause matched ({checked} catalog entries checked)")
+        kind, collect = collect_next(text.lines)
+        click.echo(f"this looks like a {kind} log; collect next and run the doctor on it again:"
+                   if kind != "unknown" else "collect next and run the doctor on it again:")
+        for item in collect:
+            click.echo(f"  - {item}")
     ctx.exit(EXIT_MATCH if matches else EXIT_NO_MATCH)

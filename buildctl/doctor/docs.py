@@ -76,7 +76,8 @@ def _prose(text: str) -> str:
 
 
 def _entry_block(entry: Entry) -> list[str]:
-    kind = " (harmless warning)" if entry.harmless else ""
+    kind = " (harmless warning)" if entry.harmless else " (generic symptom: ranked below specific causes)" \
+        if entry.generic else ""
     lines = [
         f'<a id="{entry.id}"></a>',
         f"### {_prose(entry.title)}",
@@ -89,6 +90,9 @@ def _entry_block(entry: Entry) -> list[str]:
         "- **Fix:**",
     ]
     lines += [f"  {n}. {_prose(step)}" for n, step in enumerate(entry.fix, 1)]
+    if entry.confirm:
+        lines.append("- **Confirm the cause:**")
+        lines += [f"  - {_code(command)}" for command in entry.confirm]
     lines += [
         f"- **Check:** {_code(entry.check)}",
         "- **Reports:** " + ", ".join(f"<{url}>" for url in entry.links),

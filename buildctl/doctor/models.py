@@ -96,7 +96,9 @@ class Entry(BaseModel):
 
     ``symptom`` is what the user sees (a typical log line); ``trigger`` is what they were doing;
     ``check`` is one shell command whose output shows the fix took; ``links`` are public reports.
-    ``harmless`` marks warnings that are expected and need no action.
+    ``harmless`` marks warnings that are expected and need no action. ``generic`` marks a symptom with
+    many causes (a memory access fault, out of memory): it ranks below any specific entry that matched.
+    ``confirm`` are shell commands whose output confirms the cause (rocminfo, amd-smi, dmesg, env, ...).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -105,11 +107,13 @@ class Entry(BaseModel):
     title: str = Field(min_length=5)
     category: Category
     harmless: bool = False
+    generic: bool = False
     symptom: str = Field(min_length=5)
     trigger: str = Field(min_length=5)
     match: MatchSpec
     root_cause: str = Field(min_length=20)
     fix: tuple[str, ...] = Field(min_length=1)
+    confirm: tuple[str, ...] = ()
     check: str = Field(min_length=3)
     links: tuple[str, ...] = Field(min_length=1)
 
@@ -130,7 +134,7 @@ class CatalogFile(BaseModel):
     entries: tuple[Entry, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> "CatalogFile":
+    def _unique_ids(self) -> CatalogFile:
         seen: set[str] = set()
         for entry in self.entries:
             if entry.id in seen:

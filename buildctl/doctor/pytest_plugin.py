@@ -8,6 +8,9 @@ matches, a report section named "rocmig doctor" is added, which pytest prints un
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
+import pluggy
 import pytest
 
 from buildctl.doctor import diagnose, format_matches
@@ -24,7 +27,9 @@ def failure_text(report: pytest.TestReport) -> str:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
     """After pytest builds the report, append the doctor's section to failed ones."""
     outcome = yield
     report: pytest.TestReport = outcome.get_result()

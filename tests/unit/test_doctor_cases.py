@@ -14,6 +14,7 @@ from buildctl.doctor import diagnose
 
 # ../shared/cases next to the checkout (the project layout), else the machine-wide copy.
 from tests.shared_cases import CASES_DIR
+
 CASES_FILE = CASES_DIR / "cases.json"
 
 # case id -> catalog entry that names the case's `expected` root cause.

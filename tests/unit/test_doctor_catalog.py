@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from buildctl.doctor.models import CATALOG_DIR, Category, CatalogError, load_catalog
+from buildctl.doctor.models import CATALOG_DIR, CatalogError, Category, load_catalog
 
 ENTRIES = load_catalog()
 

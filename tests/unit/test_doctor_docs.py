@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from buildctl.doctor.docs import DOC_PATH, REPO_ROOT, RULES_PATH, generate, load_rules, render
+from buildctl.doctor.docs import (
+    DOC_PATH,
+    REPO_ROOT,
+    RULES_PATH,
+    generate,
+    load_rules,
+    render,
+)
 from buildctl.doctor.models import Category, load_catalog
 from buildctl.errors import ConfigError
 

@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 from buildctl.doctor import diagnose, format_matches
+from buildctl.doctor.matcher import FIXTURES_DIR
 from buildctl.doctor.models import load_catalog
 
-LOGS = Path(__file__).parent / "doctor_logs"
+LOGS = FIXTURES_DIR
+HEALTHY_DIR = Path(__file__).parent / "doctor_logs" / "healthy"
 ENTRY_IDS = [e.id for e in load_catalog()]
-HEALTHY = sorted((LOGS / "healthy").glob("*.log"))
+HEALTHY = sorted(HEALTHY_DIR.glob("*.log"))
 
 
 @pytest.mark.parametrize("entry_id", ENTRY_IDS)
@@ -54,11 +56,13 @@ def test_healthy_log_matches_nothing(path):
 
 def test_evidence_carries_1_based_line_numbers_and_text():
     log = "step 1 ok\nstep 2 ok\nhipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
-    (match,) = diagnose(log)
-    assert [(e.line, e.text) for e in match.evidence] == [
+    match = diagnose(log)[0]
+    assert match.entry.id == "hip-no-binary-for-gpu"
+    assert {(e.line, e.text) for e in match.evidence} == {
         (3, "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
-    ]
-    assert match.score == 20  # two anchor patterns hit on that line, 10 each
+    }
+    assert match.pattern_score == 20  # two anchor patterns hit on that line, 10 each
+    assert match.signatures == ("hip:hiperrornobinaryforgpu",) and match.confidence == "high"
 
 
 def test_ansi_colour_codes_do_not_hide_a_match():
@@ -149,10 +153,11 @@ def test_harmless_warning_ranks_below_the_real_failure():
 
 
 def test_format_matches_shows_id_score_lines_fix_check_and_doc_anchor():
-    (match,) = diagnose("x\nhipErrorInvalidConfiguration: invalid configuration argument\n")
+    match = diagnose("x\nhipErrorInvalidConfiguration: invalid configuration argument\n")[0]
     text = format_matches([match])
     assert text.startswith("1. [hip-invalid-launch-configuration] ")
-    assert "score 20" in text
+    assert f"score {match.score}, high confidence" in text
+    assert "how:   patterns (any) 20 points; signatures hip:hiperrorinvalidconfiguration" in text
     assert "line 2: hipErrorInvalidConfiguration" in text
     assert "fix:" in text and "check: rocminfo" in text
     assert "docs/troubleshooting.md#hip-invalid-launch-configuration" in text
