@@ -94,7 +94,7 @@ def test_leftovers_reported_at_their_line(cases_run, name):
 # case -> (fixups that must be applied, {arch: compile status})
 EXPECTED = {
     "A02_shfl_xor_sync_mask.cu": ({"warp-sync-full-mask"}, dict.fromkeys(ARCHS, "ok")),
-    "A03_warp32_ballot.cu": (set(), dict.fromkeys(ARCHS, "failed")),  # 32-bit ballot: flagged, not rewritable exactly
+    "A03_warp32_ballot.cu": ({"warp-sync-full-mask"}, dict.fromkeys(ARCHS, "ok")),  # the 32-lane group's ballot
     "A06_max_dynamic_smem.cu": (set(), dict.fromkeys(ARCHS, "ok")),  # compiles; fails at launch: flagged
     "A08_bf16_header.cu": (set(), dict.fromkeys(ARCHS, "ok")),  # hipify-perl 7.2 maps bf16 itself
     "A10_thrust_cuda_par.cu": ({"thrust-hip-policy"}, dict.fromkeys(ARCHS, "ok")),
@@ -129,7 +129,7 @@ def test_migrated_thrust_case_equals_expected_hip(cases_run):
 
 def test_fixed_findings_marked(cases_run):
     a02 = {(x["line"], x["rule"]): x["status"] for x in cases_run["files"]["A02_shfl_xor_sync_mask.cu"]["findings"]}
-    assert a02[(6, "warp-mask-32bit")] == "fixed" and a02[(11, "warp-lane-arith-32")] == "open"
+    assert a02[(6, "warp-mask-32bit")] == "fixed" and a02[(11, "warp-lane-arith-32")] == "fixed"  # width-32 shuffles
     a08 = cases_run["files"]["A08_bf16_header.cu"]["findings"]
     assert a08 and all(x["status"] == "fixed" for x in a08)
     a14 = cases_run["files"]["A14_float2_operators.cu"]["findings"]

@@ -9,17 +9,21 @@ import pytest
 
 from tests.images.conftest import ROOT, slice_cells
 
-from tests.shared_cases import CASES_DIR
-CASE = CASES_DIR / "cuda" / "A03_warp32_ballot.cu"
+# A port in progress (it has HIP code paths): a 32-bit CUDA lane mask left in a *_sync call, which
+# HIP's static_assert refuses; the recipe leaves it open with a suggestion (no exact fixup applies).
+SOURCE = """#include <hip/hip_runtime.h>
+__global__ void leader(const int* x, int* out) {
+  unsigned m = __activemask();
+  out[threadIdx.x] = __shfl_sync(m, x[threadIdx.x], 0);
+}
+"""
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
 
 
 @pytest.mark.skipif(not slice_cells("dev"), reason="dev is not in the slice")
 def test_single_file_with_doctor_matches(tmp_path):
-    if not CASE.exists():
-        pytest.skip(f"{CASE} is absent (the shared cases are not in this checkout)")
-    src = tmp_path / "A03.cu"
-    src.write_bytes(CASE.read_bytes())
+    src = tmp_path / "leader.cu"
+    src.write_text(SOURCE)
     out = tmp_path / "out"
     # gfx90a: any dev image of the release compiles for every offload arch (the slice builds gfx942's).
     result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
@@ -38,4 +42,4 @@ def test_single_file_with_doctor_matches(tmp_path):
     assert report["source"] == str(src) and report["out"] == str(out)
     assert compiled["first_error"].startswith("/") and "/out/" not in compiled["first_error"]
     assert entry["compile"]["gfx90a"]["status"] == "failed"
-    assert src.read_bytes() == CASE.read_bytes()
+    assert src.read_text() == SOURCE

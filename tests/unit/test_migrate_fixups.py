@@ -8,10 +8,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 from tests.shared_cases import CASES_DIR
+
 CUDA = CASES_DIR / "cuda"
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import fixups, includes, linemap  # noqa: E402
+from migrate import fixups, includes, linemap
 
 
 def read_case(name: str) -> str:
@@ -26,10 +27,17 @@ def apply(cuda: str, hip: str | None = None, names=()) -> tuple[str, list[fixups
     return fixups.apply_all("f.cu", cuda, hip, list(names), linemap.map_lines(cuda.split("\n"), hip.split("\n")))
 
 
-def test_a02_full_mask_becomes_64bit_with_width_32():
+def apply_cuda_only(cuda: str, names=()) -> tuple[str, list[fixups.Fix]]:
+    return fixups.apply_all("f.cu", cuda, cuda, list(names), linemap.map_lines(cuda.split("\n"), cuda.split("\n")),
+                            cuda_only=True)
+
+
+def test_a02_full_mask_becomes_the_width_32_shuffle():
+    """All 32 lanes: HIP's non-sync shuffle with width 32 (a 64-bit all-ones mask would trap in HIP's
+    mask check on the case's 32-thread blocks on wave64; test_migrate_warp runs both)."""
     cuda = read_case("A02_shfl_xor_sync_mask.cu")
     out, fixes = apply(cuda)
-    assert "__shfl_xor_sync(0xffffffffffffffffull, v, off, 32)" in out
+    assert "__shfl_xor(v, off, 32)" in out
     assert [f.id for f in fixes] == ["warp-sync-full-mask"]
     assert fixes[0].lines == (6,)
     assert "-    v += __shfl_xor_sync(0xffffffffu, v, off);" in fixes[0].diff
@@ -38,21 +46,31 @@ def test_a02_full_mask_becomes_64bit_with_width_32():
 def test_mask_macro_width_kept_and_multiline_call():
     cuda = "x = __shfl_down_sync(FULL,\n   v, 1);\ny = __shfl_sync(0xFFFFFFFF, v, 0, 4);\n"
     out, _ = apply(cuda, names=["FULL"])
-    assert out == "x = __shfl_down_sync(0xffffffffffffffffull,\n   v, 1, 32);\ny = __shfl_sync(0xffffffffffffffffull, v, 0, 4);\n"
+    assert out == "x = __shfl_down(v, 1, 32);\ny = __shfl(v, 0, 4);\n"
 
 
-def test_partial_masks_and_votes_are_not_rewritten():
-    cuda = ("a = __shfl_sync(0x0000ffff, v, 0);\nb = __shfl_sync(mask, v, 0);\n"
-            "c = __ballot_sync(0xffffffff, p);\nd = __any_sync(0xffffffffu, p);\n")
+def test_full_mask_votes_keep_the_32_lane_group():
+    cuda = "c = __ballot_sync(0xffffffff, p);\nd = __any_sync(0xffffffffu, p);\n"
+    out, _ = apply(cuda)
+    assert out == ("c = ((unsigned)((__ballot(p)) >> (__lane_id() & 32)));\n"
+                   "d = (((unsigned)((__ballot(p)) >> (__lane_id() & 32))) != 0u);\n")
+
+
+def test_other_masks_rewritten_only_in_a_cuda_only_tree():
+    cuda = "a = __shfl_sync(0x0000ffff, v, 0);\nb = __shfl_sync(mask, v, 0);\n"
     out, fixes = apply(cuda)
     assert out == cuda and fixes == []
+    out, fixes = apply_cuda_only(cuda)
+    assert out == ("a = __shfl_sync(((unsigned long long)(unsigned)(0x0000ffff) << (__lane_id() & 32)), v, 0, 32);\n"
+                   "b = __shfl_sync(((unsigned long long)(unsigned)(mask) << (__lane_id() & 32)), v, 0, 32);\n")
 
 
-def test_a03_is_left_for_the_engineer():
-    """Ballot semantics differ on wave64: no fixup claims it."""
-    cuda = read_case("A03_warp32_ballot.cu")
-    out, fixes = apply(cuda)
-    assert out == cuda and fixes == []
+def test_warp_size_is_cudas_32_in_a_cuda_only_tree():
+    cuda = "for (int o = warpSize / 2; o; o /= 2) v += __shfl_down(v, o);\nint n = prop.warpSize;\n"
+    out, fixes = apply_cuda_only(cuda)
+    assert out == "for (int o = 32 / 2; o; o /= 2) v += __shfl_down(v, o, 32);\nint n = prop.warpSize;\n"
+    assert [f.id for f in fixes] == ["warp-sync-full-mask", "warp-size-cuda-32"]
+    assert apply(cuda)[0] == cuda  # a tree with HIP code paths: warpSize and width-less shuffles are HIP's
 
 
 def test_a08_bf16_header_and_type():
@@ -158,24 +176,23 @@ def test_unary_minus_guarded_and_other_types():
 
 
 def test_finding_status_fixed_only_where_the_migrated_line_changed():
-    """pipeline._status: fixed when a listed fixup touched the line, or the rule no longer matches it."""
-    from migrate import cpp, pipeline, rules, scan
+    """advice.decide: fixed when a listed fixup touched the line, or the rule no longer matches it; a
+    32-lane assumption is closed when the warp operations it meets work on 32-lane groups, and stays
+    open beside a wavefront-wide one."""
+    from migrate import advice, rules
     from migrate.archs import Arch
 
     cuda = ("#include <thrust/execution_policy.h>\n"
             "void f(){ thrust::sort(thrust::cuda::par, a, b); }\n"
             "__device__ float g(float v){ int lane = threadIdx.x & 31; return __shfl_xor_sync(0xffffffff, v, 1); }\n")
     hip = '#include "hip/hip_runtime.h"\n' + cuda
-    ctx = scan.tree_context([cpp.blank(cuda)], [Arch("gfx942", "CDNA3", 64, 65536)])
-    compiled = scan.compile_rules(rules.load_rules(), ctx)
-    by_id = {c.rule.id: c for c in compiled}
-    in_to_hip = linemap.map_lines(cuda.split("\n"), hip.split("\n"))
-    final, fixes = fixups.apply_all("f.cu", cuda, hip, [], in_to_hip)
-    hip_to_final = linemap.map_lines(hip.split("\n"), final.split("\n"))
-    blanked = cpp.blank(final)
-    status = {(f.line, f.rule): pipeline._status(f, by_id, in_to_hip, hip_to_final, blanked.split("\n"),
-                                                 cpp.dead_lines(blanked), fixes).status
-              for f in scan.scan_file("f.cu", cuda, compiled, ctx)}
+    archs = [Arch("gfx942", "CDNA3", 64, 65536)]
+    migrated = advice.migrate_tree({"f.cu": (cuda, hip)}, rules.load_rules(), archs)
+    status = {(f.line, f.rule): f.status for f in migrated.findings["f.cu"]}
     assert status[(2, "thrust-cuda-policy")] == "fixed"
     assert status[(3, "warp-mask-32bit")] == "fixed"
-    assert status[(3, "warp-lane-arith-32")] == "open"
+    assert status[(3, "warp-lane-arith-32")] == "fixed"
+    wide = cuda + "__device__ int n(){ return __popcll(__ballot(1)); }\n#include <hip/hip_runtime.h>\n"
+    migrated = advice.migrate_tree({"f.cu": (wide, '#include "hip/hip_runtime.h"\n' + wide)}, rules.load_rules(), archs)
+    status = {(f.line, f.rule): f.status for f in migrated.findings["f.cu"]}
+    assert status[(3, "warp-lane-arith-32")] == "open" and status[(3, "warp-width-mixed")] == "open"

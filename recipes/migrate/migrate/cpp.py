@@ -140,7 +140,7 @@ def amd_undefined(blanked_texts: list[str]) -> frozenset[str]:
     return frozenset(dead_defs - live_defs)
 
 
-DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.M)
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]+?)[ \t]*$", re.MULTILINE)
 CONST = re.compile(r"\b(?:static\s+)?(?:constexpr\s+|const\s+)?(?:unsigned\s+int|unsigned|int|size_t|long|auto|"
                    r"uint32_t|int32_t|int64_t|uint64_t)\s+(\w+)\s*=\s*([^;{}]+);")
 

@@ -8,9 +8,11 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         hipify's hip_bfloat16 on lines that held __nv_bfloat16 -> __hip_bfloat16
   thrust-hip-policy     thrust::cuda::par(_nosync) -> thrust::hip::par(_nosync), system::cuda -> system::hip,
                         THRUST_DEVICE_SYSTEM_CUDA -> THRUST_DEVICE_SYSTEM_HIP, thrust/system/cuda/ -> .../hip/
-  warp-sync-full-mask   __shfl*_sync(<all 32 lanes>, v, x) -> __shfl*_sync(0xffffffffffffffffull, v, x, 32):
-                        the 64-bit all-lanes mask HIP requires, width 32 kept explicit so that wave64
-                        shuffles within 32 lanes as the CUDA code did (exact on wave32 and wave64)
+  warp-sync-full-mask   CUDA warp operations -> their exact HIP forms for CUDA's 32-lane warps (warp.py):
+                        __shfl*_sync(<all 32 lanes>, v, x) -> __shfl*(v, x, 32); votes and
+                        __activemask on the lane's 32-lane group; in a CUDA-only tree every mask
+  warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
+                        NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
   vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
                         `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
                         operators, so the user copies are ambiguous (ROCm/hip#3510)
@@ -22,7 +24,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from . import cpp
+from . import cpp, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -42,7 +44,6 @@ HEADER_LAYOUT = {
 }
 VECTOR_TYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "ushort", "long", "ulong",
                 "longlong", "ulonglong")
-SHFL_SYNC = re.compile(r"\b(__shfl(?:_up|_down|_xor)?_sync)\s*\(")
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def header_layout(text: str, cuda_lines: list[str], mapping: list[int | None]) -
     def sub(m: re.Match) -> str:
         return f"{m.group(1)}{m.group(2)}{HEADER_LAYOUT[m.group(3)]}{m.group(4)}"
     names = "|".join(re.escape(k) for k in HEADER_LAYOUT)
-    return re.sub(rf'^(\s*#\s*include\s*)([<"])({names})([>"])', sub, text, flags=re.M)
+    return re.sub(rf'^(\s*#\s*include\s*)([<"])({names})([>"])', sub, text, flags=re.MULTILINE)
 
 
 def bf16(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
@@ -106,54 +107,21 @@ def full_mask_regex(full_mask_names: list[str]) -> re.Pattern:
     return re.compile(r"\(?\s*(?:" + "|".join(alts) + r")\s*\)?")
 
 
-def _first_comma(text: str) -> int:
-    depth = 0
-    for i, c in enumerate(text):
-        depth += 1 if c in "([{<" else -1 if c in ")]}>" else 0
-        if c == "," and depth == 0:
-            return i
-    return len(text)
-
-
-def warp_sync_mask(text: str, full_mask: re.Pattern) -> str:
-    """__shfl*_sync(<all lanes>, v, x[, width]): 64-bit all-lanes mask, width 32 when none was given."""
-    blanked = cpp.blank(text)
-    edits: list[tuple[int, int, str]] = []
-    for m in SHFL_SYNC.finditer(blanked):
-        start = m.end()
-        depth, k = 1, start
-        while k < len(blanked) and depth:
-            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
-            k += 1
-        if depth:
-            continue
-        args = cpp.split_args(blanked[start:k - 1])
-        if len(args) not in (3, 4) or not full_mask.fullmatch(args[0]):
-            continue
-        comma = start + _first_comma(blanked[start:k - 1])
-        if len(args) == 3:
-            edits.append((k - 1, k - 1, ", 32"))
-        edits.append((start, comma, "0xffffffffffffffffull"))
-    for start, end, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[end:]
-    return text
-
-
 def _operator_regexes() -> list[re.Pattern]:
     types = "|".join(f"{t}[1-4]" for t in VECTOR_TYPES)
     head = (r"^[ \t]*(?:(?:__host__|__device__|__forceinline__|inline|static|constexpr|HOST_DEVICE\w*)\s+)*")
     binary = re.compile(
         head + rf"(?P<T>{types})\s+operator\s*(?P<op>[-+*/])\s*\(\s*(?:const\s+)?(?P=T)\s*&?\s*(?P<a>\w+)\s*,"
         rf"\s*(?:const\s+)?(?P=T)\s*&?\s*(?P<b>\w+)\s*\)\s*\{{\s*return\s+make_(?P=T)\s*\((?P<body>[^;{{}}]*)\)\s*;\s*\}}[ \t]*\n?",
-        re.M)
+        re.MULTILINE)
     compound = re.compile(
         head + rf"(?:(?P<T>{types})\s*&\s*|void\s+)operator\s*(?P<op>[-+*/])=\s*\(\s*(?P<T2>{types})\s*&\s*(?P<a>\w+)\s*,"
         rf"\s*(?:const\s+)?(?P=T2)\s*&?\s*(?P<b>\w+)\s*\)\s*\{{(?P<body>[^{{}}]*)\}}[ \t]*\n?",
-        re.M)
+        re.MULTILINE)
     unary = re.compile(
         head + rf"(?P<T>{types})\s+operator\s*(?P<op>-)\s*\(\s*(?:const\s+)?(?P=T)\s*&?\s*(?P<a>\w+)\s*\)"
         rf"\s*\{{\s*return\s+make_(?P=T)\s*\((?P<body>[^;{{}}]*)\)\s*;\s*\}}[ \t]*\n?",
-        re.M)
+        re.MULTILINE)
     return [binary, compound, unary]
 
 
@@ -207,11 +175,14 @@ def vector_operator_guard(text: str, undefined: frozenset[str] = frozenset()) ->
 
 
 def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str],
-              mapping: list[int | None], undefined: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
+              mapping: list[int | None], undefined: frozenset[str] = frozenset(), cuda_only: bool = False,
+              own_warp_size: bool = False) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
-    undefined: macros undefined on AMD (cpp.amd_undefined).
+    undefined: macros undefined on AMD (cpp.amd_undefined); cuda_only: the tree has no HIP code path
+    (warp.hip_aware is false), so every warp mask, pre-9 warp form and warpSize is CUDA's 32-lane one;
+    own_warp_size: the tree declares its own warpSize (warp.declares_warp_size), which is then kept.
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -222,8 +193,10 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: bf16(t, cuda_lines, mapping)),
         ("thrust-hip-policy", "Thrust CUDA execution policy/system -> rocThrust thrust::hip",
          lambda t: thrust(t, cuda_lines, mapping)),
-        ("warp-sync-full-mask", "all-lanes 32-bit mask -> 64-bit mask, width 32 kept explicit",
-         lambda t: warp_sync_mask(t, full_mask_regex(full_mask_names))),
+        ("warp-sync-full-mask", "CUDA 32-lane warp operations -> exact HIP forms on wave32 and wave64",
+         lambda t: warp.rewrite(t, warp.Model(full_mask_regex(full_mask_names), legacy=cuda_only, any_mask=cuda_only))),
+        ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
+         lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
          lambda t: vector_operator_guard(t, undefined)),
     ]

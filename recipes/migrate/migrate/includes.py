@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from . import cpp
 
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MULTILINE)
 TORCH = re.compile(r"^(torch/|ATen/|c10/|caffe2/)")
 
 
@@ -83,6 +83,15 @@ class IncludeGraph:
                     stack.append(target)
         return UnitIncludes(dirs=tuple(sorted(dirs)), torch=bool(torch), torch_header=torch)
 
+    def reach(self, rel: str) -> set[str]:
+        """The files `rel` includes, transitively, and `rel` itself."""
+        seen, stack = {rel}, [rel]
+        while stack:
+            for target, _folder in self.edges.get(stack.pop(), []):
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        return seen
 
     def fingerprint(self, unit: str) -> str:
         """Digest of what compiling `unit` sees: its content and, in include order, the fingerprints of

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REPORT_SCHEMA_VERSION, cpp, fixups, hipify, includes, linemap, scan, tree
+from . import REPORT_SCHEMA_VERSION, advice, cpp, hipify, includes, tree
 from .archs import Arch, wavefront_groups
 from .compile import Job, compile_all, find_hipcc
 from .errors import InputError
@@ -104,25 +104,6 @@ def hipify_tree(src_dir: Path, files: list[tree.SourceFile], hip_dir: Path, work
     return warnings
 
 
-def _status(finding: scan.Finding, compiled: dict[str, scan.Compiled], in_to_hip: list[int | None],
-            hip_to_final: list[int | None], final_blanked: list[str], final_dead: set[int],
-            fixes: list[fixups.Fix]) -> scan.Finding:
-    """Mark a finding "fixed" when a fixup its rule lists changed its line, or when the migrated line
-    no longer matches the rule (or is dead on AMD)."""
-    rule = compiled[finding.rule]
-    hip_line = in_to_hip[finding.line - 1] if finding.line - 1 < len(in_to_hip) else None
-    if hip_line is None:
-        return finding
-    if any(f.id in rule.rule.fixed_by and hip_line + 1 in f.lines for f in fixes):
-        return scan.resolve(finding, True)
-    if not rule.patterns:
-        return finding
-    final = hip_to_final[hip_line] if hip_line < len(hip_to_final) else None
-    if final is None:
-        return finding
-    return scan.resolve(finding, final + 1 in final_dead or scan.matches(rule, final_blanked[final]) is None)
-
-
 def run(opts: Options, rules: list[Rule]) -> dict:
     """Run the whole migration and return the report data (see docs/migrate.md for the schema).
 
@@ -139,29 +120,16 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     hip_warnings = hipify_tree(cuda_dir, list(source.files), hip_dir, opts.jobs)
     timings = {"hipify_s": round(time.time() - started, 2)}
 
-    blanked_inputs = {f.rel: cpp.blank(f.text) for f in source.files}
-    ctx = scan.tree_context(list(blanked_inputs.values()), list(opts.archs))
-    compiled_rules = scan.compile_rules(rules, ctx)
-    by_id = {c.rule.id: c for c in compiled_rules}
-    full_mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
-
+    migrated = advice.migrate_tree({f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files},
+                                   rules, list(opts.archs))
+    final_texts, graph = migrated.final, migrated.graph
     files_out: dict[str, dict] = {}
-    final_texts: dict[str, str] = {}
     for f in source.files:
-        hip_text = (hip_dir / f.rel).read_text(encoding="utf-8")
-        cuda_lines, hip_lines = f.text.split("\n"), hip_text.split("\n")
-        in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
-        final, fixes = fixups.apply_all(f.rel, f.text, hip_text, full_mask_names, in_to_hip, ctx.undefined)
-        final_texts[f.rel] = final
-        hip_to_final = linemap.map_lines(hip_lines, final.split("\n"))
-        final_blanked = cpp.blank(final)
-        dead = cpp.dead_lines(final_blanked, ctx.undefined)
-        findings = [_status(x, by_id, in_to_hip, hip_to_final, final_blanked.split("\n"), dead, fixes)
-                    for x in scan.scan_file(f.rel, f.text, compiled_rules, ctx)]
         files_out[f.rel] = {"path": f.rel, "kind": f.kind, "unit": False,
                             "hipify_warnings": [{"line": w.line, "message": w.message} for w in hip_warnings[f.rel]],
-                            "findings": [x.__dict__ for x in findings],
-                            "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff} for x in fixes],
+                            "findings": [x.__dict__ for x in migrated.findings[f.rel]],
+                            "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff}
+                                      for x in migrated.fixes[f.rel]],
                             "compile": {}, "baseline": {}}
     if opts.baseline:
         base_dir.mkdir(parents=True, exist_ok=True)
@@ -171,7 +139,6 @@ def run(opts: Options, rules: list[Rule]) -> dict:
 
     defines = _defines(final_texts, opts.archs)
     groups = wavefront_groups(list(opts.archs))
-    graph = includes.IncludeGraph(final_texts, ctx.undefined)
     torch_dirs = includes.torch_include_dirs()
     units = tree.units(source)
     jobs, base_jobs = [], []

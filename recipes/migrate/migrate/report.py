@@ -102,6 +102,8 @@ def to_markdown(data: dict) -> str:
                 out.append(f"  - suggested: `{x['suggestion']}`")
             elif x["status"] == "open":
                 out.append(f"  - hint: {x['hint']}")
+            if x.get("note"):
+                out.append(f"  - {'why closed' if x['status'] == 'fixed' else 'note'}: {x['note']}")
         for fix in f["fixes"]:
             out += [f"- fix `{fix['id']}` ({fix['title']}), lines {', '.join(map(str, fix['lines']))}:", "",
                     "```diff", fix["diff"], "```"]
@@ -167,7 +169,8 @@ def to_html(data: dict) -> str:
                 parts.append(f"<li><span class='{cls}'>{_e(cls)}</span> line {x['line']} <code>{_e(x['rule'])}</code>: "
                              f"{_e(x['message'])}<br><code>{_e(x['text'])}</code>"
                              + (f"<br>suggested: <code>{_e(x['suggestion'])}</code>" if x["suggestion"] and x["status"] == "open" else "")
-                             + (f"<br>hint: {_e(x['hint'])}" if x["status"] == "open" else "") + "</li>")
+                             + (f"<br>hint: {_e(x['hint'])}" if x["status"] == "open" else "")
+                             + (f"<br>note: {_e(x['note'])}" if x.get("note") else "") + "</li>")
             parts.append("</ul>")
         for fix in f["fixes"]:
             parts.append(f"<details><summary>fix <code>{_e(fix['id'])}</code>: {_e(fix['title'])}</summary>"

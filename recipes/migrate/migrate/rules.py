@@ -16,15 +16,16 @@ from .errors import InputError
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "rules.yaml"
 SEVERITIES = ("error", "warning", "info")
-CHECKS = ("lds", "block-size")
-KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "suggest", "fixed_by"}
+CHECKS = ("lds", "block-size", "warp-scope")
+KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "fixed_by"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
 PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One scanner rule; `suggest` is a tuple of (find, replace) regex pairs applied in turn."""
+    """One scanner rule; `fixed_by` names the fixups that rewrite its hits exactly. Suggested rewrites
+    are computed from the migrated line (advice.py), not stored per rule."""
 
     id: str
     severity: str
@@ -33,7 +34,6 @@ class Rule:
     doc: str
     patterns: tuple[str, ...]
     check: str
-    suggest: tuple[tuple[str, str], ...]
     fixed_by: tuple[str, ...]
 
 
@@ -88,12 +88,7 @@ def load_rules(path: Path = RULES_FILE) -> list[Rule]:
             raise _fail(path, where, "give exactly one of `patterns` (list of regexes) or `check` " + str(CHECKS))
         if check and check not in CHECKS:
             raise _fail(path, f"{where}.check", f"expected one of {CHECKS}, got {check!r}")
-        suggest = []
-        for item in raw.get("suggest") or []:
-            if not isinstance(item, dict) or set(item) != {"find", "replace"}:
-                raise _fail(path, f"{where}.suggest", "expected a list of {find, replace}")
-            suggest.append((str(item["find"]), str(item["replace"])))
-        for pattern in [*patterns, *(f for f, _ in suggest)]:
+        for pattern in patterns:
             try:
                 re.compile(fill(pattern, PLACEHOLDER_DEFAULTS))
             except re.error as exc:
@@ -101,5 +96,5 @@ def load_rules(path: Path = RULES_FILE) -> list[Rule]:
         rules.append(Rule(
             id=rid, severity=raw["severity"], message=raw["message"].strip(), hint=raw["hint"].strip(),
             doc=(raw.get("doc") or "").strip(), patterns=tuple(patterns), check=check,
-            suggest=tuple(suggest), fixed_by=tuple(raw.get("fixed_by") or ())))
+            fixed_by=tuple(raw.get("fixed_by") or ())))
     return rules

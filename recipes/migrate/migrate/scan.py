@@ -8,7 +8,7 @@ scanned: that code never reaches hipcc.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import cpp
 from .archs import Arch
@@ -22,8 +22,8 @@ MAX_BLOCK = 1024  # work-items per workgroup on every AMD GPU (HIP: hipDevicePro
 @dataclass(frozen=True)
 class Finding:
     """One rule hit: file (tree-relative path), line/col (1-based, in the CUDA input), text (the
-    source line), message, hint, suggestion (the line rewritten, or ""), status ("open" until
-    pipeline.resolve marks it "fixed")."""
+    source line), message, hint, suggestion (the migrated line rewritten, or ""), status ("open"
+    until advice.decide closes it as "fixed"), note (why it was closed, or what the suggestion assumes)."""
 
     rule: str
     severity: str
@@ -35,6 +35,7 @@ class Finding:
     hint: str
     suggestion: str
     status: str = "open"
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,27 +86,17 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
 
 @dataclass(frozen=True)
 class Compiled:
-    """A rule with its patterns and suggestions compiled for one tree."""
+    """A rule with its patterns compiled for one tree."""
 
     rule: Rule
     patterns: tuple[re.Pattern, ...]
-    suggest: tuple[tuple[re.Pattern, str], ...]
 
 
 def compile_rules(rules: list[Rule], ctx: Context) -> list[Compiled]:
     """Fill the placeholders of every rule for this tree and compile its regexes."""
     return [Compiled(rule=r,
-                     patterns=tuple(re.compile(fill(p, ctx.placeholders)) for p in r.patterns),
-                     suggest=tuple((re.compile(fill(f, ctx.placeholders)), rep) for f, rep in r.suggest))
+                     patterns=tuple(re.compile(fill(p, ctx.placeholders)) for p in r.patterns))
             for r in rules]
-
-
-def suggestion(compiled: Compiled, line: str) -> str:
-    """The line rewritten by the rule's suggestions, or "" when they change nothing."""
-    new = line
-    for find, rep in compiled.suggest:
-        new = find.sub(rep, new)
-    return new.strip() if new != line else ""
 
 
 def matches(compiled: Compiled, blanked_line: str) -> re.Match | None:
@@ -134,7 +125,7 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
             if m:
                 r = compiled.rule
                 findings.append(Finding(r.id, r.severity, rel, number, m.start() + 1, raw_lines[number - 1].strip(),
-                                        r.message, r.hint, suggestion(compiled, raw_lines[number - 1])))
+                                        r.message, r.hint, ""))
     by_check = {c.rule.check: c.rule for c in rules if c.rule.check}
     if "lds" in by_check:
         findings += _lds(rel, blanked, raw_lines, dead, names, ctx.archs, by_check["lds"])
@@ -145,10 +136,10 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
     return findings
 
 
-LAUNCH = re.compile(r"<<<(.*?)>>>", re.S)
+LAUNCH = re.compile(r"<<<(.*?)>>>", re.DOTALL)
 # runtime launch calls: (regex, index of the block argument, index of the shared-memory argument)
-LAUNCH_CALLS = ((re.compile(r"\b(?:cuda|hip)Launch(?:Cooperative)?Kernel\s*\(([^;]*?)\)\s*;", re.S), 2, 4),
-                (re.compile(r"\bhipLaunchKernelGGL\s*\(([^;]*?)\)\s*;", re.S), 2, 3))
+LAUNCH_CALLS = ((re.compile(r"\b(?:cuda|hip)Launch(?:Cooperative)?Kernel\s*\(([^;]*?)\)\s*;", re.DOTALL), 2, 4),
+                (re.compile(r"\bhipLaunchKernelGGL\s*\(([^;]*?)\)\s*;", re.DOTALL), 2, 3))
 
 
 def launches(blanked: str) -> list[tuple[int, list[str]]]:
@@ -160,7 +151,7 @@ def launches(blanked: str) -> list[tuple[int, list[str]]]:
             if len(args) > block:
                 found.append((m.start(), [args[block - 1], args[block]] + ([args[smem]] if len(args) > smem else [])))
     return found
-SET_ATTR = re.compile(r"\b(?:cuda|hip)FuncSetAttribute\s*\(([^;]*?)\)\s*;", re.S)
+SET_ATTR = re.compile(r"\b(?:cuda|hip)FuncSetAttribute\s*\(([^;]*?)\)\s*;", re.DOTALL)
 STATIC_SHARED = re.compile(r"__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([\w:]+(?:\s+int)?)\s+\w+((?:\s*\[[^\]]+\])+)\s*;")
 LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(([^)]*)\)")
 
@@ -239,8 +230,3 @@ def _block_size(rel, blanked, raw_lines, dead, names, rule) -> list[Finding]:
             found.append(_hit(rule, rel, raw_lines, number, 1,
                               f"__launch_bounds__({value}) is above the 1024 work-items per workgroup of AMD GPUs."))
     return found
-
-
-def resolve(finding: Finding, fixed: bool) -> Finding:
-    """A copy of `finding` with status "fixed" when `fixed`, else unchanged."""
-    return replace(finding, status="fixed") if fixed else finding

@@ -1,0 +1,209 @@
+"""Findings decided together with the fixups: which are closed, and the one suggestion per line.
+
+A finding is closed ("fixed", with a note saying why) when
+- a fixup its rule names changed its line, or the migrated line no longer matches the rule, or
+  the migrated line is dead on AMD; or
+- it is a 32-lane-warp assumption (lane % 32, offsets 16..1, a warp size of 32, arrays of 32, a
+  32-bit ballot) and every warp operation compiled together with its file works on 32-lane groups
+  after the fixups (warp.ops): then 32 is the right number on wave64 and on wave32.
+When the files compiled together mix 32-lane-group operations with operations on the whole wavefront
+(warpSize, HIP's own __ballot, a shuffle without width), the mix is an open error
+(`warp-width-mixed`) and the 32-lane findings stay open without a rewrite: no line-local rewrite
+is right for both wavefront sizes there. Suggested rewrites come from warp.rewrite applied to the
+migrated line, so they agree with the fixups already on that line and with each other.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from . import cpp, fixups, includes, linemap, scan, warp
+from .archs import Arch
+from .rules import Rule
+
+WARP32_RULES = frozenset({"warp-lane-arith-32", "warp-reduce-offset-16", "warp-size-constant-32", "warp-array-32",
+                          "warp-vote-32bit-result"})
+MASK_RULES = frozenset({"warp-mask-32bit", "warp-sync-intrinsic", "warp-vote-32bit-result"})
+MIXED_RULE = "warp-width-mixed"
+
+
+@dataclass(frozen=True)
+class FileState:
+    """One file after the fixups: cuda (input text), final (migrated text), in_to_hip (CUDA line ->
+    hipify line, 0-based), hip_to_final (hipify line -> migrated line), fixes (applied fixups)."""
+
+    cuda: str
+    final: str
+    in_to_hip: list[int | None]
+    hip_to_final: list[int | None]
+    fixes: list[fixups.Fix]
+
+    def final_line(self, cuda_line: int) -> int | None:
+        """0-based migrated line of a 1-based CUDA line, or None when it was deleted."""
+        hip = self.in_to_hip[cuda_line - 1] if cuda_line - 1 < len(self.in_to_hip) else None
+        if hip is None or hip >= len(self.hip_to_final):
+            return None
+        return self.hip_to_final[hip]
+
+    def cuda_line(self, final_line: int) -> int | None:
+        """1-based CUDA line that became the 1-based migrated line `final_line`, or None."""
+        for i, hip in enumerate(self.in_to_hip):
+            if hip is not None and hip < len(self.hip_to_final) and self.hip_to_final[hip] == final_line - 1:
+                return i + 1
+        return None
+
+
+def _projected(state: FileState, raw: list[scan.Finding], full_mask: re.Pattern) -> str:
+    """The migrated text with the mask rewrite suggested for each warp-mask-32bit line put in place:
+    the warp operations are classified as they will be once the suggestion is taken (a 32-bit CUDA
+    mask left in a *_sync call does not compile for HIP, so it works on neither width)."""
+    lines = state.final.split("\n")
+    model = warp.Model(full_mask, legacy=False, any_mask=True)
+    for finding in raw:
+        index = state.final_line(finding.line) if finding.rule == "warp-mask-32bit" else None
+        if index is not None:
+            lines[index] = warp.rewrite(lines[index], model)
+    return "\n".join(lines)
+
+
+def scopes(reach: dict[str, set[str]], rels: list[str]) -> dict[str, set[str]]:
+    """For each file, the files compiled together with it: its own include closure and those of
+    every unit that includes it. reach: {unit or file: files it reaches through includes, itself included}."""
+    out = {rel: set(reach.get(rel, {rel})) for rel in rels}
+    for closure in reach.values():
+        for rel in closure:
+            if rel in out:
+                out[rel] |= closure
+    return out
+
+
+def _status(finding: scan.Finding, rule: scan.Compiled, state: FileState, final_blanked: list[str],
+            final_dead: set[int]) -> scan.Finding:
+    hip_line = state.in_to_hip[finding.line - 1] if finding.line - 1 < len(state.in_to_hip) else None
+    if hip_line is None:
+        return finding
+    touched = [f.id for f in state.fixes if f.id in rule.rule.fixed_by and hip_line + 1 in f.lines]
+    if touched:
+        return replace(finding, status="fixed", note=f"rewritten by the fixup {touched[0]}")
+    if not rule.patterns:
+        return finding
+    final = state.final_line(finding.line)
+    if final is None:
+        return finding
+    if final + 1 in final_dead:
+        return replace(finding, status="fixed", note="the migrated line is not compiled on AMD")
+    if scan.matches(rule, final_blanked[final]) is None:
+        return replace(finding, status="fixed", note="the migrated line no longer has it")
+    return finding
+
+
+def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compiled], states: dict[str, FileState],
+           scope: set[str], file_ops: dict[str, list[warp.Op]], full_mask: re.Pattern,
+           undefined: frozenset[str]) -> list[scan.Finding]:
+    """The findings of file `rel` with their status, note and suggestion decided (see module doc),
+    plus the warp-width-mixed errors of the file. file_ops: {file: warp.ops of its migrated text}."""
+    state = states[rel]
+    final_lines = state.final.split("\n")
+    final_blanked = cpp.blank(state.final)
+    dead = cpp.dead_lines(final_blanked, undefined)
+    blanked_lines = final_blanked.split("\n")
+    wide = [(f, op) for f in sorted(scope) for op in file_ops.get(f, []) if op.kind in ("wavefront", "unknown")]
+    first_wide: tuple[str, warp.Op] | None = next(((f, op) for f, op in wide if op.kind == "wavefront"),
+                                                  wide[0] if wide else None)
+    out = []
+    for finding in findings:
+        finding = _status(finding, by_id[finding.rule], state, blanked_lines, dead)
+        if finding.status == "open" and finding.rule in WARP32_RULES:
+            if not wide:
+                finding = replace(finding, status="fixed", suggestion="",
+                                  note="CUDA's 32-lane warp is kept: every warp operation compiled with this line works "
+                                       "on 32-lane groups after the fixups, on wave64 and on wave32")
+            elif first_wide is not None:
+                f, op = first_wide
+                width = " (its width is not a constant)" if op.kind == "unknown" else ""
+                finding = replace(finding, suggestion="",
+                                  note=f"hip/{f}:{op.line} `{op.text}` works on the whole wavefront{width} while "
+                                       "this line assumes 32-lane warps; make them agree by hand (see warp-width-mixed)")
+        if finding.status == "open" and finding.rule in MASK_RULES:
+            final = state.final_line(finding.line)
+            if final is not None:
+                model = warp.Model(full_mask, legacy=False, any_mask=True)
+                new = warp.rewrite(final_lines[final], model)
+                if new != final_lines[final]:
+                    finding = replace(finding, suggestion=new.strip(),
+                                      note="exact when the mask is CUDA's 32-bit lane mask (a 64-bit mask "
+                                           "written for HIP stays as it is)")
+        out.append(finding)
+    out += _mixed(rel, state, file_ops.get(rel, []), first_wide, by_id.get(MIXED_RULE))
+    return out
+
+
+def _mixed(rel: str, state: FileState, ops: list[warp.Op], first_wide: tuple[str, warp.Op] | None,
+           rule: scan.Compiled | None) -> list[scan.Finding]:
+    """warp-width-mixed errors at the 32-lane-group operations of `rel` when the scope also works on
+    the whole wavefront."""
+    if rule is None or first_wide is None or first_wide[1].kind != "wavefront":
+        return []
+    f, op = first_wide
+    raw = state.cuda.split("\n")
+    found, seen = [], set()
+    for mine in ops:
+        if mine.kind != "group32":
+            continue
+        line = state.cuda_line(mine.line)
+        if line is None or line in seen:
+            continue
+        seen.add(line)
+        r = rule.rule
+        found.append(scan.Finding(r.id, r.severity, rel, line, 1, raw[line - 1].strip(),
+                                  f"`{mine.text}` works on 32-lane groups (CUDA's warp) while hip/{f}:{op.line} `{op.text}` "
+                                  "works on the whole wavefront (64 lanes on CDNA); on wave64 the two disagree.",
+                                  r.hint, ""))
+    return found
+
+
+@dataclass(frozen=True)
+class Migrated:
+    """A tree after the fixups and the scan: final ({rel: migrated text}), fixes ({rel: [Fix]}),
+    findings ({rel: [Finding]} sorted by line), graph (include graph of the migrated tree), states
+    ({rel: FileState}: the line maps)."""
+
+    final: dict[str, str]
+    fixes: dict[str, list[fixups.Fix]]
+    findings: dict[str, list[scan.Finding]]
+    graph: includes.IncludeGraph
+    states: dict[str, FileState]
+
+
+def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch]) -> Migrated:
+    """Apply the fixups to hipify's output and decide the scanner's findings for a whole tree.
+
+    texts: {tree-relative path: (CUDA input text, hipify output text)}; rules: rules.load_rules();
+    archs: the selected offload archs (for the LDS check)."""
+    blanked = [cpp.blank(cuda) for cuda, _hip in texts.values()]
+    ctx = scan.tree_context(blanked, archs)
+    compiled = scan.compile_rules(rules, ctx)
+    by_id = {c.rule.id: c for c in compiled}
+    mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
+    cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
+    states: dict[str, FileState] = {}
+    for rel, (cuda, hip) in texts.items():
+        cuda_lines, hip_lines = cuda.split("\n"), hip.split("\n")
+        in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
+        final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
+                                        cuda_only=cuda_only, own_warp_size=own_warp_size)
+        states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
+    final_texts = {rel: st.final for rel, st in states.items()}
+    graph = includes.IncludeGraph(final_texts, ctx.undefined)
+    scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
+    full_mask = fixups.full_mask_regex(mask_names)
+    raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items()}
+    file_ops = {rel: warp.ops(_projected(states[rel], raw[rel], full_mask), ctx.symbols,
+                              cpp.dead_lines(cpp.blank(text), ctx.undefined))
+                for rel, text in final_texts.items()}
+    findings = {}
+    for rel in texts:
+        found = decide(rel, raw[rel], by_id, states, scope_of[rel], file_ops, full_mask, ctx.undefined)
+        findings[rel] = sorted(found, key=lambda x: x.line)
+    return Migrated(final_texts, {rel: st.fixes for rel, st in states.items()}, findings, graph, states)

@@ -1,0 +1,262 @@
+"""CUDA warp operations and their exact HIP forms on wave32 and wave64.
+
+A CUDA warp has 32 lanes. A HIP wavefront has warpSize lanes: 64 on CDNA (gfx90a, gfx942, gfx950),
+32 on RDNA. The migrated code keeps CUDA's 32-lane warps: each CUDA warp becomes one 32-lane group
+of the wavefront (lanes 0-31 and 32-63 on wave64; the whole wavefront on wave32), so lane arithmetic
+with 32 (`threadIdx.x % 32`, offsets 16..1, `1u << lane`) keeps its meaning. The forms below are
+exact for that model; their semantics are those of HIP 7.2's amd_detail/amd_warp_functions.h and
+amd_warp_sync_functions.h (ROCm/clr):
+
+  __shfl*_sync(all 32 lanes, v, x[, w])  -> __shfl*(v, x, w or 32)
+      HIP's shuffles work inside groups of `width` lanes. The non-sync form is used because the
+      *_sync forms check that the mask equals the active lanes (`__hip_assert(MASK == __ballot(true))`,
+      a trap in builds without NDEBUG): a 64-bit all-ones mask fails that check whenever a wavefront
+      is only partly active (a 32-thread block on wave64, `if (warp == 0)` in a block reduction).
+  __shfl*_sync(m, v, x[, w])             -> __shfl*_sync(GROUP(m), v, x, w or 32)
+  __ballot_sync(all, p)                  -> HALF(__ballot(p))
+  __ballot_sync(m, p)                    -> HALF(__ballot_sync(GROUP(m), p))
+  __any_sync(all, p) / __all_sync(all, p) -> HALF(__ballot(p)) != 0u / == HALF(__ballot(1))
+  __any_sync(m, p) / __all_sync(m, p)    -> __any_sync(GROUP(m), p) / __all_sync(GROUP(m), p)
+  __match_any_sync(m, v)                 -> HALF(__match_any_sync(GROUP(m), v))
+  __activemask()                         -> HALF(__ballot(1))
+  where GROUP(m) = ((unsigned long long)(unsigned)(m) << (__lane_id() & 32)) places CUDA's 32-bit
+  lane mask (CUDA's mask parameter is `unsigned`) on the lane's 32-lane group, and
+  HALF(b) = ((unsigned)((b) >> (__lane_id() & 32))) takes that group's 32 bits of a 64-bit result.
+  On wave32 `__lane_id() & 32` is 0 and both are the identity.
+
+In a tree written for CUDA only (no HIP platform macro anywhere), CUDA's pre-9 forms mean 32 lanes
+too: `__shfl*(v, x)` gets width 32, `__ballot/__any/__all(p)` the group forms, and device-code
+`warpSize` (always 32 on NVIDIA GPUs) becomes 32. In a tree that already has HIP code paths those
+names mean the wavefront and stay.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import cpp
+
+GROUP_SHIFT = "(__lane_id() & 32)"
+SHUFFLES = ("__shfl", "__shfl_up", "__shfl_down", "__shfl_xor")
+CALL = re.compile(r"(?<![\w.:>])(__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync|64)?|__any(?:_sync)?|__all(?:_sync)?"
+                  r"|__match_any_sync|__match_all_sync|__activemask|__lane_id)\s*\(")
+HALF_AFTER = re.compile(r"\s*\)?\s*>>\s*\(\s*__lane_id\s*\(\s*\)\s*&\s*32\s*\)")
+WARP_SIZE = re.compile(r"(?<![\w.>])warpSize\b")
+WARP_SIZE_DECL = re.compile(r"\b(?:int|unsigned|auto|size_t|long|short|uint32_t|int32_t)\s+(?:const\s+)?warpSize\b"
+                            r"|#\s*define\s+warpSize\b|\bwarpSize\s*=[^=]")
+HIP_MARKERS = re.compile(r"\b(__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|USE_ROCM|"
+                         r"ROCM_WAVEFRONT_SIZE|__AMDGCN_WAVEFRONT_SIZE|__HIP_PLATFORM_AMD)\b|[<\"]hip/")
+GROUP_MASK = re.compile(r"<<\s*\(\s*__lane_id\s*\(\s*\)\s*&\s*32\s*\)\s*\)?\s*$")
+WAVEFRONT_NAMES = re.compile(r"\b(__AMDGCN_WAVEFRONT_SIZE|ROCM_WAVEFRONT_SIZE)\b")
+
+
+def half(expr: str) -> str:
+    """The lane's 32-lane group of a 64-bit lane mask, as CUDA's 32-bit value."""
+    return f"((unsigned)(({expr}) >> {GROUP_SHIFT}))"
+
+
+def group(mask: str) -> str:
+    """CUDA's 32-bit lane mask `mask`, placed on the lane's 32-lane group of the wavefront."""
+    return f"((unsigned long long)(unsigned)({mask}) << {GROUP_SHIFT})"
+
+
+def hip_aware(blanked_texts: list[str]) -> bool:
+    """True when any file of the tree already has HIP code paths or reads the wavefront size (a HIP
+    platform macro, a hip/ include, ROCM_WAVEFRONT_SIZE): then the pre-9 CUDA forms and warpSize
+    are left as they are, since the tree may use them for the wavefront."""
+    return any(HIP_MARKERS.search(t) for t in blanked_texts)
+
+
+def declares_warp_size(blanked_texts: list[str]) -> bool:
+    """True when the tree declares, defines or assigns its own `warpSize` (then it is not CUDA's)."""
+    return any(WARP_SIZE_DECL.search(t) for t in blanked_texts)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One warp-intrinsic call: name, start (offset of the name), end (offset after the closing
+    parenthesis), args (argument texts, from the original text)."""
+
+    name: str
+    start: int
+    end: int
+    args: tuple[str, ...]
+
+
+def calls(text: str, blanked: str | None = None) -> list[Call]:
+    """Outermost warp-intrinsic calls of `text` in order (comments and strings are skipped)."""
+    blanked = cpp.blank(text) if blanked is None else blanked
+    found: list[Call] = []
+    pos = 0
+    while True:
+        m = CALL.search(blanked, pos)
+        if not m:
+            return found
+        depth, k = 1, m.end()
+        while k < len(blanked) and depth:
+            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
+            k += 1
+        if depth:
+            return found
+        inner = blanked[m.end():k - 1]
+        args = [] if not inner.strip() else _split(text[m.end():k - 1], inner)
+        found.append(Call(m.group(1), m.start(), k, tuple(args)))
+        pos = k
+
+
+def _split(text: str, blanked: str) -> list[str]:
+    """Split at top-level commas of `blanked` (parentheses and brackets; `<` is a comparison here)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(blanked):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _followed_by_half(text: str, end: int) -> bool:
+    return bool(HALF_AFTER.match(text, end))
+
+
+@dataclass(frozen=True)
+class Model:
+    """What the rewrite may assume about a tree: full_mask (regex matching a whole all-32-lanes mask
+    argument), legacy (CUDA-only tree: pre-9 forms and warpSize are CUDA's 32-lane ones),
+    any_mask (rewrite *_sync calls whose mask is not provably all lanes too: exact when the mask is
+    CUDA's 32-bit one, which every mask of a CUDA-only tree is)."""
+
+    full_mask: re.Pattern
+    legacy: bool
+    any_mask: bool
+
+
+def rewrite(text: str, model: Model) -> str:
+    """`text` with every CUDA warp operation that has an exact 32-lane-group form rewritten (see the
+    module doc); calls already in a group form, and calls the model does not cover, are kept."""
+    out, pos = [], 0
+    for call in calls(text):
+        out.append(text[pos:call.start])
+        out.append(_rewrite_call(text, call, model))
+        pos = call.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _rewrite_call(text: str, call: Call, model: Model) -> str:
+    original = text[call.start:call.end]
+    if _followed_by_half(text, call.end) or (call.name == "__lane_id"):
+        return original
+    args = [rewrite(a, model) for a in call.args]
+    name = call.name
+    full = bool(args) and bool(model.full_mask.fullmatch(args[0]))
+    if name.endswith("_sync") and name[:-5] in SHUFFLES and len(args) in (3, 4):
+        width = args[3] if len(args) == 4 else "32"
+        if full:
+            return f"{name[:-5]}({args[1]}, {args[2]}, {width})"
+        if model.any_mask:
+            return f"{name}({group(args[0])}, {args[1]}, {args[2]}, {width})"
+    elif name == "__ballot_sync" and len(args) == 2:
+        if full:
+            return half(f"__ballot({args[1]})")
+        if model.any_mask:
+            return half(f"__ballot_sync({group(args[0])}, {args[1]})")
+    elif name in ("__any_sync", "__all_sync") and len(args) == 2:
+        if full:
+            votes = half(f"__ballot({args[1]})")
+            return f"({votes} != 0u)" if name == "__any_sync" else f"({votes} == {half('__ballot(1)')})"
+        if model.any_mask:
+            return f"{name}({group(args[0])}, {args[1]})"
+    elif name == "__match_any_sync" and len(args) == 2 and (full or model.any_mask):
+        return half(f"__match_any_sync({group(args[0])}, {args[1]})")
+    elif name == "__activemask" and not args:
+        return half("__ballot(1)")
+    elif model.legacy and name in SHUFFLES and len(args) == 2:
+        return f"{name}({args[0]}, {args[1]}, 32)"
+    elif model.legacy and name == "__ballot" and len(args) == 1:
+        return half(f"__ballot({args[0]})")
+    elif model.legacy and name in ("__any", "__all") and len(args) == 1:
+        votes = half(f"__ballot({args[0]})")
+        return f"({votes} != 0u)" if name == "__any" else f"({votes} == {half('__ballot(1)')})"
+    return original if args == list(call.args) else f"{name}({', '.join(args)})"
+
+
+def rewrite_warp_size(text: str) -> str:
+    """Device-code `warpSize` (not a member such as prop.warpSize) -> 32, CUDA's value."""
+    blanked = cpp.blank(text)
+    spans = [m.span() for m in WARP_SIZE.finditer(blanked)]
+    for start, end in reversed(spans):
+        text = text[:start] + "32" + text[end:]
+    return text
+
+
+@dataclass(frozen=True)
+class Op:
+    """A warp operation of migrated code: line (1-based), kind ("group32": works on 32-lane groups;
+    "wavefront": works on, or reads the size of, the whole wavefront; "unknown": width not a
+    constant), text (the call or name)."""
+
+    line: int
+    kind: str
+    text: str
+
+
+def ops(text: str, symbols: dict[str, str], dead: set[int] | frozenset[int] = frozenset()) -> list[Op]:
+    """Classify the warp operations of migrated (HIP) code, skipping lines in `dead`."""
+    blanked = cpp.blank(text)
+    found: list[Op] = []
+
+    def add(offset: int, kind: str, what: str) -> None:
+        number = cpp.line_of(blanked, offset)
+        if number not in dead:
+            found.append(Op(number, kind, what.strip()[:80]))
+
+    for call in _all_calls(text, blanked):
+        shown = text[call.start:call.end]
+        name = call.name.removesuffix("_sync")
+        if name == "__lane_id":
+            if not re.match(r"\s*&\s*32\s*\)", blanked[call.end:]):
+                add(call.start, "wavefront", shown)
+            continue
+        if _followed_by_half(blanked, call.end):
+            add(call.start, "group32", shown)
+            continue
+        if name in SHUFFLES:
+            base = 1 if call.name.endswith("_sync") else 0
+            if len(call.args) < base + 3:
+                add(call.start, "wavefront", shown)
+                continue
+            width = cpp.evaluate(cpp.blank(call.args[base + 2]), symbols)
+            if width is None and WARP_SIZE.search(call.args[base + 2]):
+                add(call.start, "wavefront", shown)
+            elif width is None:
+                add(call.start, "unknown", shown)
+            else:
+                add(call.start, "group32" if width <= 32 else "wavefront", shown)
+        elif name in ("__ballot", "__ballot64", "__any", "__all", "__activemask", "__match_any", "__match_all"):
+            grouped = call.name.endswith("_sync") and call.args and GROUP_MASK.search(call.args[0])
+            add(call.start, "group32" if grouped else "wavefront", shown)
+    for m in WARP_SIZE.finditer(blanked):
+        add(m.start(), "wavefront", "warpSize")
+    for m in WAVEFRONT_NAMES.finditer(blanked):
+        add(m.start(), "wavefront", m.group(1))
+    found.sort(key=lambda o: o.line)
+    return found
+
+
+def _all_calls(text: str, blanked: str) -> list[Call]:
+    """Every warp-intrinsic call, nested ones included."""
+    found = []
+    for call in calls(text, blanked):
+        found.append(call)
+        head = call.start + len(call.name)
+        open_paren = blanked.index("(", head)
+        inner_text, inner_blanked = text[open_paren + 1:call.end - 1], blanked[open_paren + 1:call.end - 1]
+        found += [Call(c.name, c.start + open_paren + 1, c.end + open_paren + 1, c.args)
+                  for c in _all_calls(inner_text, inner_blanked)]
+    return found

@@ -1,0 +1,259 @@
+"""Warp advice is right on both wavefront sizes: each kernel's CUDA original runs on emulated 32-lane
+warps, its migrated HIP (the recipe's fixups) and its suggestions on emulated wave64 and wave32
+wavefronts (tests/unit/warp_emulator.py), on random data; the results must agree, and every finding
+the report closes must be one the migrated code made safe."""
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import advice, rules, warp
+from migrate.archs import Arch
+
+from tests.shared_cases import CASES_DIR
+from tests.unit.warp_emulator import Machine, Trap
+
+ARCHS = [Arch("gfx942", "CDNA3", 64, 65536), Arch("gfx1100", "RDNA3", 32, 65536)]
+WARP_RULES = advice.WARP32_RULES | advice.MASK_RULES | {advice.MIXED_RULE}
+
+REDUCE = """#include <cuda_runtime.h>
+__global__ void reduce(const float* x, float* total) {
+  float v = x[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffff, v, offset);
+  if (threadIdx.x % 32 == 0) atomicAdd(total, v);
+}
+"""
+# REDUCE after the suggestions the recipe used to give (offset = warpSize / 2, lane % warpSize).
+REDUCE_OLD_ADVICE = REDUCE.replace("offset = 16", "offset = warpSize / 2").replace("% 32", "% warpSize")
+
+BLOCK_SUM = """#define FULL_MASK 0xffffffff
+__device__ float warp_reduce(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
+  return v;
+}
+__global__ void block_sum(const float* x, float* out) {
+  __shared__ float partial[32];
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  float v = warp_reduce(x[blockIdx.x * blockDim.x + threadIdx.x]);
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < blockDim.x / 32 ? partial[lane] : 0.0f;
+    v = warp_reduce(v);
+    if (lane == 0) out[blockIdx.x] = v;
+  }
+}
+"""
+
+VOTES = """__global__ void votes(const int* x, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int p = x[i] > 4;
+  int any = __any_sync(0xffffffff, p);
+  int all = __all_sync(0xffffffff, x[i] >= 0);
+  unsigned act = __activemask();
+  unsigned b = __ballot_sync(act, p);
+  out[i] = any + 2 * all + 4 * __popc(b) + 1000 * __popc(act);
+}
+"""
+
+LEADER = """__global__ void leader(const int* x, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = x[i];
+  unsigned m = __ballot_sync(0xffffffffu, v > 3);
+  if (v > 3) {
+    int first = __ffs(m) - 1;
+    out[i] = __shfl_sync(m, v * 100 + (threadIdx.x & 31), first);
+  } else {
+    out[i] = -1;
+  }
+}
+"""
+
+SCAN = """__global__ void scan(const int* x, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int lane = threadIdx.x & 31;
+  int v = x[i];
+  for (int d = 1; d < 32; d *= 2) {
+    int n = __shfl_up_sync(0xffffffff, v, d);
+    if (lane >= d) v += n;
+  }
+  out[i] = v;
+}
+"""
+
+SEGMENTS = """__global__ void segments(const int* x, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = x[i];
+  for (int o = 4; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o, 8);
+  unsigned same = __match_any_sync(0xffffffff, x[i] % 3);
+  out[i] = v * 1000 + __popc(same);
+}
+"""
+
+LEGACY = """__global__ void legacy(const float* x, float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = x[i];
+  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down(v, o);
+  unsigned big = __ballot(x[i] > 5.0f);
+  if (threadIdx.x % warpSize == 0) out[i / warpSize] = v + 100 * __popc(big) + 1000 * __any(x[i] > 8.0f);
+}
+"""
+
+# name -> (source, kernel, grid, block, arguments factory)
+KERNELS = {
+    "reduce": (REDUCE, "reduce", 2, 128, lambda r, n: [ints(r, n, 0, 9), [0]]),
+    "reduce_old_advice": (REDUCE_OLD_ADVICE, "reduce", 2, 128, lambda r, n: [ints(r, n, 0, 9), [0]]),
+    "block_sum": (BLOCK_SUM, "block_sum", 2, 256, lambda r, n: [ints(r, n, -5, 9), [0, 0]]),
+    "votes": (VOTES, "votes", 1, 128, lambda r, n: [ints(r, n, -1, 9), [0] * n]),
+    "leader": (LEADER, "leader", 1, 128, lambda r, n: [ints(r, n, 0, 9), [0] * n]),
+    "scan": (SCAN, "scan", 1, 128, lambda r, n: [ints(r, n, -3, 9), [0] * n]),
+    "segments": (SEGMENTS, "segments", 1, 128, lambda r, n: [ints(r, n, 0, 9), [0] * n]),
+    "legacy": (LEGACY, "legacy", 1, 128, lambda r, n: [ints(r, n, 0, 9), [0] * 4]),
+}
+
+
+def ints(rng: random.Random, n: int, low: int, high: int) -> list[int]:
+    values = [rng.randint(low, high) for _ in range(n)]
+    assert len(set(values)) > 2  # random data, never all ones
+    return values
+
+
+def hipified(cuda: str) -> str:
+    """What hipify-perl does to these kernels: the runtime header (warp intrinsics keep their names)."""
+    return cuda.replace("#include <cuda_runtime.h>", '#include "hip/hip_runtime.h"')
+
+
+def migrate(cuda: str) -> advice.Migrated:
+    return advice.migrate_tree({"k.cu": (cuda, hipified(cuda))}, rules.load_rules(), ARCHS)
+
+
+def run(source: str, mode: str, wave: int, name: str, seed: int = 0):
+    """Launch kernel `name` of KERNELS, compiled from `source`, on fresh random arguments of `seed`."""
+    _source, kernel, grid, block, make_args = KERNELS[name]
+    return Machine(source, mode, wave).launch(kernel, grid, block, make_args(random.Random(seed), grid * block))
+
+
+def with_suggestions(migrated: advice.Migrated, rel: str = "k.cu") -> str:
+    """The migrated text with every open finding's suggestion put in place of its migrated line."""
+    lines = migrated.final[rel].split("\n")
+    for f in migrated.findings[rel]:
+        if f.status == "open" and f.suggestion:
+            index = migrated.states[rel].final_line(f.line)
+            indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+            lines[index] = indent + f.suggestion
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_emulator_tells_the_old_advice_apart(seed):
+    """The advice the recipe used to give for REDUCE is wrong on wave64 (HIP's __shfl_down returns the
+    lane's own value past the width); the emulator must see it, or it proves nothing."""
+    old_hip = REDUCE_OLD_ADVICE.replace("0xffffffff, v, offset)", "0xffffffffffffffffull, v, offset, 32)")
+    cuda = run(REDUCE, "cuda", 32, "reduce", seed)
+    assert run(old_hip, "hip", 32, "reduce", seed) == cuda
+    assert run(old_hip, "hip", 64, "reduce", seed) != cuda
+
+
+def test_emulator_traps_on_the_64bit_all_ones_mask_with_a_partly_active_wavefront():
+    """__hip_check_mask asserts MASK == __ballot(true): the all-ones 64-bit mask in `if (warp == 0)`."""
+    hip = BLOCK_SUM.replace("__shfl_xor_sync(FULL_MASK, v, o)", "__shfl_xor_sync(0xffffffffffffffffull, v, o, 32)")
+    with pytest.raises(Trap, match="MASK == __ballot"):
+        run(hip, "hip", 64, "block_sum")
+    with pytest.raises(Trap, match="64-bit"):
+        run(BLOCK_SUM, "hip", 64, "block_sum")  # CUDA's 32-bit mask does not compile for HIP
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_migrated_cuda_only_tree_computes_what_cuda_computes(name, seed):
+    source = KERNELS[name][0]
+    migrated = migrate(source)
+    final = migrated.final["k.cu"]
+    cuda = run(source, "cuda", 32, name, seed)
+    for wave in (64, 32):
+        assert run(final, "hip", wave, name, seed) == cuda, (wave, final)
+    open_warp = [f for f in migrated.findings["k.cu"] if f.rule in WARP_RULES and f.status == "open"]
+    assert open_warp == [], open_warp  # every warp finding was made safe by the fixups, and it is
+
+
+@pytest.mark.parametrize("name", sorted(set(KERNELS) - {"legacy"}))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_hip_aware_tree_suggestions_are_right_or_an_error_stays_open(name, seed):
+    """In a tree that already has HIP code paths only the provably exact rewrites are applied; the
+    suggestions of the open findings, applied, give CUDA's result on both wavefront sizes, or an
+    error stays open (never a clean report with wrong code)."""
+    source = "#include <hip/hip_runtime.h>\n" + KERNELS[name][0]
+    migrated = migrate(source)
+    text = with_suggestions(migrated)
+    cuda = run(KERNELS[name][0], "cuda", 32, name, seed)
+    results = []
+    for wave in (64, 32):
+        try:
+            results.append(run(text, "hip", wave, name, seed) == cuda)
+        except Trap:
+            results.append(False)
+    open_errors = [f for f in migrated.findings["k.cu"] if f.status == "open" and f.severity == "error"]
+    assert all(results) or open_errors, text
+
+
+def test_old_advice_in_a_hip_aware_tree_is_an_open_error():
+    migrated = migrate("#include <hip/hip_runtime.h>\n" + REDUCE_OLD_ADVICE)
+    mixed = [f for f in migrated.findings["k.cu"] if f.rule == advice.MIXED_RULE]
+    assert mixed and all(f.status == "open" and f.severity == "error" for f in mixed)
+    assert "warpSize" in mixed[0].message
+    lane = [f for f in migrated.findings["k.cu"] if f.rule == "warp-reduce-offset-16"]
+    assert lane == []  # warpSize / 2 is not a 16 offset; the mix is what is wrong
+
+
+def test_reduce_findings_closed_with_the_reason():
+    migrated = migrate(REDUCE)
+    by_rule = {f.rule: f for f in migrated.findings["k.cu"]}
+    for rule in ("warp-reduce-offset-16", "warp-lane-arith-32", "warp-mask-32bit"):
+        assert by_rule[rule].status == "fixed" and by_rule[rule].note, rule
+        assert by_rule[rule].suggestion == ""
+    assert "__shfl_down(v, offset, 32)" in migrated.final["k.cu"]
+
+
+def test_one_suggestion_per_line_agrees_with_the_fixups():
+    """warp-mask-32bit and warp-vote-32bit-result on one line get the same rewrite of the migrated line."""
+    source = "#include <hip/hip_runtime.h>\n" + VOTES
+    migrated = migrate(source)
+    line = source.split("\n").index("  unsigned b = __ballot_sync(act, p);") + 1
+    on_line = [f for f in migrated.findings["k.cu"] if f.line == line and f.suggestion]
+    assert len(on_line) >= 2 and len({f.suggestion for f in on_line}) == 1
+    assert "__ballot_sync(((unsigned long long)(unsigned)(act) << (__lane_id() & 32)), p)" in on_line[0].suggestion
+
+
+@pytest.mark.parametrize("case", ["A02_shfl_xor_sync_mask.cu", "A03_warp32_ballot.cu"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_shared_warp_cases_migrate_exactly(case, seed):
+    path = CASES_DIR / "cuda" / case
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: the shared case set is not checked out next to this repository")
+    source = path.read_text()
+    migrated = migrate(source)
+    final = migrated.final["k.cu"]
+    rng = random.Random(seed)
+    if case.startswith("A02"):
+        kernel, grid, block = "row_sums", 4, 32  # the case launches 32-thread blocks: half a wave64
+        args = [ints(rng, 4 * 100, -9, 9), [0] * 4, 100]
+    else:
+        kernel, grid, block = "warp_compact", 2, 128
+        args = [[rng.randint(0, 1) for _ in range(256)], [0] * 256, [0]]
+    cuda = Machine(source, "cuda").launch(kernel, grid, block, [list(a) if isinstance(a, list) else a for a in args])
+    for wave in (64, 32):
+        assert Machine(final, "hip", wave).launch(kernel, grid, block, args) == cuda, final
+    assert not [f for f in migrated.findings["k.cu"] if f.rule in WARP_RULES and f.status == "open"]
+
+
+def test_warp_rewrite_is_idempotent_and_keeps_64bit_hip_masks():
+    model = warp.Model(__import__("migrate.fixups", fromlist=["x"]).full_mask_regex([]), legacy=True, any_mask=True)
+    once = warp.rewrite(VOTES + LEGACY, model)
+    assert warp.rewrite(once, model) == once
+    hip = "v = __shfl_xor_sync(0xffffffffffffffffull, v, 1);"
+    assert warp.rewrite(hip, warp.Model(model.full_mask, legacy=False, any_mask=False)) == hip
