@@ -22,7 +22,7 @@ sel = $(if $(ROCM),--rocm $(ROCM)) $(if $(SOURCE),--source $(SOURCE)) $(foreach 
 # `make test` builds and checks every role of the slice (the CI slice: debian, ROCm 7.2, gfx942).
 TEST_IMAGES ?= all
 
-.PHONY: venv images render test unit lint clean
+.PHONY: venv images render test cells unit lint clean
 
 $(BIN)/python: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,10 @@ $(BIN)/python: pyproject.toml
 
 venv: $(BIN)/python
 
+# scripts/ensure-docker.sh starts what a build needs when it is missing (root on Debian: the steps of
+# scripts/setup-docker.sh), else prints the exact command to run.
 images: venv
+	scripts/ensure-docker.sh
 	$(BUILDCTL) base bootstrap trixie --if-missing
 	$(BUILDCTL) build $(sel) $(if $(APT_MIRROR),--apt-mirror $(APT_MIRROR)) \
 	  $(if $(filter false,$(APT_CHECK_VALID_UNTIL)),--no-apt-check-valid-until) \
@@ -41,15 +44,26 @@ images: venv
 render: venv
 	$(BUILDCTL) render $(sel)
 
-# Image tests check the slice that `make images IMAGES=$(TEST_IMAGES)` builds (same SOURCE / ROCM / ARCH).
-test: venv
+# Image tests check the slice that `make images IMAGES=$(TEST_IMAGES)` builds (same SOURCE / ROCM / ARCH):
+# buildctl writes that slice's cells to build/test-cells.json and the image tests read them from there.
+CELLS_FILE := build/test-cells.json
+test: lint
+	scripts/ensure-docker.sh --registry
 	$(MAKE) images IMAGES="$(TEST_IMAGES)"
-	ROCMIG_SOURCE="$(SOURCE)" $(if $(ROCM),ROCMIG_ROCM="$(ROCM)") $(if $(ARCH),ROCMIG_ARCH="$(ARCH)") \
-	  ROCMIG_IMAGES="$(if $(filter all,$(TEST_IMAGES)),,$(TEST_IMAGES))" \
-	  $(BIN)/python -m pytest tests $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory cells IMAGES="$(TEST_IMAGES)"
+	ROCMIG_CELLS_FILE=$(CELLS_FILE) $(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+cells: venv
+	mkdir -p $(dir $(CELLS_FILE))
+	$(BUILDCTL) -q matrix $(sel) --json > $(CELLS_FILE).tmp && mv $(CELLS_FILE).tmp $(CELLS_FILE)
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+# ruff over the Python of the project, mypy --strict over buildctl/ (settings in pyproject.toml).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf build

@@ -3,8 +3,8 @@
 One bake target per cell, named `<role>_<tag>` with dots replaced. The Docker engine's embedded
 BuildKit (Engine 20.10, the `docker` driver) refuses named build contexts (`target:`), so parents are
 wired by image reference instead: a child's Dockerfile says `FROM rocmig/<parent>:<tag>` and the build
-runs cells in plan order (parents first), each into the engine's image store. The file also carries one
-group per dependency level (`level0`, `level1`, ...) for engines that build a whole level at once.
+runs cells in plan order (parents first), each into the engine's image store; the `default` group lists
+every target in that order.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildctl.plan import Cell, Plan
+from buildctl.plan import Plan
 from buildctl.render import cell_dir
 
 
@@ -55,19 +55,6 @@ def default_max_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, int(mem_gib // GIB_PER_COMPILE_JOB)))
 
 
-def levels(plan: Plan) -> list[list[Cell]]:
-    """Cells grouped by depth in the image family (level 0 has no parent in the plan)."""
-    depth: dict[str, int] = {}
-    out: list[list[Cell]] = []
-    for cell in plan.cells:
-        d = depth.get(cell.parent_ref, -1) + 1 if cell.parent_ref else 0
-        depth[cell.ref] = d
-        while len(out) <= d:
-            out.append([])
-        out[d].append(cell)
-    return out
-
-
 def bake_definition(plan: Plan, out_root: Path, options: BuildOptions,
                     labels: dict[str, dict[str, str]] | None = None) -> dict:
     """The bake file as data: {"group": {...}, "target": {...}}.
@@ -88,9 +75,7 @@ def bake_definition(plan: Plan, out_root: Path, options: BuildOptions,
         if labels and cell.name in labels:
             target["labels"] = dict(labels[cell.name])
         targets[cell.name] = target
-    groups = {f"level{i}": {"targets": [c.name for c in level]} for i, level in enumerate(levels(plan))}
-    groups["default"] = {"targets": [c.name for c in plan.cells]}
-    return {"group": groups, "target": targets}
+    return {"group": {"default": {"targets": [c.name for c in plan.cells]}}, "target": targets}
 
 
 def write_bake_file(plan: Plan, out_root: Path, options: BuildOptions,

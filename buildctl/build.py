@@ -16,33 +16,82 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from buildctl.bake import BuildOptions, write_bake_file
-from buildctl.cache import Decision, decide_cell, engine_lookup
+from buildctl.cache import Action, Decision, decide_cell, engine_lookup
 from buildctl.console import UI, escape
 from buildctl.doctor import diagnose, format_matches
 from buildctl.errors import InputError, RocmigError
 from buildctl.plan import Cell, Plan
 from buildctl.provenance import add_sbom, build_labels, created_now, git_revision, source_url
 from buildctl.render import cell_dir
+from buildctl.results import cell_fields
 
 LOG_TAIL_LINES = 30
 DISK_FULL = "no space left on device"
-GOOD = ("built", "cached", "pulled")
+
+
+class BuildStatus(StrEnum):
+    """Outcome of one cell's build: built; cached (an image has its key); pulled (a registry had its key);
+    failed; skipped (a parent or an earlier cell failed)."""
+
+    BUILT = "built"
+    CACHED = "cached"
+    PULLED = "pulled"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+GOOD = (BuildStatus.BUILT, BuildStatus.CACHED, BuildStatus.PULLED)
 
 
 @dataclass(frozen=True)
 class CellResult:
-    """Outcome of one cell: status is 'built', 'cached' (its key was built), 'pulled' (a registry had its
-    key), 'failed' or 'skipped' (a parent failed); seconds is wall time."""
+    """Outcome of one cell: its status, wall time in seconds, its log (None when nothing was built) and why."""
 
     cell: Cell
-    status: str
+    status: BuildStatus
     seconds: float
     log: Path | None
     detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as plain data for `buildctl build --json`."""
+        return {**cell_fields(self.cell), "status": str(self.status), "seconds": round(self.seconds, 1),
+                "log": str(self.log) if self.log else None, "detail": self.detail}
+
+
+def _image_id(client, ref: str) -> str | None:
+    """The image ID `ref` names now, or None."""
+    import docker.errors
+
+    try:
+        return str(client.images.get(ref).id)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def drop_untagged(client, image_id: str | None, log: IO[str]) -> None:
+    """Remove image `image_id` when no tag names it any more (the image a rebuild or the SBOM layer
+    replaced), so builds leave no dangling `<none>` images. An image still used by a container stays
+    (the engine refuses; the log says so)."""
+    import docker.errors
+
+    if image_id is None:
+        return
+    try:
+        image = client.images.get(image_id)
+        if image.tags:
+            return
+        client.images.remove(image_id, noprune=False)
+        log.write(f"# buildctl: removed the untagged image {image_id[:19]} this build replaced\n")
+    except docker.errors.ImageNotFound:
+        return
+    except docker.errors.APIError as exc:
+        log.write(f"# buildctl: kept the untagged image {image_id[:19]}: {exc.explanation}\n")
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -123,7 +172,8 @@ def run_bake(cmd: list[str], log: IO[str], on_step: Callable[[str], None],
     return proc.wait()
 
 
-def _bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
+def bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
+    """The `docker buildx bake` argument list that builds one target of `bake_file` (plain progress)."""
     cmd = ["docker", "buildx", "bake"]
     if builder:
         cmd += ["--builder", builder, "--load"]
@@ -156,20 +206,20 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
         if cell.parent_ref in failed or (failed and not keep_going):
             failed.add(cell.ref)
             reason = f"parent {cell.parent_ref} failed" if cell.parent_ref in failed else "an earlier cell failed"
-            results.append(CellResult(cell, "skipped", 0.0, None, reason))
+            results.append(CellResult(cell, BuildStatus.SKIPPED, 0.0, None, reason))
             console.info(f"{head}: [yellow]skipped[/] ({reason})")
             continue
         start = time.monotonic()
         decision: Decision = decide_cell(cell, cell_dir(out_root, cell), options.build_args(), local,
                                          remote.lookup if remote else None, remote.name if remote else "")
-        if decision.action == "skip" and decision.where == "local":
-            results.append(CellResult(cell, "cached", time.monotonic() - start, None, decision.reason))
+        if decision.action == Action.SKIP and decision.where == "local":
+            results.append(CellResult(cell, BuildStatus.CACHED, time.monotonic() - start, None, decision.reason))
             console.info(f"{head}: [cyan]cached[/] ({decision.reason})")
             continue
-        if decision.action == "skip":
+        if decision.action == Action.SKIP:
             with console.status(f"{head}: pulling from {remote.name}"):
                 remote.pull_as(client, cell.ref, cell.local_refs)
-            results.append(CellResult(cell, "pulled", time.monotonic() - start, None, decision.reason))
+            results.append(CellResult(cell, BuildStatus.PULLED, time.monotonic() - start, None, decision.reason))
             console.info(f"{head}: [cyan]pulled[/] ({decision.reason})")
             continue
         created = created_now()
@@ -177,26 +227,31 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
         bake_file = write_bake_file(plan, out_root, options, labels)
         log = logs / f"{cell.name}.log"
         console.info(f"{head}: building ({decision.reason}); log: {log}")
+        replaced = _image_id(client, cell.ref)
         with console.status(f"{head}: building") as update, log.open("w") as fh:
-            cmd = _bake_cmd(bake_file, cell.name, context.builder)
+            cmd = bake_cmd(bake_file, cell.name, context.builder)
             fh.write(f"# buildctl: {cell.ref}: {decision.reason}; key {decision.key}\n# buildctl: {' '.join(cmd)}\n")
             fh.flush()
             rc = run_bake(cmd, fh, lambda step: update(f"{head}: {escape(step)}"),
                           lambda line: console.detail(escape(line)))
             sbom_error = ""
             if rc == 0 and context.sbom:
+                before_sbom = _image_id(client, cell.ref)
                 try:
                     add_sbom(cell, out_root, cell.local_refs, created, fh)
                 except RocmigError as exc:
                     sbom_error = str(exc)
+                drop_untagged(client, before_sbom, fh)
+            if rc == 0:
+                drop_untagged(client, replaced, fh)
         seconds = time.monotonic() - start
         if rc == 0 and not sbom_error:
-            results.append(CellResult(cell, "built", seconds, log, decision.reason))
+            results.append(CellResult(cell, BuildStatus.BUILT, seconds, log, decision.reason))
             console.info(f"{head}: [green]built[/] in {seconds:.1f} s (key {decision.key[:19]})")
             continue
         failed.add(cell.ref)
         detail = sbom_error or failure_detail(log, rc)
-        results.append(CellResult(cell, "failed", seconds, log, detail))
+        results.append(CellResult(cell, BuildStatus.FAILED, seconds, log, detail))
         tail = log_tail(log)
         console.result(f"{head}: [red]failed[/] after {seconds:.0f} s: {detail}; full log: {log}")
         console.text(tail)

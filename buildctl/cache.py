@@ -9,6 +9,8 @@ A cell's key is sha256 over (in this order, each part length-prefixed so no two 
      key computed here matches an image pulled back from a registry.
 The idea and the input set follow bashbrew (docker-library), which keys rebuilds the same way.
 
+Adopting an existing parent image (`build --parent`) is buildctl.parent's job.
+
 The key is stored in the built image as the label `io.rocmig.cache-key` (passed as a bake target's
 `labels`, not written into the rendered Dockerfile, which stays byte-identical). A cell whose image
 already carries its current key is skipped; any change to its inputs, or a rebuilt parent (new image
@@ -20,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
-from buildctl.errors import InputError
 from buildctl.plan import Cell, Plan
+from buildctl.results import cell_fields
 
 CACHE_KEY_LABEL = "io.rocmig.cache-key"
 # Build args that change how a build runs, not what it makes: left out of the key, so a host with more
@@ -46,6 +49,13 @@ class ImageFacts:
 Lookup = Callable[[str], "ImageFacts | None"]
 
 
+class Action(StrEnum):
+    """What happens to a cell: it builds, or it is skipped because an image has its key."""
+
+    BUILD = "build"
+    SKIP = "skip"
+
+
 @dataclass(frozen=True)
 class Decision:
     """Whether a cell builds, and why.
@@ -55,14 +65,15 @@ class Decision:
     """
 
     cell: Cell
-    action: str
+    action: Action
     reason: str
     key: str | None = None
     where: str | None = None
 
-    def to_json(self) -> dict:
-        """The decision as plain data for `buildctl plan --json`."""
-        return {"ref": self.cell.ref, "action": self.action, "reason": self.reason, "key": self.key,
+    def to_json(self) -> dict[str, Any]:
+        """The decision as plain data for `buildctl plan --json`: the cell's coordinates, action, reason,
+        key and where a skipped cell's image is."""
+        return {**cell_fields(self.cell), "action": str(self.action), "reason": self.reason, "key": self.key,
                 "where": self.where}
 
 
@@ -127,16 +138,16 @@ def decide_cell(cell: Cell, folder: Path, build_args: dict[str, str], local: Loo
     parent = parent_of(cell)
     facts = local(parent) or (remote(parent) if remote else None)
     if facts is None:
-        return Decision(cell, "build", f"parent image {parent} is not built yet, so the key is not known")
+        return Decision(cell, Action.BUILD, f"parent image {parent} is not built yet, so the key is not known")
     key = cache_key(folder, build_args, facts.image_id)
     mine = local(cell.ref)
     if mine is not None and mine.labels.get(CACHE_KEY_LABEL) == key:
-        return Decision(cell, "skip", f"up to date: local image {mine.image_id[:19]} has key {short(key)}",
+        return Decision(cell, Action.SKIP, f"up to date: local image {mine.image_id[:19]} has key {short(key)}",
                         key, "local")
     if remote is not None:
         theirs = remote(cell.ref)
         if theirs is not None and theirs.labels.get(CACHE_KEY_LABEL) == key:
-            return Decision(cell, "skip", f"up to date in {remote_name}: image has key {short(key)} (pulled)",
+            return Decision(cell, Action.SKIP, f"up to date in {remote_name}: image has key {short(key)} (pulled)",
                             key, remote_name)
     if mine is None:
         why = f"no image {cell.ref}"
@@ -144,7 +155,7 @@ def decide_cell(cell: Cell, folder: Path, build_args: dict[str, str], local: Loo
         why = f"image {cell.ref} has no {CACHE_KEY_LABEL} label (built before content keys)"
     else:
         why = f"inputs changed: image has key {short(mine.labels[CACHE_KEY_LABEL])}, inputs give {short(key)}"
-    return Decision(cell, "build", why, key)
+    return Decision(cell, Action.BUILD, why, key)
 
 
 def decide_plan(plan: Plan, out_root: Path, build_args: dict[str, str], local: Lookup,
@@ -162,10 +173,10 @@ def decide_plan(plan: Plan, out_root: Path, build_args: dict[str, str], local: L
     out: list[Decision] = []
     for cell in plan.cells:
         if cell.parent_ref in rebuilding:
-            decision = Decision(cell, "build", f"parent {cell.parent_ref} rebuilds (new image ID, new key)")
+            decision = Decision(cell, Action.BUILD, f"parent {cell.parent_ref} rebuilds (new image ID, new key)")
         else:
             decision = decide_cell(cell, folder_of(cell), build_args, local, remote, remote_name)
-        if decision.action == "build":
+        if decision.action == Action.BUILD:
             rebuilding.add(cell.ref)
         out.append(decision)
     return out
@@ -183,48 +194,3 @@ def engine_lookup(client) -> Lookup:
         return ImageFacts(image.id, dict(image.labels or {}))
 
     return lookup
-
-
-_DIGEST_RE = re.compile(r"^(sha256:[0-9a-f]{64}|[^@\s]+@sha256:[0-9a-f]{64})$")
-
-
-def use_parent(client, plan: Plan, parent: str) -> str:
-    """Make an existing image, given by digest, the parent of the plan's (leaf) cells.
-
-    parent: `NAME@sha256:<manifest digest>` (pulled when not local) or `sha256:<image ID>`. Its
-    io.rocmig.* labels must match the parent cell (role, source, ROCm release, arch). The image is tagged
-    as the parent reference the rendered Dockerfile builds FROM (the engine's BuildKit takes no named
-    contexts), so no parent cell is rebuilt. Returns a one-line message. Raises InputError naming
-    --parent when the selection has no single parent, the value is not a digest, the image is missing,
-    or its labels belong to another cell.
-    """
-    import docker.errors
-
-    refs = sorted({c.parent_ref or "" for c in plan.cells})
-    if "" in refs:
-        raise InputError("--parent: the selection includes root cells (base), which have no parent image; "
-                         "select leaf roles with --image")
-    if len(refs) != 1:
-        raise InputError(f"--parent: the selection builds on {len(refs)} parent images ({', '.join(refs)}); "
-                         "select one --source/--rocm/--arch")
-    if not _DIGEST_RE.match(parent):
-        raise InputError(f"--parent: {parent!r} is not IMAGE@sha256:<digest> or sha256:<image ID>")
-    try:
-        image = client.images.get(parent)
-    except docker.errors.ImageNotFound:
-        if "@" not in parent:
-            raise InputError(f"--parent: no local image has ID {parent}") from None
-        try:
-            image = client.images.pull(parent)
-        except docker.errors.APIError as exc:
-            raise InputError(f"--parent: {parent} is neither local nor pullable ({exc.explanation})") from None
-    cell = plan.cells[0]
-    want = {"io.rocmig.role": cell.image.parent, "io.rocmig.source": cell.release.source,
-            "io.rocmig.rocm.full": cell.release.full, "io.rocmig.arch": cell.arch_name}
-    have = image.labels or {}
-    wrong = [f"{k}={have.get(k)!r} (need {v!r})" for k, v in want.items() if have.get(k) != v]
-    if wrong:
-        raise InputError(f"--parent: {parent} is not a parent of {cell.ref}: {', '.join(wrong)}")
-    repo, tag = refs[0].rsplit(":", 1)
-    image.tag(repo, tag)
-    return f"--parent: {parent} (image {image.id[:19]}) tagged as {refs[0]}; no parent cell is built"

@@ -8,6 +8,7 @@ failed on its side, a digest mismatch, or a cell not promoted.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -17,13 +18,22 @@ import click
 
 from buildctl import __version__
 from buildctl.bake import BuildOptions, default_max_jobs
-from buildctl.console import UI
+from buildctl.console import UI, escape
 from buildctl.doctor.cli import doctor
-from buildctl.errors import EXIT_INTERRUPTED, ChildExit, ConfigError, NegativeResult, RocmigError
+from buildctl.errors import (
+    EXIT_INTERRUPTED,
+    ChildExit,
+    ConfigError,
+    InputError,
+    NegativeResult,
+    RegistryError,
+    RocmigError,
+)
+from buildctl.results import document
 from buildctl.ghflow_cli import ci_group, report_group, review_cmd
 from buildctl.kernels_cli import kernels
 from buildctl.load import Project, load_project
-from buildctl.plan import Plan, Selection, check_selection, make_plan
+from buildctl.plan import Plan, Selection, make_plan, require_cells, resolve
 
 DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
@@ -33,34 +43,38 @@ def _project(ctx: click.Context) -> Project:
 
 
 def selection_options(func):
-    """--source/--rocm/--arch/--image, each repeatable."""
+    """--source/--rocm/--arch/--image (repeatable or comma lists) and --all, handed to the command as one
+    `selection` argument (a Selection of the raw flag values; buildctl.plan.resolve fills the defaults)."""
+    @functools.wraps(func)
+    def wrapper(*args, sources, rocms, archs, images, everything, **kwargs):
+        return func(*args, selection=Selection(sources, rocms, archs, images), everything=everything, **kwargs)
+
+    wrapper = click.option("--all", "everything", is_flag=True,
+                           help="every value on the axes no flag names (default: matrix.yaml's default cell)")(wrapper)
     for name, help_text in reversed([
         ("source", "source of ROCm: amd or debian"),
-        ("rocm", "ROCm minor line, e.g. 6.2"),
-        ("arch", "GPU arch (offload arch), e.g. gfx942"),
+        ("rocm", "ROCm minor line or full release, e.g. 6.2 or 7.2.4"),
+        ("arch", "GPU arch (offload arch) or product, e.g. gfx942 or MI300X"),
         ("image", "image role, e.g. dev"),
     ]):
-        func = click.option(f"--{name}", f"{name}s", multiple=True, help=f"{help_text} (repeatable)")(func)
-    return func
+        wrapper = click.option(f"--{name}", f"{name}s", multiple=True,
+                               help=f"{help_text} (repeatable, or a comma list)")(wrapper)
+    return wrapper
 
 
-def _selection(sources, rocms, archs, images) -> Selection:
-    return Selection(tuple(sources), tuple(rocms), tuple(archs), tuple(images))
+def _resolve(ctx: click.Context, project: Project, selection: Selection, everything: bool) -> Selection:
+    """The command's selection with the matrix default filled in (buildctl.plan.resolve), saying so."""
+    resolved = resolve(project, selection, everything)
+    if resolved.note():
+        _ui(ctx).info(resolved.note())
+    return resolved.selection
 
 
-def narrow_to_default_source(project: Project, selection: Selection) -> Selection:
-    """For builds: when no --source is given and the default source has the selected ROCm lines, use it.
-
-    `make images ROCM=7.2` thus builds Debian's 7.2 (buildable here), `ROCM=6.2` AMD's (only amd has it).
-    """
-    if selection.sources:
-        return selection
-    default = project.matrix.default.source
-    versions = selection.rocm or (project.matrix.default.rocm,)
-    have = {r.version for r in project.matrix.rocm if r.source == default}
-    if all(v in have for v in versions):
-        return Selection((default,), selection.rocm, selection.archs, selection.images)
-    return selection
+def _planned(ctx: click.Context, project: Project, selection: Selection, everything: bool,
+             with_parents: bool = True) -> Plan:
+    """The plan `build`, `plan`, `push` and `pull` work on; ConfigError when it has no cell."""
+    chosen = _resolve(ctx, project, selection, everything)
+    return require_cells(project, make_plan(project, chosen, with_parents=with_parents), chosen)
 
 
 def _plan_rows(plan: Plan) -> list[list[str]]:
@@ -97,12 +111,13 @@ def main(ctx: click.Context, root: Path, quiet: bool, verbose: bool) -> None:
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON (cells and excluded cells)")
 @click.pass_context
-def matrix_cmd(ctx, sources, rocms, archs, images, as_json):
-    """Show the matrix's cells, excluded cells with their rule and reason included."""
+def matrix_cmd(ctx, selection, everything, as_json):
+    """Show the selected cells (default: matrix.yaml's default cell; --all: every cell), excluded cells with
+    their rule and reason included."""
     project = _project(ctx)
-    plan = make_plan(project, _selection(sources, rocms, archs, images))
+    plan = make_plan(project, _resolve(ctx, project, selection, everything))
     if as_json:
-        click.echo(json.dumps(plan.to_json(), indent=2))
+        click.echo(json.dumps(document("matrix", plan.to_json()), indent=2))
     else:
         _ui(ctx, stdout=True).table(f"{len(plan.cells)} cells planned, {len(plan.excluded)} excluded",
                                     ("image", "source", "ROCm", "arch", "tag", "status"), _plan_rows(plan))
@@ -112,31 +127,17 @@ def matrix_cmd(ctx, sources, rocms, archs, images, as_json):
 @selection_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
 @click.pass_context
-def render_cmd(ctx, sources, rocms, archs, images, out):
-    """Write build/<image>/<tag>/Dockerfile and its context for the selected cells."""
+def render_cmd(ctx, selection, everything, out):
+    """Write OUT/<image>/<tag>/Dockerfile and its context for the selected cells, and OUT/docker-bake.json."""
+    from buildctl.bake import write_bake_file
     from buildctl.render import render_cell
 
     project = _project(ctx)
-    plan = make_plan(project, _selection(sources, rocms, archs, images))
+    plan = make_plan(project, _resolve(ctx, project, selection, everything))
+    out = output_dir(out, "--out")
     for cell in plan.cells:
         click.echo(render_cell(project, cell, out))
-
-
-def build_selection(project: Project, sources, rocms, archs, images, with_parents: bool = True) -> Plan:
-    """The plan `build`, `plan` and `push` work on: the default images, arch and ROCm line unless given."""
-    selection = narrow_to_default_source(project, _selection(sources, rocms, archs, images or project.matrix.default.images))
-    if not selection.archs:
-        selection = Selection(selection.sources, selection.rocm, (project.matrix.default.arch,), selection.images)
-    if not selection.rocm:
-        selection = Selection(selection.sources, (project.matrix.default.rocm,), selection.archs, selection.images)
-    plan = make_plan(project, selection, with_parents=with_parents)
-    if not plan.cells:
-        if plan.excluded:
-            raise ConfigError("nothing to build: " + "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded))
-        lines = ", ".join(f"{r.source} {r.version}" for r in project.matrix.rocm)
-        raise ConfigError(f"nothing to build: no cell matches --source/--rocm {'/'.join(selection.sources)} "
-                          f"{'/'.join(selection.rocm)} (releases: {lines})")
-    return plan
+    click.echo(write_bake_file(plan, out, BuildOptions(apt_check_valid_until=_valid_until(None))))
 
 
 def registry_options(func):
@@ -184,36 +185,93 @@ def _render_all(project: Project, plan: Plan, out: Path) -> None:
                    "instead of building the chain")
 @click.option("--sbom/--no-sbom", default=True, show_default=True,
               help="add the CycloneDX SBOM layer (/usr/share/rocmig/sbom.cdx.json) to built cells")
+@click.option("--dry-run", is_flag=True, help="render and say per cell what would build and why; build nothing")
+@click.option("--json", "as_json", is_flag=True, help="print the results (or with --dry-run the decisions) as JSON")
 @click.pass_context
-def build_cmd(ctx, sources, rocms, archs, images, out, apt_mirror, apt_check_valid_until, max_jobs, ca_bundle,
-              keep_going, registry, username, retries, builder, parent, sbom):
-    """Render and build the selected cells (and their parents) whose content key is not built yet."""
+def build_cmd(ctx, selection, everything, out, apt_mirror, apt_check_valid_until, max_jobs, ca_bundle,
+              keep_going, registry, username, retries, builder, parent, sbom, dry_run, as_json):
+    """Render and build the selected cells (and their parents) whose content key is not built yet; then
+    `rocmig/<role>:latest` and the ROCm-line alias name the cells of this selection."""
     from buildctl.build import GOOD, BuildContext, build_plan
-    from buildctl.engine import docker_client, preflight, require_buildx
+    from buildctl.engine import check_apt_mirror, docker_client, preflight, require_buildx
+    from buildctl.tags import tag_local
 
     project = _project(ctx)
-    plan = build_selection(project, sources, rocms, archs, images, with_parents=parent is None)
+    plan = _planned(ctx, project, selection, everything, with_parents=parent is None)
+    out = output_dir(out, "--out")
+    if apt_mirror:
+        check_apt_mirror(apt_mirror, plan)
+    options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), ca_bundle, max_jobs or default_max_jobs())
+    if dry_run:
+        _render_all(project, plan, out)
+        _show_decisions(ctx, plan, out, options, _registry(registry, username, retries), as_json, dry_run=True)
+        return
     client = docker_client()
     require_buildx()
     console = _ui(ctx)
     if parent is not None:
-        from buildctl.cache import use_parent
+        from buildctl.parent import use_parent
 
         console.info(use_parent(client, plan, parent))
     else:
         debian = [r.version for r in project.matrix.rocm if r.source == "debian"]
         preflight(client, plan, f"SOURCE=debian ROCM={' or '.join(debian)}")
     _render_all(project, plan, out)
-    options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), ca_bundle, max_jobs or default_max_jobs())
     if builder:
         from buildctl.build import check_builder
 
         check_builder(builder)
     context = BuildContext(project.root, builder, _registry(registry, username, retries), sbom)
     results = build_plan(plan, out, options, console, keep_going, context, client)
+    good = [r.cell for r in results if r.status in GOOD]
+    local = tag_local(client, good)
+    for line in local:
+        console.info(line)
+    if as_json:
+        click.echo(json.dumps(document("build", {"cells": [r.to_json() for r in results], "local_tags": local}),
+                              indent=2))
     bad = [r for r in results if r.status not in GOOD]
     if bad:
         raise _build_failure(bad)
+
+
+def output_dir(path: Path, flag: str) -> Path:
+    """`path` created (with parents) and writable; InputError naming `flag` otherwise."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{flag} {path}: cannot create it: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: not writable by uid {os.getuid()}")
+    return path
+
+
+def _show_decisions(ctx: click.Context, plan: Plan, out: Path, options: BuildOptions, remote, as_json: bool,
+                    dry_run: bool = False) -> None:
+    """Decide every rendered cell (build or skip, and why) and print it as a table or JSON; with dry_run
+    also the bake command each dirty cell would run."""
+    from buildctl.bake import write_bake_file
+    from buildctl.build import bake_cmd
+    from buildctl.cache import Action, decide_plan, engine_lookup
+    from buildctl.engine import docker_client
+
+    decisions = decide_plan(plan, out, options.build_args(), engine_lookup(docker_client()),
+                            remote.lookup if remote else None, remote.name if remote else "")
+    bake_file = write_bake_file(plan, out, options)
+    if as_json:
+        cells = [{**d.to_json(), **({"command": bake_cmd(bake_file, d.cell.name, None)}
+                                    if dry_run and d.action == Action.BUILD else {})} for d in decisions]
+        click.echo(json.dumps(document("plan", {"cells": cells}), indent=2))
+        return
+    rows = [[d.cell.ref, f"[{'green' if d.action == Action.BUILD else 'cyan'}]{d.action}[/]", (d.key or "-")[:19],
+             escape(d.reason)] for d in decisions]
+    _ui(ctx, stdout=True).table(f"{sum(d.action == Action.BUILD for d in decisions)} to build, "
+                                f"{sum(d.action == Action.SKIP for d in decisions)} up to date",
+                                ("cell", "action", "key", "why"), rows)
+    if dry_run:
+        for d in decisions:
+            if d.action == Action.BUILD:
+                click.echo("would run: " + " ".join(bake_cmd(bake_file, d.cell.name, None)))
 
 
 def _report_pins(project: Project, plan: Plan) -> None:
@@ -259,29 +317,17 @@ def _build_failure(bad) -> RocmigError:
               help="check that every version pin of the plan exists on its index (network); a missing pin exits 2")
 @registry_options
 @click.pass_context
-def plan_cmd(ctx, sources, rocms, archs, images, out, as_json, apt_mirror, apt_check_valid_until, registry,
+def plan_cmd(ctx, selection, everything, out, as_json, apt_mirror, apt_check_valid_until, registry,
              check_pins, username, retries):
     """Say for each cell of a build whether it builds or is skipped, and why (renders into --out)."""
-    from buildctl.cache import decide_plan, engine_lookup
-    from buildctl.engine import docker_client
-
     project = _project(ctx)
-    plan = build_selection(project, sources, rocms, archs, images)
+    plan = _planned(ctx, project, selection, everything)
     if check_pins:
         _report_pins(project, plan)
+    out = output_dir(out, "--out")
     _render_all(project, plan, out)
-    remote = _registry(registry, username, retries)
     options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), None)
-    decisions = decide_plan(plan, out, options.build_args(), engine_lookup(docker_client()),
-                            remote.lookup if remote else None, remote.name if remote else "")
-    if as_json:
-        click.echo(json.dumps({"cells": [d.to_json() for d in decisions]}, indent=2))
-        return
-    rows = [[d.cell.ref, f"[{'green' if d.action == 'build' else 'cyan'}]{d.action}[/]", (d.key or "-")[:19], d.reason]
-            for d in decisions]
-    _ui(ctx, stdout=True).table(f"{sum(d.action == 'build' for d in decisions)} to build, "
-                                f"{sum(d.action == 'skip' for d in decisions)} up to date",
-                                ("cell", "action", "key", "why"), rows)
+    _show_decisions(ctx, plan, out, options, _registry(registry, username, retries), as_json)
 
 
 @main.command("push")
@@ -293,17 +339,22 @@ def plan_cmd(ctx, sources, rocms, archs, images, out, as_json, apt_mirror, apt_c
 @click.option("--keep-going", is_flag=True,
               help="test the other cells when one fails and promote those that passed (never the failed one)")
 @click.option("--test/--no-test", default=True, show_default=True, help="run the image tests on the staged copy")
+@click.option("--json", "as_json", is_flag=True, help="print each cell's outcome, digest and final tags as JSON")
 @click.pass_context
-def push_cmd(ctx, sources, rocms, archs, images, registry, username, retries, out, keep_going, test):
-    """Staged push: push to <tag>-staging, pull back, test, then move the final tags (all or nothing)."""
+def push_cmd(ctx, selection, everything, registry, username, retries, out, keep_going, test, as_json):
+    """Staged push: push by digest, pull back, test, then put the final tags on that digest (all or nothing)."""
     from buildctl.engine import docker_client
-    from buildctl.registry import RegistryError, push_plan
+    from buildctl.promote import PushStatus, push_plan
 
     project = _project(ctx)
-    plan = build_selection(project, sources, rocms, archs, images)
+    plan = _planned(ctx, project, selection, everything)
+    out = output_dir(out, "--out")
     results = push_plan(project, plan, _registry(registry, username, retries), docker_client(), out,
                         _ui(ctx), keep_going, test)
-    bad = [r for r in results if r.status != "promoted"]
+    if as_json:
+        click.echo(json.dumps(document("push", {"registry": registry, "cells": [r.to_json() for r in results]}),
+                              indent=2))
+    bad = [r for r in results if r.status != PushStatus.PROMOTED]
     if bad:
         raise RegistryError(f"{len(bad)} cell(s) not promoted: " + "; ".join(
             f"{r.cell.ref} ({r.status}: {r.detail})" for r in bad))
@@ -313,37 +364,34 @@ def push_cmd(ctx, sources, rocms, archs, images, registry, username, retries, ou
 @selection_options
 @click.option("--registry", metavar="HOST[:PORT]", required=True)
 @registry_options
+@click.option("--json", "as_json", is_flag=True, help="print each pulled cell, its digest and local tags as JSON")
 @click.pass_context
-def pull_cmd(ctx, sources, rocms, archs, images, registry, username, retries):
-    """Pull the selected cells' final tags, check each digest against the registry, tag them locally."""
+def pull_cmd(ctx, selection, everything, registry, username, retries, as_json):
+    """Pull the selected cells' final tags, check each digest against the registry, tag them locally
+    (full tag, ROCm-line alias and `latest`)."""
     from buildctl.engine import docker_client
-    from buildctl.registry import RegistryError
+    from buildctl.promote import pull_plan
 
     project = _project(ctx)
-    plan = build_selection(project, sources, rocms, archs, images)
-    reg = _registry(registry, username, retries)
-    reg.ping()
-    client = docker_client()
-    for cell in plan.cells:
-        name, tag = cell.ref.rsplit(":", 1)
-        found = reg.manifest(name, tag)
-        if found is None:
-            raise RegistryError(f"{reg.remote_ref(cell.ref)}: no such tag in the registry (push it first)")
-        digest = reg.pull_verified(client, reg.remote_ref(cell.ref), found[2])
-        client.images.get(reg.remote_ref(cell.ref)).tag(name, tag)
-        click.echo(f"{reg.remote_ref(cell.ref)}@{digest} -> {cell.ref}")
+    plan = _planned(ctx, project, selection, everything, with_parents=False)
+    pulled = pull_plan(plan, _registry(registry, username, retries), docker_client(), _ui(ctx))
+    if as_json:
+        click.echo(json.dumps(document("pull", {"registry": registry, "cells": pulled}), indent=2))
 
 
 @main.command("tags")
 @click.option("--write", is_flag=True, help="write docs/tags.md")
 @click.option("--check", is_flag=True, help="exit 1 when docs/tags.md differs from the matrix")
+@click.option("--json", "as_json", is_flag=True, help="print every cell's registry tags as JSON")
 @click.pass_context
-def tags_cmd(ctx, write, check):
+def tags_cmd(ctx, write, check, as_json):
     """Print (or --write / --check) docs/tags.md, the supported tags generated from matrix.yaml."""
-    from buildctl.tags import TAGS_DOC, tags_markdown, write_tags_doc
+    from buildctl.tags import TAGS_DOC, tags_json, tags_markdown, write_tags_doc
 
     project = _project(ctx)
-    if write:
+    if as_json:
+        click.echo(json.dumps(document("tags", tags_json(project)), indent=2))
+    elif write:
         click.echo(write_tags_doc(project))
     elif check:
         path = project.root / TAGS_DOC
@@ -393,10 +441,11 @@ def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
     from buildctl.migrate import Mounts, annotate_report, check_paths, pick_dev_image, run_migrate
 
     project = _project(ctx)
-    rocm = rocm or project.matrix.default.rocm
-    selection = narrow_to_default_source(project, Selection((source,) if source else (), (rocm,), tuple(archs), ()))
-    check_selection(project, selection)
-    dev_cells = make_plan(project, Selection(selection.sources, (rocm,), (), ("dev",))).cells
+    chosen = resolve(project, Selection((source,) if source else (), (rocm,) if rocm else (), tuple(archs),
+                                        ("dev",))).selection
+    archs = chosen.archs
+    rocm = chosen.rocm[0]
+    dev_cells = make_plan(project, Selection(chosen.sources, chosen.rocm, (), ("dev",))).cells
     if not dev_cells:
         raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `buildctl matrix --image dev`)")
     mounts = Mounts(*check_paths(src, out))

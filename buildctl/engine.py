@@ -12,7 +12,7 @@ import urllib.request
 import docker
 import docker.errors
 
-from buildctl.errors import EngineError, UnreachableError
+from buildctl.errors import EngineError, InputError, UnreachableError
 from buildctl.plan import Plan
 
 PROBE_TIMEOUT_S = 5
@@ -97,3 +97,33 @@ def preflight(client: docker.DockerClient, plan: Plan, alternative: str) -> None
                 raise UnreachableError(
                     f"source {source}: apt repository key {cell.source.apt_key} is unreachable ({why}); "
                     f"use a mirror or build the debian lane: {alternative}")
+
+
+def check_apt_mirror(mirror: str, plan: Plan) -> None:
+    """Check `--apt-mirror URL` before a build: an http(s) URL that answers, and that serves the Release
+    file of every Debian suite the plan's root cells use.
+
+    Raises InputError (exit 2) for a URL that is not http(s) or serves no such suite (HTTP 4xx: not a
+    Debian mirror, or a wrong path), UnreachableError (exit 4) naming the mirror when it does not answer.
+    """
+    from buildctl.kinds import Url
+
+    import pydantic
+
+    try:
+        pydantic.TypeAdapter(Url).validate_python(mirror)
+    except pydantic.ValidationError as exc:
+        raise InputError(f"--apt-mirror: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+    suites = sorted({s for c in plan.cells if c.image.parent is None and c.release.source == "debian"
+                     for s in {c.release.suite, c.release.apt_suite} if s})
+    for suite in suites:
+        url = f"{mirror.rstrip('/')}/dists/{suite}/Release"
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=PROBE_TIMEOUT_S):
+                pass
+        except urllib.error.HTTPError as exc:
+            raise InputError(f"--apt-mirror {mirror}: {url} answered HTTP {exc.code}: not a Debian mirror with "
+                             f"suite {suite} (e.g. http://deb.debian.org/debian)") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise UnreachableError(f"--apt-mirror {mirror}: unreachable ({getattr(exc, 'reason', exc)}); check "
+                                   "the URL and the network, or leave --apt-mirror out") from None

@@ -6,6 +6,7 @@ the id and the reason of the rule that excluded them.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, replace
 
 from buildctl.errors import ConfigError
@@ -124,9 +125,142 @@ class Plan:
 
     def to_json(self) -> dict:
         return {
-            "cells": [c.coordinates() for c in self.cells],
-            "excluded": [{**e.cell.coordinates(), "rule": e.rule, "reason": e.reason} for e in self.excluded],
+            "cells": [{**c.coordinates(), "full": c.release.full} for c in self.cells],
+            "excluded": [{**e.cell.coordinates(), "full": e.cell.release.full, "rule": e.rule, "reason": e.reason}
+                         for e in self.excluded],
         }
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A selection with the matrix default filled into the axes no flag named.
+
+    defaulted: the flags the default supplied, as a user would type them (e.g. ('--rocm 7.2',)).
+    """
+
+    selection: Selection
+    defaulted: tuple[str, ...] = ()
+
+    def note(self) -> str:
+        """One line saying which defaults were used, '' when none were."""
+        if not self.defaulted:
+            return ""
+        return (f"selection: {' '.join(self.defaulted)} (matrix.yaml default; name the flag to change it, "
+                "--all for every cell)")
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    """Repeated flags and comma lists alike: ('gfx942,gfx90a', 'gfx1100') -> ['gfx942', 'gfx90a', 'gfx1100']."""
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def _did_you_mean(flag: str, value: str, allowed: list[str], extra: str = "",
+                  also: list[str] | None = None) -> ConfigError:
+    """ConfigError listing `allowed` (and `extra`), with the closest of allowed + also as a hint."""
+    candidates = allowed + (also or [])
+    close = difflib.get_close_matches(value.lower(), [a.lower() for a in candidates], n=1, cutoff=0.6)
+    hint = ""
+    if close:
+        hint = f"; did you mean {next(a for a in candidates if a.lower() == close[0])}?"
+    return ConfigError(f"{flag}: unknown value {value!r} (allowed: {', '.join(allowed)}{extra}){hint}")
+
+
+def _rocm_line(project: Project, value: str, sources: tuple[str, ...]) -> str:
+    """A ROCm minor line for `--rocm VALUE`: the line itself (7.2) or a full release (7.2.4) when every
+    release with that full version is on one line."""
+    releases = [r for r in project.matrix.rocm if not sources or r.source in sources]
+    lines = sorted({r.version for r in project.matrix.rocm}, key=version_tuple)
+    if value in lines:
+        return value
+    matches = sorted({r.version for r in releases if r.full == value})
+    if len(matches) == 1:
+        return matches[0]
+    fulls = sorted({r.full for r in releases}, key=version_tuple)
+    raise _did_you_mean("--rocm", value, lines, f"; full releases: {', '.join(fulls)}")
+
+
+def _arch_name(project: Project, value: str) -> list[str]:
+    """gfx arch names for `--arch VALUE`: an arch name, or a product name of matrix.yaml (MI300X, mi300x,
+    'RX 7900 XTX', rx7900xtx; case and spaces ignored) that names exactly one arch."""
+    archs = project.matrix.archs
+    if value in archs:
+        return [value]
+    key = value.lower().replace(" ", "").replace("-", "")
+    if key in {a.lower() for a in archs}:
+        return [a for a in archs if a.lower() == key]
+    by_product = [name for name, arch in archs.items()
+                  if any(p.lower().replace(" ", "").replace("-", "") == key for p in arch.products)]
+    if len(by_product) == 1:
+        return by_product
+    products = sorted({p for arch in archs.values() for p in arch.products})
+    raise _did_you_mean("--arch", value, sorted(archs), f"; or a product: {', '.join(products)}", products)
+
+
+def _plain_axis(flag: str, values: list[str], allowed: list[str]) -> list[str]:
+    out = []
+    for value in values:
+        match = [a for a in allowed if a.lower() == value.lower()]
+        if not match:
+            raise _did_you_mean(flag, value, allowed)
+        out.append(match[0])
+    return out
+
+
+def normalize(project: Project, selection: Selection) -> Selection:
+    """The selection as the matrix names it: comma lists split, ROCm full releases mapped to their line,
+    product names to their gfx arch, case ignored; duplicates dropped, order kept.
+
+    Raises ConfigError naming the flag, the allowed values and the closest one ("did you mean").
+    """
+    m = project.matrix
+    sources = tuple(dict.fromkeys(_plain_axis("--source", _split(selection.sources), sorted(m.sources))))
+    rocm = tuple(dict.fromkeys(_rocm_line(project, v, sources) for v in _split(selection.rocm)))
+    archs = tuple(dict.fromkeys(a for v in _split(selection.archs) for a in _arch_name(project, v)))
+    images = tuple(dict.fromkeys(_plain_axis("--image", _split(selection.images), list(project.images))))
+    return Selection(sources, rocm, archs, images)
+
+
+def resolve(project: Project, selection: Selection, everything: bool = False) -> Resolved:
+    """The one default selection of every command (matrix, render, plan, build, push, pull, migrate).
+
+    The selection is normalized first (see normalize). Without `everything`, each axis no flag named takes
+    matrix.yaml's `default`: ROCm line, arch and image roles; the source is the default source when it has
+    every selected ROCm line (`--rocm 7.2`: debian), else left open (`--rocm 6.2`: only amd has it). With
+    `everything` (--all) an unnamed axis selects all its values. Raises ConfigError for unknown values.
+    """
+    sel = normalize(project, selection)
+    if everything:
+        return Resolved(sel)
+    d = project.matrix.default
+    used: list[str] = []
+    rocm, archs, images, sources = sel.rocm, sel.archs, sel.images, sel.sources
+    if not sources:
+        have = {r.version for r in project.matrix.rocm if r.source == d.source}
+        if all(v in have for v in (rocm or (d.rocm,))):
+            sources = (d.source,)
+            used.append(f"--source {d.source}")
+    if not rocm:
+        rocm = (d.rocm,)
+        used.append(f"--rocm {d.rocm}")
+    if not archs:
+        archs = (d.arch,)
+        used.append(f"--arch {d.arch}")
+    if not images:
+        images = tuple(d.images)
+        used.append(f"--image {','.join(d.images)}")
+    return Resolved(Selection(sources, rocm, archs, images), tuple(used))
+
+
+def require_cells(project: Project, plan: Plan, selection: Selection) -> Plan:
+    """`plan` when it has cells; else raise ConfigError saying why nothing matched (every excluded cell's
+    reason, or the releases there are)."""
+    if plan.cells:
+        return plan
+    if plan.excluded:
+        raise ConfigError("nothing to build: " + "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded))
+    lines = ", ".join(f"{r.source} {r.version}" for r in project.matrix.rocm)
+    raise ConfigError(f"nothing matches --source {','.join(selection.sources) or '(any)'} --rocm "
+                      f"{','.join(selection.rocm) or '(any)'} (releases: {lines})")
 
 
 def check_selection(project: Project, selection: Selection) -> None:

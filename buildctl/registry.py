@@ -1,16 +1,7 @@
-"""Push, pull and promote cell images through a registry (Docker Registry HTTP API V2), with retries.
+"""A client of one container registry (Docker Registry HTTP API V2), with retries.
 
-Staged promotion (`buildctl push --registry HOST[:PORT]`):
-  1. check the registry answers and takes the credentials, and that every selected image is built,
-     before anything is pushed;
-  2. per cell, parents first: push `HOST/rocmig/<role>:<tag>-staging`, pull it back and check the pulled
-     digest equals the pushed one, run the role's image tests (images/<role>/image.yaml `tests`) against
-     that pulled copy (ROCMIG_IMAGE_REPOSITORY / ROCMIG_IMAGE_TAG_SUFFIX / ROCMIG_IMAGE_REFS point them
-     at it; tests of other roles in those files see the images as built);
-  3. only when the whole selection passed, promote: PUT the tested manifest, fetched by its digest, under
-     the final tags (buildctl.tags.final_tags). With keep_going, every cell is tried, and the cells that
-     passed, with all their parents, are promoted; a failed cell never gets a final tag.
-Only staging tags are written before promotion, so a failure anywhere leaves no final tag moved.
+Manifests, tags, blob mounts and deletes over HTTP; pushes and pulls through the Docker engine. The
+staged promotion that uses it is buildctl.promote.
 
 Transient errors (connection refused or reset, timeouts, HTTP 5xx and 429) are retried with exponential
 backoff (tenacity); wrong credentials, a full registry disk and digest mismatches are not.
@@ -24,20 +15,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import tenacity
 
 from buildctl.cache import ImageFacts
 from buildctl.errors import CredentialsError, DigestMismatchError, InputError, RegistryError, UnreachableError
-from buildctl.plan import Cell, Plan
 
 HOST_RE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\])(:(?P<port>\d{1,5}))?$")
 MANIFEST_TYPES = ", ".join([
@@ -47,7 +33,6 @@ MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.index.v1+json",
 ])
 INDEX_TYPES = ("application/vnd.docker.distribution.manifest.list.v2+json", "application/vnd.oci.image.index.v1+json")
-STAGING_SUFFIX = "-staging"
 _TRANSIENT = ("connection refused", "connection reset", "i/o timeout", "timeout", "eof", "broken pipe",
               "503", "502", "504", "500 internal", "429", "too many requests", "tls handshake")
 _AUTH = ("unauthorized", "authentication required", "denied", "401")
@@ -252,6 +237,56 @@ class Registry:
         if answered and answered != digest:
             raise DigestMismatchError(f"{self.name}/{name}:{tag}: registry stored digest {answered}, expected {digest}")
 
+    def put_manifest(self, name: str, reference: str, body: bytes, media: str) -> str:
+        """PUT manifest `body` (of media type `media`) as `name:reference` (a tag, or its own digest for an
+        untagged manifest); returns the digest the registry stored. Raises CredentialsError, RegistryError."""
+        status, headers, text = self._retrying(
+            f"PUT manifest {name}:{reference}",
+            lambda: self._request("PUT", f"/v2/{name}/manifests/{reference}", {"Content-Type": media}, body))
+        if status in (401, 403):
+            raise self._auth_failed(status)
+        if status not in (200, 201):
+            raise RegistryError(f"registry {self.name}: PUT manifest {name}:{reference} answered HTTP {status}: "
+                                f"{text[:200]!r}")
+        return headers.get("Docker-Content-Digest") or "sha256:" + hashlib.sha256(body).hexdigest()
+
+    def mount_blob(self, name: str, digest: str, source: str) -> None:
+        """Make blob `digest` of repository `source` part of repository `name` without copying it (cross-
+        repository blob mount). Raises RegistryError when the registry does not mount it."""
+        status, _, text = self._retrying(
+            f"mount blob {digest[:19]} into {name}",
+            lambda: self._request("POST", f"/v2/{name}/blobs/uploads/?mount={digest}&from={source}"))
+        if status in (401, 403):
+            raise self._auth_failed(status)
+        if status != 201:
+            raise RegistryError(f"registry {self.name}: mounting blob {digest} from {source} into {name} answered "
+                                f"HTTP {status} (cross-repository mounts needed for promotion)")
+
+    def delete_manifest(self, name: str, digest: str) -> bool:
+        """DELETE manifest `name@digest` and the tags on it in that repository; True when deleted, False
+        when the registry has deletes turned off (HTTP 405: storage.delete.enabled is false)."""
+        status, _, text = self._retrying(
+            f"DELETE manifest {name}@{digest[:19]}",
+            lambda: self._request("DELETE", f"/v2/{name}/manifests/{digest}"))
+        if status in (401, 403):
+            raise self._auth_failed(status)
+        if status == 405:
+            return False
+        if status not in (200, 202, 404):
+            raise RegistryError(f"registry {self.name}: DELETE manifest {name}@{digest} answered HTTP {status}")
+        return True
+
+    def tags(self, name: str) -> list[str]:
+        """The tags of repository `name` (GET /v2/<name>/tags/list); [] when the repository does not exist."""
+        status, _, body = self._retrying(f"GET tags of {name}", lambda: self._request("GET", f"/v2/{name}/tags/list"))
+        if status == 404:
+            return []
+        if status in (401, 403):
+            raise self._auth_failed(status)
+        if status != 200:
+            raise RegistryError(f"registry {self.name}: GET /v2/{name}/tags/list answered HTTP {status}")
+        return sorted(json.loads(body).get("tags") or [])
+
     # -- through the engine ---------------------------------------------------------------------------
     def _stream(self, what: str, produce) -> list[dict]:
         """Run an engine push/pull stream; retry its transient errors, except server-side ones (HTTP 5xx):
@@ -289,8 +324,9 @@ class Registry:
         return digests[-1]
 
     def pull(self, client, remote_ref: str) -> str:
-        """Pull `remote_ref` into the engine; returns the digest the engine pulled (`sha256:...`)."""
-        repo, tag = remote_ref.rsplit(":", 1)
+        """Pull `remote_ref` (`HOST/NAME:TAG` or `HOST/NAME@sha256:...`) into the engine; returns the digest
+        the engine pulled (`sha256:...`)."""
+        repo, tag = remote_ref.split("@", 1) if "@" in remote_ref else remote_ref.rsplit(":", 1)
         lines = self._stream(f"pull {remote_ref}", lambda: client.api.pull(
             repo, tag, stream=True, decode=True, auth_config=self.auth_config()))
         for line in lines:
@@ -315,112 +351,3 @@ class Registry:
         for t in local_tags:
             repo, tag = t.rsplit(":", 1)
             image.tag(repo, tag)
-
-
-# -- staged promotion ---------------------------------------------------------------------------------
-@dataclass
-class CellPush:
-    """One cell's way through staged promotion. status: staged, tested, failed, skipped, promoted."""
-
-    cell: Cell
-    status: str = "pending"
-    digest: str | None = None
-    detail: str = ""
-    final: list[str] = field(default_factory=list)
-
-
-def image_test_command(cell: Cell) -> list[str]:
-    """pytest over the role's image tests (images/<role>/image.yaml `tests`) with this interpreter."""
-    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *cell.image.tests]
-
-
-def image_test_env(cell: Cell, registry: Registry, suffix: str) -> dict[str, str]:
-    """Environment that points tests/images at the registry copy of exactly this cell."""
-    return {**os.environ, "ROCMIG_SOURCE": cell.release.source, "ROCMIG_ROCM": cell.release.version,
-            "ROCMIG_ARCH": cell.arch_name, "ROCMIG_IMAGE_REPOSITORY": f"{registry.name}/rocmig",
-            "ROCMIG_IMAGE_TAG_SUFFIX": suffix, "ROCMIG_IMAGE_REFS": cell.ref}
-
-
-def run_image_tests(root: Path, cell: Cell, registry: Registry, suffix: str, log: Path) -> tuple[bool, str]:
-    """Run the role's image tests against `HOST/rocmig/<role>:<tag><suffix>`; (passed, last line of pytest)."""
-    if not cell.image.tests:
-        return True, "no image tests listed"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as fh:
-        rc = subprocess.run(image_test_command(cell), cwd=root, env=image_test_env(cell, registry, suffix),
-                            stdout=fh, stderr=subprocess.STDOUT).returncode
-    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    return rc == 0, (lines[-1] if lines else f"pytest exited {rc}")
-
-
-def push_plan(project, plan: Plan, registry: Registry, client, out_root: Path, console,
-              keep_going: bool = False, test: bool = True) -> list[CellPush]:
-    """Staged push of every cell of `plan` (see the module doc); returns one CellPush per cell.
-
-    Raises InputError before pushing anything when a selected image is not built; CredentialsError or
-    UnreachableError from the registry check. Cell failures are recorded, not raised.
-    """
-    import docker.errors
-
-    from buildctl.tags import final_tags
-
-    missing = []
-    for cell in plan.cells:
-        try:
-            client.images.get(cell.ref)
-        except docker.errors.ImageNotFound:
-            missing.append(cell.ref)
-    if missing:
-        raise InputError(f"not built: {', '.join(missing)}; run `python -m buildctl build` for this selection first "
-                         "(nothing was pushed)")
-    registry.ping()
-    results = [CellPush(c) for c in plan.cells]
-    by_ref = {r.cell.ref: r for r in results}
-    stop = False
-    for r in results:
-        cell = r.cell
-        parent = by_ref.get(cell.parent_ref) if cell.parent_ref else None
-        if stop or (parent is not None and parent.status != "tested"):
-            r.status, r.detail = "skipped", ("parent did not pass" if parent is not None and parent.status != "tested"
-                                             else "an earlier cell failed")
-            console.info(f"{cell.ref}: [yellow]skipped[/] ({r.detail})")
-            continue
-        staging = registry.remote_ref(cell.ref, STAGING_SUFFIX)
-        try:
-            with console.status(f"{cell.ref}: pushing {staging}"):
-                r.digest = registry.push(client, cell.ref, staging)
-            r.status = "staged"
-            with console.status(f"{cell.ref}: pulling {staging} back"):
-                registry.pull_verified(client, staging, r.digest)
-            console.info(f"{cell.ref}: staged as {staging} ({r.digest[:19]}), pulled back with the same digest")
-            if test:
-                log = out_root / "logs" / f"push-{cell.name}.log"
-                with console.status(f"{cell.ref}: image tests on {staging} (log: {log})"):
-                    passed, last = run_image_tests(project.root, cell, registry, STAGING_SUFFIX, log)
-                if not passed:
-                    raise RegistryError(f"image tests failed on {staging}: {last} (log: {log})")
-            r.status = "tested"
-            console.info(f"{cell.ref}: [green]passed[/]" + ("" if test else " (tests not run: --no-test)"))
-        except (RegistryError, CredentialsError, UnreachableError) as exc:
-            r.status, r.detail = "failed", str(exc)
-            console.info(f"{cell.ref}: [red]failed[/]: {exc}")
-            if isinstance(exc, (CredentialsError, UnreachableError)) or not keep_going:
-                stop = True
-        finally:
-            try:
-                client.images.remove(staging, noprune=True)
-            except docker.errors.ImageNotFound:
-                pass
-    passed = [r for r in results if r.status == "tested"]
-    if len(passed) != len(results) and not keep_going:
-        for r in passed:
-            r.detail = "passed, not promoted: another cell of the selection failed (use --keep-going to promote it)"
-        return results
-    for r in passed:
-        name = f"rocmig/{r.cell.role}"
-        for tag in final_tags(project, r.cell):
-            registry.put_tag(name, tag, r.digest)
-            r.final.append(f"{registry.name}/{name}:{tag}")
-        r.status = "promoted"
-        console.info(f"{r.cell.ref}: [green]promoted[/] to {', '.join(r.final)}")
-    return results

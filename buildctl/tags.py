@@ -1,33 +1,77 @@
-"""Image tags of a cell and the generated supported-tags page (docs/tags.md).
+"""Image tags of a cell, in a registry and locally, and the generated supported-tags page (docs/tags.md).
 
-Tags: `rocmig/<role>:rocm<full>-<arch>` (the debian source adds `-debian`), the moving alias
-`rocm<major.minor>-<arch>[-debian]` (follows the newest full release of the line), and `latest` for
-the matrix's default cell of each role. `docs/tags.md` is generated from matrix.yaml:
-`python -m buildctl tags --write`; a unit test fails when the page is stale.
+Tags: `rocmig/<role>:rocm<full>-<arch>` (the debian source adds `-debian`) never moves; the alias
+`rocm<major.minor>-<arch>[-debian]` follows the newest full release of the line; `latest`:
+- in a registry, only on the cell whose PyTorch can use an AMD GPU: the amd source's newest ROCm line that
+  has PyTorch ROCm wheel pins, on the matrix default arch (the debian lane's torch is Debian's CPU build, so
+  `docker pull rocmig/train` onto an MI300X must not fetch it);
+- locally, on the cell this host last built (`buildctl build`, `make images`) or pulled, so
+  `docker run rocmig/serve` runs what you have (tag_local).
+`docs/tags.md` is generated from matrix.yaml: `python -m buildctl tags --write`; a unit test fails when the
+page is stale.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from buildctl.load import Project
+from buildctl.model import version_tuple
 from buildctl.plan import REPOSITORY, Cell, Selection, make_plan
+from buildctl.results import cell_fields
 
 TAGS_DOC = Path("docs") / "tags.md"
+LATEST = "latest"
 
 
-def is_default(project: Project, cell: Cell) -> bool:
-    """True when `cell` is the matrix's default cell (default source, ROCm line and arch)."""
-    d = project.matrix.default
-    return (cell.release.source, cell.release.version, cell.arch_name) == (d.source, d.rocm, d.arch)
+def latest_line(project: Project) -> str | None:
+    """The ROCm line whose cells carry `latest` in a registry: the newest amd line with torch pins."""
+    lines = [r.version for r in project.matrix.rocm if r.source == "amd" and r.torch is not None]
+    return max(lines, key=version_tuple) if lines else None
+
+
+def is_latest(project: Project, cell: Cell) -> bool:
+    """True when `cell` gets `latest` in a registry (see the module doc)."""
+    return (cell.release.source == "amd" and cell.release.torch is not None
+            and cell.release.version == latest_line(project) and cell.arch_name == project.matrix.default.arch)
 
 
 def final_tags(project: Project, cell: Cell) -> list[str]:
-    """Tags (without repository) a promoted cell gets: full, moving alias, and `latest` for the default cell."""
+    """Tags (without repository) a promoted cell gets in a registry: full, moving alias, and `latest` for
+    the amd lane's newest GPU-torch cell on the default arch."""
     tags = [cell.tag, *cell.alias_tags]
-    if is_default(project, cell):
-        tags.append("latest")
+    if is_latest(project, cell):
+        tags.append(LATEST)
     return tags
+
+
+def tag_local(client, cells: list[Cell]) -> list[str]:
+    """Point `rocmig/<role>:latest` and the ROCm-line alias of each role at the cell of `cells` just built or
+    pulled (of several cells of a role, the last one). Returns one line per role saying where they point.
+    Cells whose image is absent are passed over."""
+    import docker.errors
+
+    chosen: dict[str, Cell] = {}
+    for cell in cells:
+        chosen[cell.role] = cell
+    lines = []
+    for role, cell in chosen.items():
+        try:
+            image = client.images.get(cell.ref)
+        except docker.errors.ImageNotFound:
+            continue
+        for tag in (*cell.alias_tags, LATEST):
+            image.tag(f"{REPOSITORY}/{role}", tag)
+        lines.append(f"{REPOSITORY}/{role}:{LATEST} -> {cell.ref}")
+    return lines
+
+
+def tags_json(project: Project) -> dict[str, Any]:
+    """Every planned cell with its registry tags (for `buildctl tags --json`)."""
+    plan = make_plan(project, Selection())
+    return {"latest": {"source": "amd", "rocm": latest_line(project), "arch": project.matrix.default.arch},
+            "cells": [{**cell_fields(c), "tags": final_tags(project, c)} for c in plan.cells]}
 
 
 def final_refs(project: Project, cell: Cell, repository: str = REPOSITORY) -> list[str]:
@@ -45,9 +89,13 @@ def tags_markdown(project: Project) -> str:
         "(tests/unit/test_tags.py fails when this page is stale).",
         "",
         f"Full tags `{REPOSITORY}/<role>:rocm<full>-<arch>` never move. The alias `rocm<major.minor>-<arch>`",
-        "moves to the newest full release of its line; `latest` is the default cell "
-        f"(source {project.matrix.default.source}, ROCm {project.matrix.default.rocm}, "
-        f"{project.matrix.default.arch}). The debian source's tags end in `-debian`.",
+        "moves to the newest full release of its line. The debian source's tags end in `-debian`.",
+        "",
+        f"`latest` in a registry is only on cells whose PyTorch can use an AMD GPU: source amd, ROCm "
+        f"{latest_line(project)}, {project.matrix.default.arch}. The debian lane (Debian's CPU PyTorch) never "
+        "gets it there.",
+        "Locally, `buildctl build` / `make images` and `buildctl pull` point `latest` and the alias at the cell",
+        "they built or fetched, so `docker run rocmig/<role>` runs what this host has.",
         "",
     ]
     for role, spec in project.images.items():

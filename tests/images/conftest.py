@@ -1,12 +1,17 @@
 """Image tests (testinfra) run against containers started from the built images of the selected slice.
 
-The slice is the one `make images` built: ROCMIG_SOURCE / ROCMIG_ROCM / ROCMIG_ARCH (Makefile passes
-SOURCE / ROCM / ARCH), defaulting to matrix.yaml's default cell. A selected image that is not built is a
-failure, not a skip: `make test` builds the slice first.
+The cells come from the JSON file named by ROCMIG_CELLS_FILE, which the caller writes: `make test` writes
+`buildctl matrix --json` of the slice `make images` built; `buildctl push` writes the staged cell with
+`test_image`, the registry copy (`HOST/rocmig/<role>@sha256:...`) to test instead of the local image.
+Without the variable, the slice is buildctl's one default selection (buildctl.plan.resolve), the cells
+`buildctl build` builds with no flags. A selected image that is not built is a failure, not a skip:
+`make test` builds the slice first.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import subprocess
 import uuid
@@ -14,32 +19,39 @@ from pathlib import Path
 
 import pytest
 
-from buildctl.cli import narrow_to_default_source
 from buildctl.load import load_project
-from buildctl.plan import Cell, Selection, make_plan
+from buildctl.plan import Cell, Selection, make_plan, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
+CELLS_FILE_ENV = "ROCMIG_CELLS_FILE"
 
 
 def _docker(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["docker", *args], capture_output=True, text=True)
 
 
-def slice_cells(role: str) -> list[Cell]:
-    """The cells of `role` in the selected slice (those `make images` built); [] when ROCMIG_IMAGES
-    names roles and `role` is not one of them."""
-    roles = os.environ.get("ROCMIG_IMAGES", "").split()
-    if roles and role not in roles:
-        return []
+@functools.cache
+def _selected() -> tuple[tuple[Cell, ...], dict[str, str]]:
+    """(cells under test, {cell ref: image to test}) from the cells file, or the default selection."""
     project = load_project(ROOT)
-    d = project.matrix.default
-    env = os.environ
-    selection = Selection(
-        tuple(env["ROCMIG_SOURCE"].split()) if env.get("ROCMIG_SOURCE") else (),
-        tuple(env.get("ROCMIG_ROCM", d.rocm).split()),
-        tuple(env.get("ROCMIG_ARCH", d.arch).split()),
-        (role,))
-    return list(make_plan(project, narrow_to_default_source(project, selection)).cells)
+    path = os.environ.get(CELLS_FILE_ENV)
+    if not path:
+        return make_plan(project, resolve(project, Selection()).selection).cells, {}
+    doc = json.loads(Path(path).read_text())
+    if doc.get("schema_version") != 1:
+        raise pytest.UsageError(f"{CELLS_FILE_ENV}={path}: schema_version {doc.get('schema_version')!r}, expected 1")
+    by_ref = {c.ref: c for c in make_plan(project, Selection()).cells}
+    unknown = [c["ref"] for c in doc["cells"] if c["ref"] not in by_ref]
+    if unknown:
+        raise pytest.UsageError(f"{CELLS_FILE_ENV}={path}: cells not in the matrix: {', '.join(unknown)}")
+    cells = tuple(by_ref[c["ref"]] for c in doc["cells"])
+    return cells, {c["ref"]: c["test_image"] for c in doc["cells"] if c.get("test_image")}
+
+
+def slice_cells(role: str) -> list[Cell]:
+    """The cells of `role` under test (from the cells file, or the default selection); [] when the slice
+    has none of that role."""
+    return [c for c in _selected()[0] if c.role == role]
 
 
 @pytest.fixture(scope="session")
@@ -49,17 +61,9 @@ def docker_engine():
 
 
 def image_under_test(ref: str) -> str:
-    """The image to test for cell reference `ref`: `ref` itself, or its registry copy when
-    ROCMIG_IMAGE_REPOSITORY is set (e.g. `127.0.0.1:5000/rocmig`; ROCMIG_IMAGE_TAG_SUFFIX, e.g. `-staging`,
-    is appended to the tag). ROCMIG_IMAGE_REFS (space-separated cell refs) limits the mapping to those cells;
-    the others are tested as built. `buildctl push` sets all three to test the pulled staging copy of the
-    cell it is about to promote."""
-    repository = os.environ.get("ROCMIG_IMAGE_REPOSITORY")
-    only = os.environ.get("ROCMIG_IMAGE_REFS")
-    if not repository or (only is not None and ref not in only.split()):
-        return ref
-    name, tag = ref.rsplit(":", 1)
-    return f"{repository}/{name.split('/', 1)[1]}:{tag}{os.environ.get('ROCMIG_IMAGE_TAG_SUFFIX', '')}"
+    """The image to test for cell reference `ref`: the cells file's `test_image` for it (the registry copy
+    `buildctl push` stages), else `ref` itself."""
+    return _selected()[1].get(ref, ref)
 
 
 def start_container(ref: str, extra: tuple[str, ...] = ()) -> str:

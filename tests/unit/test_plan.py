@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from buildctl.cli import main, narrow_to_default_source
+from buildctl.cli import main
 from buildctl.errors import ConfigError
 from buildctl.load import load_project
-from buildctl.plan import ARCH_FIRST_ROCM, Selection, make_plan
+from buildctl.plan import ARCH_FIRST_ROCM, Selection, make_plan, normalize, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,13 +58,49 @@ def test_unknown_filter_value_lists_valid_values(project):
 
 
 def test_default_source_narrowing(project):
-    assert narrow_to_default_source(project, Selection(rocm=("7.2",))).sources == ("debian",)
-    assert narrow_to_default_source(project, Selection(rocm=("6.2",))).sources == ()
-    assert narrow_to_default_source(project, Selection(sources=("amd",), rocm=("7.2",))).sources == ("amd",)
+    assert resolve(project, Selection(rocm=("7.2",))).selection.sources == ("debian",)
+    assert resolve(project, Selection(rocm=("6.2",))).selection.sources == ()
+    assert resolve(project, Selection(sources=("amd",), rocm=("7.2",))).selection.sources == ("amd",)
+
+
+def test_one_default_selection_filled_per_axis_and_said(project):
+    """No flag: matrix.yaml's default cell on every axis; a named axis keeps its value; --all opens the rest."""
+    d = project.matrix.default
+    none = resolve(project, Selection())
+    assert none.selection == Selection((d.source,), (d.rocm,), (d.arch,), tuple(d.images))
+    assert none.note().startswith(f"selection: --source {d.source} --rocm {d.rocm} --arch {d.arch} --image ")
+    named = resolve(project, Selection(images=("serve",)))
+    assert named.selection.images == ("serve",) and "--image" not in named.note()
+    assert resolve(project, Selection(images=("serve",)), everything=True).selection == Selection(images=("serve",))
+    assert resolve(project, Selection(("debian",), ("7.2",), ("gfx942",), ("dev",))).note() == ""
+
+
+@pytest.mark.parametrize("given,expected", [
+    (Selection(rocm=("7.2.4",)), Selection(rocm=("7.2",))),
+    (Selection(rocm=("6.2.4", "6.2")), Selection(rocm=("6.2",))),
+    (Selection(archs=("gfx942,gfx90a",)), Selection(archs=("gfx942", "gfx90a"))),
+    (Selection(archs=("mi300x",)), Selection(archs=("gfx942",))),
+    (Selection(archs=("MI250X", "RX 7900 XTX")), Selection(archs=("gfx90a", "gfx1100"))),
+    (Selection(archs=("GFX942",)), Selection(archs=("gfx942",))),
+    (Selection(sources=("Debian",), images=("dev,serve",)), Selection(("debian",), (), (), ("dev", "serve"))),
+])
+def test_lenient_selection_values(project, given, expected):
+    assert normalize(project, given) == expected
+
+
+@pytest.mark.parametrize("given,message", [
+    (Selection(rocm=("7.3",)), r"--rocm: unknown value '7.3' .*full releases: .*7.2.4.*; did you mean 7.2\?"),
+    (Selection(archs=("gfx943",)), r"--arch: unknown value 'gfx943' .*did you mean gfx942\?"),
+    (Selection(archs=("mi300xx",)), r"--arch: unknown value 'mi300xx' .*did you mean MI300X\?"),
+    (Selection(images=("srve",)), r"--image: unknown value 'srve' .*did you mean serve\?"),
+])
+def test_unknown_values_say_did_you_mean(project, given, message):
+    with pytest.raises(ConfigError, match=message):
+        normalize(project, given)
 
 
 def test_matrix_json_includes_excluded_cells_with_reasons():
-    result = CliRunner().invoke(main, ["--root", str(ROOT), "matrix", "--json", "--arch", "gfx950"])
+    result = CliRunner().invoke(main, ["--root", str(ROOT), "matrix", "--json", "--all", "--arch", "gfx950"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["cells"] and all(c["arch"] == "gfx950" for c in data["cells"])
@@ -75,6 +111,7 @@ def test_matrix_json_includes_excluded_cells_with_reasons():
 def test_matrix_table_filters_by_source_and_image():
     result = CliRunner(env={"COLUMNS": "250"}).invoke(
         main, ["--root", str(ROOT), "matrix", "--source", "debian", "--image", "dev"])
+    assert "rocm5.7.1" not in result.output  # the default ROCm line fills the axis no flag named
     assert result.exit_code == 0
     assert "rocmig/dev:rocm7.2.4-gfx942-debian" in result.output
     assert "rocmig/base" not in result.output

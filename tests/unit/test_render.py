@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from buildctl.errors import ConfigError
-from buildctl.bake import BuildOptions, bake_definition, levels
+from buildctl.bake import BuildOptions, bake_definition
 from buildctl.load import load_project
 from buildctl.plan import Selection, make_plan
 from buildctl.render import render_cell
@@ -86,9 +86,10 @@ def test_bake_definition_levels_and_secret(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("pem")
     bake = bake_definition(plan, tmp_path, BuildOptions(None, False, ca))
-    assert bake["group"]["level0"]["targets"] == ["base_rocm7_2_4-gfx90a-debian", "base_rocm7_2_4-gfx942-debian"] \
-        or set(bake["group"]["level0"]["targets"]) == {"base_rocm7_2_4-gfx90a-debian", "base_rocm7_2_4-gfx942-debian"}
-    assert len(levels(plan)) == 2
+    order = bake["group"]["default"]["targets"]
+    assert list(bake["group"]) == ["default"] and len(order) == 4
+    for arch in ("gfx90a", "gfx942"):  # parents before children: the order cells build in
+        assert order.index(f"base_rocm7_2_4-{arch}-debian") < order.index(f"dev_rocm7_2_4-{arch}-debian")
     target = bake["target"]["dev_rocm7_2_4-gfx942-debian"]
     assert target["tags"] == ["rocmig/dev:rocm7.2.4-gfx942-debian", "rocmig/dev:rocm7.2-gfx942-debian"]
     assert target["args"]["APT_CHECK_VALID_UNTIL"] == "false"
