@@ -114,14 +114,15 @@ def pr_workflow(project: Project) -> dict:
             {"name": "workflows are rendered from the plan", "run": f"{BUILDCTL} ci render --check"},
             {"name": "docs/tags.md is current", "run": f"{BUILDCTL} tags --check"},
             {"name": "every Dockerfile renders; hadolint",
-             "run": f"{BUILDCTL} render --out build\n"
+             "run": f"{BUILDCTL} render --all --out build\n"
                     "find build -name Dockerfile -print0 | xargs -0 .venv/bin/hadolint -c .hadolint.yaml --no-color"}]},
         "images": {"name": f"{d.source} slice: build and image tests", "runs-on": HOSTED, "timeout-minutes": 90,
                    "env": slice_env, "steps": [
             _checkout(), *_setup(),
             {"name": "OS base image", "run": "docker pull debian:trixie"},
             {"name": "build every role of the default slice", "run": "make images IMAGES=all"},
-            {"name": "image tests", "run": ".venv/bin/python -m pytest tests/images -q --junitxml=build/junit-images.xml"},
+            {"name": "image tests", "run": "make cells IMAGES=all\nROCMIG_CELLS_FILE=build/test-cells.json "
+                                           ".venv/bin/python -m pytest tests/images -q --junitxml=build/junit-images.xml"},
             _upload("junit-images", "build/junit-images.xml")]},
     }
     bench = _bench_steps(project.root)

@@ -3,8 +3,8 @@
 The cells come from the JSON file named by ROCMIG_CELLS_FILE, which the caller writes: `make test` writes
 `buildctl matrix --json` of the slice `make images` built; `buildctl push` writes the staged cell with
 `test_image`, the registry copy (`HOST/rocmig/<role>@sha256:...`) to test instead of the local image.
-Without the variable, the slice is buildctl's one default selection (buildctl.plan.resolve), the cells
-`buildctl build` builds with no flags. A selected image that is not built is a failure, not a skip:
+Without the variable, the slice is every role of buildctl's default selection (buildctl.plan.resolve:
+matrix.yaml's default cell), what `make images IMAGES=all` builds. A selected image that is not built is a failure, not a skip:
 `make test` builds the slice first.
 """
 
@@ -36,7 +36,8 @@ def _selected() -> tuple[tuple[Cell, ...], dict[str, str]]:
     project = load_project(ROOT)
     path = os.environ.get(CELLS_FILE_ENV)
     if not path:
-        return make_plan(project, resolve(project, Selection()).selection).cells, {}
+        every_role = Selection(images=tuple(project.images))
+        return make_plan(project, resolve(project, every_role).selection).cells, {}
     doc = json.loads(Path(path).read_text())
     if doc.get("schema_version") != 1:
         raise pytest.UsageError(f"{CELLS_FILE_ENV}={path}: schema_version {doc.get('schema_version')!r}, expected 1")
