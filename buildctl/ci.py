@@ -112,7 +112,8 @@ def pr_workflow(project: Project) -> dict:
             _checkout(), *_setup(),
             {"name": "make lint", "run": "if grep -q '^lint:' Makefile; then make lint; else echo 'no lint target'; fi"},
             {"name": "workflows are rendered from the plan", "run": f"{BUILDCTL} ci render --check"},
-            {"name": "docs/tags.md is current", "run": f"{BUILDCTL} tags --check"},
+            {"name": "docs/tags.md and docs/support.md are current",
+             "run": f"{BUILDCTL} tags --check\n{BUILDCTL} support --check"},
             {"name": "every Dockerfile renders; hadolint",
              "run": f"{BUILDCTL} render --all --out build\n"
                     "find build -name Dockerfile -print0 | xargs -0 .venv/bin/hadolint -c .hadolint.yaml --no-color"}]},

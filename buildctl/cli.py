@@ -30,8 +30,9 @@ from buildctl.errors import (
     RocmigError,
 )
 from buildctl.results import document
-from buildctl.ghflow_cli import ci_group, report_group, review_cmd
+from buildctl.ghflow_cli import ci_group, report_group, review_cmd, support_cmd
 from buildctl.kernels_cli import kernels
+from buildctl.lifecycle import deprecation_warnings, refuse_end_of_life
 from buildctl.load import Project, load_project
 from buildctl.plan import Plan, Selection, make_plan, require_cells, resolve
 
@@ -74,7 +75,12 @@ def _planned(ctx: click.Context, project: Project, selection: Selection, everyth
              with_parents: bool = True) -> Plan:
     """The plan `build`, `plan`, `push` and `pull` work on; ConfigError when it has no cell."""
     chosen = _resolve(ctx, project, selection, everything)
-    return require_cells(project, make_plan(project, chosen, with_parents=with_parents), chosen)
+    plan = make_plan(project, chosen, with_parents=with_parents, allow_eol=ctx.obj.get("allow_eol", False))
+    if not everything:
+        refuse_end_of_life(plan)
+    for line in deprecation_warnings(plan):
+        click.echo(line, err=True)
+    return require_cells(project, plan, chosen)
 
 
 def _plan_rows(plan: Plan) -> list[list[str]]:
@@ -98,13 +104,14 @@ def _ui(ctx: click.Context, stdout: bool = False) -> UI:
               help="project root holding matrix.yaml, images/ and templates/")
 @click.option("-q", "--quiet", is_flag=True, help="only results, warnings and errors (no progress lines)")
 @click.option("-v", "--verbose", is_flag=True, help="more detail (e.g. every BuildKit progress line of a build)")
+@click.option("--allow-eol", is_flag=True, help="plan and build cells whose ROCm release or arch is end-of-life")
 @click.pass_context
-def main(ctx: click.Context, root: Path, quiet: bool, verbose: bool) -> None:
+def main(ctx: click.Context, root: Path, quiet: bool, verbose: bool, allow_eol: bool) -> None:
     """rocmig's buildctl: ROCm container images from matrix.yaml (not BuildKit's buildctl).
 
     Output is plain and unwrapped when stdout/stderr is not a terminal (pipes, CI logs).
     """
-    ctx.obj = {"root": root, "ui": UI.stderr(quiet=quiet, verbose=verbose)}
+    ctx.obj = {"root": root, "ui": UI.stderr(quiet=quiet, verbose=verbose), "allow_eol": allow_eol}
 
 
 @main.command("matrix")
@@ -478,6 +485,7 @@ main.add_command(kernels)
 main.add_command(report_group)
 main.add_command(review_cmd)
 main.add_command(ci_group)
+main.add_command(support_cmd)
 
 
 def exit_code(args: list[str] | None = None) -> int:

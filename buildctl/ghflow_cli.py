@@ -114,3 +114,23 @@ def ci_render_cmd(ctx, check):
         return
     for path in write_workflows(project):
         click.echo(path)
+
+
+@click.command("support")
+@click.option("--write", is_flag=True, help="write docs/support.md")
+@click.option("--check", is_flag=True, help="exit 1 when docs/support.md differs from matrix.yaml")
+@click.pass_context
+def support_cmd(ctx, write, check):
+    """Print (or --write / --check) docs/support.md: each ROCm release's and arch's support status and dates."""
+    from buildctl.lifecycle import SUPPORT_DOC, support_markdown, write_support_doc
+    from buildctl.load import load_project
+
+    project = load_project(ctx.obj["root"])
+    if write:
+        click.echo(write_support_doc(project))
+    elif check:
+        path = project.root / SUPPORT_DOC
+        if not path.exists() or path.read_text() != support_markdown(project):
+            raise NegativeResult(f"{path} is stale: run `python -m buildctl support --write`")
+    else:
+        click.echo(support_markdown(project), nl=False)

@@ -6,6 +6,7 @@ The models hold data only; `buildctl.load` reads the files and turns validation 
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -65,6 +66,35 @@ class Source(Strict):
     registry_probe: Url | None = None
 
 
+SupportStatus = Literal["supported", "maintenance", "deprecated", "end-of-life"]
+SUPPORT_ORDER = ("supported", "maintenance", "deprecated", "end-of-life")
+
+
+class Support(Strict):
+    """Support lifecycle of a ROCm release or a gfx arch (docs/support.md, docs/maintenance.md).
+
+    status: supported (built and fixed), maintenance (rebuilt for security and pin fixes only), deprecated
+    (still built until end_of_life; `plan` warns), end-of-life (not built unless --allow-eol).
+    since: the date the status began; end_of_life: the announced end-of-life date (required when deprecated:
+    the deprecation window users plan by).
+    """
+
+    status: SupportStatus = "supported"
+    since: date | None = None
+    end_of_life: date | None = None
+    note: Text | None = None
+
+    @model_validator(mode="after")
+    def _dates(self):
+        if self.status == "deprecated" and self.end_of_life is None:
+            raise ValueError("end_of_life: required when status is deprecated (announce the window)")
+        if self.status == "end-of-life" and self.since is None:
+            raise ValueError("since: required when status is end-of-life (the date it ended)")
+        if self.since and self.end_of_life and self.end_of_life < self.since:
+            raise ValueError(f"end_of_life: {self.end_of_life} is before since {self.since}")
+        return self
+
+
 class TorchPins(Strict):
     """PyTorch ROCm wheel pins of one ROCm release (index: the path under download.pytorch.org/whl/)."""
 
@@ -87,6 +117,7 @@ class RocmRelease(Strict):
     torch: TorchPins | None = None
     torch_note: Text | None = None
     packages: dict[RoleName, list[DebianPackage]]
+    support: Support = Support()
 
     @model_validator(mode="after")
     def _os_fits_source(self):
@@ -114,6 +145,7 @@ class Arch(Strict):
     wavefront: Literal[32, 64]
     lds_bytes: int = Field(gt=0)
     first_rocm: str = Field(pattern=r"^\d+(\.\d+){1,2}$")
+    support: Support = Support()
 
 
 class Framework(Strict):

@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 
 from buildctl.errors import ConfigError
 from buildctl.load import Project
-from buildctl.model import Arch, ImageSpec, RocmRelease, Rule, Source, version_tuple
+from buildctl.model import SUPPORT_ORDER, Arch, ImageSpec, RocmRelease, Rule, Source, Support, version_tuple
 
 ARCH_FIRST_ROCM = "arch-first-rocm"
+END_OF_LIFE = "end-of-life"
 PARENT_EXCLUDED = "parent-excluded"
 NO_PACKAGES = "no-packages"
 NEEDS_ROCM_TORCH = "needs-rocm-torch"
@@ -72,6 +73,14 @@ class Cell:
         return f"{self.role}_{self.tag}".replace(".", "_")
 
     @property
+    def support(self) -> tuple[str, Support]:
+        """(what, lifecycle) of the cell: its ROCm release's or its arch's (matrix.yaml `support`), whichever
+        is further along supported < maintenance < deprecated < end-of-life; what names it, e.g. 'amd 6.1'."""
+        release = (f"{self.release.source} {self.release.version}", self.release.support)
+        arch = (self.arch_name, self.arch.support)
+        return max(release, arch, key=lambda x: SUPPORT_ORDER.index(x[1].status))
+
+    @property
     def os_image(self) -> str:
         """The OS base image of the source, e.g. ubuntu:22.04 or debian:trixie."""
         return self.source.os_image.format(ubuntu=self.release.ubuntu, suite=self.release.suite)
@@ -125,7 +134,7 @@ class Plan:
 
     def to_json(self) -> dict:
         return {
-            "cells": [{**c.coordinates(), "full": c.release.full} for c in self.cells],
+            "cells": [{**c.coordinates(), "full": c.release.full, "support": c.support[1].status} for c in self.cells],
             "excluded": [{**e.cell.coordinates(), "full": e.cell.release.full, "rule": e.rule, "reason": e.reason}
                          for e in self.excluded],
         }
@@ -309,7 +318,7 @@ def _with_components(project: Project, cell: Cell) -> Cell:
     return replace(cell, components=tuple(kept), excluded_components=tuple(dropped))
 
 
-def _exclusion(project: Project, cell: Cell) -> tuple[str, str] | None:
+def _exclusion(project: Project, cell: Cell, allow_eol: bool = False) -> tuple[str, str] | None:
     if version_tuple(cell.arch.first_rocm) > version_tuple(cell.release.full):
         return ARCH_FIRST_ROCM, (f"{cell.arch_name} ({cell.arch.family}) needs ROCm {cell.arch.first_rocm} or "
                                  f"newer; this cell has {cell.release.full}")
@@ -318,13 +327,18 @@ def _exclusion(project: Project, cell: Cell) -> tuple[str, str] | None:
             return rule.id, rule.reason
     if cell.role not in cell.release.packages and cell.image.parent is None:
         return NO_PACKAGES, f"matrix.yaml lists no {cell.role} packages for {cell.release.source} {cell.release.version}"
+    what, support = cell.support
+    if support.status == END_OF_LIFE and not allow_eol:
+        return END_OF_LIFE, (f"{what} is end-of-life since {support.since} (docs/support.md); "
+                             "--allow-eol builds it anyway")
     return None
 
 
-def make_plan(project: Project, selection: Selection, with_parents: bool = False) -> Plan:
+def make_plan(project: Project, selection: Selection, with_parents: bool = False, allow_eol: bool = False) -> Plan:
     """Expand the selected cells in image dependency order and apply the rules.
 
     with_parents: also plan the parent cells a selected cell builds on (for `build`).
+    allow_eol: plan cells whose ROCm release or arch is end-of-life (excluded, with the reason, otherwise).
     Raises ConfigError for unknown selection values.
     """
     check_selection(project, selection)
@@ -351,7 +365,7 @@ def make_plan(project: Project, selection: Selection, with_parents: bool = False
                 if selection.archs and arch_name not in selection.archs:
                     continue
                 cell = _with_components(project, Cell(spec, release, m.sources[release.source], arch_name, arch))
-                why = _exclusion(project, cell)
+                why = _exclusion(project, cell, allow_eol)
                 if why is None and cell.parent_ref in excluded_refs:
                     why = PARENT_EXCLUDED, f"parent {cell.parent_ref} is excluded: {excluded_refs[cell.parent_ref]}"
                 if why is None:

@@ -116,7 +116,8 @@ def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
             cell=cell, project_frameworks=project.matrix.frameworks)
         _write(staging / "Dockerfile", dockerfile)
         _write(staging / "rocmig" / "cell.json", _json(cell.coordinates()))
-        archs = {name: arch.model_dump() for name, arch in project.matrix.archs.items()}
+        # The lifecycle (support) is plan data, not image content: it stays out of the context and the key.
+        archs = {name: arch.model_dump(exclude={"support"}) for name, arch in project.matrix.archs.items()}
         _write(staging / "rocmig" / "archs.json", _json(archs))
         if cell.image.parent is None:
             setup = env.get_template(f"partials/apt-setup-{cell.release.source}.sh.j2").render(cell=cell)

@@ -79,6 +79,14 @@ def final_refs(project: Project, cell: Cell, repository: str = REPOSITORY) -> li
     return [f"{repository}/{cell.role}:{t}" for t in final_tags(project, cell)]
 
 
+def _support(cell: Cell) -> str:
+    """The cell's lifecycle for the tags page: **deprecated** with its end-of-life date, else the status."""
+    what, support = cell.support
+    if support.status == "deprecated":
+        return f"**deprecated** ({what}): not rebuilt after {support.end_of_life}"
+    return support.status
+
+
 def tags_markdown(project: Project) -> str:
     """The supported-tags page as Markdown: per role, every planned cell's tags; then excluded cells."""
     plan = make_plan(project, Selection())
@@ -96,16 +104,18 @@ def tags_markdown(project: Project) -> str:
         "gets it there.",
         "Locally, `buildctl build` / `make images` and `buildctl pull` point `latest` and the alias at the cell",
         "they built or fetched, so `docker run rocmig/<role>` runs what this host has.",
+        "The support column is the cell's lifecycle (docs/support.md): a **deprecated** tag stops being rebuilt",
+        "on the date it names.",
         "",
     ]
     for role, spec in project.images.items():
         cells = [c for c in plan.cells if c.role == role]
         lines += [f"## {REPOSITORY}/{role}", "", spec.description, "",
-                  "| tag | aliases | source | ROCm | arch | OS |", "|---|---|---|---|---|---|"]
+                  "| tag | aliases | source | ROCm | arch | OS | support |", "|---|---|---|---|---|---|---|"]
         for c in cells:
             aliases = ", ".join(f"`{t}`" for t in final_tags(project, c)[1:])
             lines.append(f"| `{c.tag}` | {aliases} | {c.release.source} | {c.release.full} | {c.arch_name} "
-                         f"({c.arch.family}) | {c.release.os_version} |")
+                         f"({c.arch.family}) | {c.release.os_version} | {_support(c)} |")
         lines.append("")
     if plan.excluded:
         lines += ["## Not built", "", "| image | reason |", "|---|---|"]
