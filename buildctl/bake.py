@@ -42,14 +42,15 @@ class BuildOptions:
         return args
 
 
-GIB_PER_COMPILE_JOB = 5
+GIB_PER_COMPILE_JOB = 9
 
 
 def default_max_jobs() -> int:
-    """Compile jobs this host can afford: min(cores, memory GiB / 5), at least 1.
+    """Compile jobs this host can afford: min(cores, memory GiB / 9), at least 1.
 
-    5 GiB per job: flash-attention's own MAX_JOBS sizing (Dao-AILab/flash-attention PR #2079); CK
-    translation units take several GB per clang process (case C07: OOM-killed compilers).
+    9 GiB per job: flash-attention 2.8.3's setup.py sizes its own MAX_JOBS at "~8-9GB" peak per CK job
+    (NinjaBuildExtension); CK translation units take several GB per clang process (case C07:
+    OOM-killed compilers). Cells build one at a time, so one cell has the whole budget.
     """
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return max(1, min(os.cpu_count() or 1, int(mem_gib // GIB_PER_COMPILE_JOB)))

@@ -179,7 +179,7 @@ def _render_all(project: Project, plan: Plan, out: Path) -> None:
 @click.option("--apt-check-valid-until/--no-apt-check-valid-until", default=None,
               help="off for snapshot mirrors, whose Release files have expired [default: the host apt's setting]")
 @click.option("--max-jobs", type=click.IntRange(min=1), default=None,
-              help="compile jobs in builder stages (MAX_JOBS); default: min(cores, memory GiB / 5)")
+              help="compile jobs in builder stages (MAX_JOBS); default: min(cores, memory GiB / 9)")
 @click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               default=DEFAULT_CA_BUNDLE if DEFAULT_CA_BUNDLE.exists() else None,
               help="CA bundle handed to builds as the BuildKit secret ca_bundle (for HTTPS proxies)")

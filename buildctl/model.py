@@ -7,7 +7,7 @@ The models hold data only; `buildctl.load` reads the files and turns validation 
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -96,13 +96,21 @@ class Support(Strict):
 
 
 class TorchPins(Strict):
-    """PyTorch ROCm wheel pins of one ROCm release (index: the path under download.pytorch.org/whl/)."""
+    """PyTorch ROCm wheel pins of one ROCm release (index: the path under download.pytorch.org/whl/).
+
+    triton: the version of the ROCm Triton that torch's own metadata requires; triton_dist: its
+    distribution name on that index (`pytorch-triton-rocm` up to torch 2.9, `triton-rocm` from 2.10).
+    tools: pinned requirements installed in the venv before torch (pip, setuptools, wheel, ...: what
+    source builds under --no-build-isolation import; an OS venv holds only the OS's pip).
+    """
 
     index: WheelIndex
     torch: Pep440Version
     torchvision: Pep440Version
     torchaudio: Pep440Version
     triton: Pep440Version | None = None
+    triton_dist: Literal["pytorch-triton-rocm", "triton-rocm"] = "pytorch-triton-rocm"
+    tools: list[Requirement508] = []
 
 
 class RocmRelease(Strict):
@@ -137,6 +145,21 @@ class RocmRelease(Strict):
         return f"ubuntu-{self.ubuntu}" if self.source == "amd" else f"debian-{self.suite}"
 
 
+AccountName = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]*$")]
+
+
+class OsFacts(Strict):
+    """Facts of an OS base image that later build steps depend on (matrix.yaml `os_images`).
+
+    python: the version of its python3 package (what a venv gets); users / groups: name -> uid / gid of
+    its /etc/passwd and /etc/group, so a step that adds a user or group can be checked before a build.
+    """
+
+    python: str = Field(pattern=r"^3\.\d+$")
+    users: dict[AccountName, int]
+    groups: dict[AccountName, int]
+
+
 class Arch(Strict):
     """A GPU arch (offload arch). wavefront: lanes per wavefront; lds_bytes: LDS per workgroup."""
 
@@ -158,6 +181,11 @@ class Framework(Strict):
     (the image then sets DISABLE_VERSION_CHECK=1 for LLaMA-Factory's run-time version check).
     backend: flash-attention's ROCm backend: ck (Composable Kernel, compiled per arch) or triton
     (FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE at build and at run time).
+    requires_python: the lowest Python minor line its release accepts (its Requires-Python); cells whose
+    OS image has an older python3 leave it out, with the reason.
+    ops: DeepSpeed-style op names built ahead of time (DS_BUILD_<OP>=1), all others left to JIT.
+    no_deps: requirements installed with --no-deps beside it (their own metadata names a CUDA package).
+    build_deps: what its source build imports and does not declare (installed in the builder stage).
     """
 
     pypi: PypiName | None = None
@@ -168,6 +196,10 @@ class Framework(Strict):
     runtime_deps: list[Requirement508] = []
     backend: Literal["ck", "triton"] | None = None
     overrides: list[Requirement508] = []
+    requires_python: str | None = Field(default=None, pattern=r"^3\.\d+$")
+    ops: list[Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$")]] = []
+    no_deps: list[Requirement508] = []
+    build_deps: list[Requirement508] = []
     note: Text = ""
 
     @field_validator("version")
@@ -214,6 +246,7 @@ class Matrix(Strict):
     sources: dict[SourceName, Source]
     rocm: list[RocmRelease]
     archs: dict[ArchName, Arch]
+    os_images: dict[OsImage, OsFacts] = {}
     frameworks: dict[Identifier, Framework] = {}
     rules: list[Rule] = []
 

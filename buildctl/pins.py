@@ -61,7 +61,7 @@ def check_pins(project: Project, plan: Plan) -> list[PinCheck]:
         torch = cell.release.torch
         if cell.role == "torch" and torch is not None:
             for package, version in (("torch", torch.torch), ("torchvision", torch.torchvision),
-                                     ("torchaudio", torch.torchaudio), ("pytorch-triton-rocm", torch.triton)):
+                                     ("torchaudio", torch.torchaudio), (torch.triton_dist, torch.triton)):
                 if version:
                     wanted[("torch", torch.index, package, version)] = None
         for component in cell.components:

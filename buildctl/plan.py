@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from buildctl.errors import ConfigError
 from buildctl.load import Project
-from buildctl.model import SUPPORT_ORDER, Arch, ImageSpec, RocmRelease, Rule, Source, Support, version_tuple
+from buildctl.model import SUPPORT_ORDER, Arch, ImageSpec, OsFacts, RocmRelease, Rule, Source, Support, version_tuple
 
 ARCH_FIRST_ROCM = "arch-first-rocm"
 END_OF_LIFE = "end-of-life"
@@ -19,6 +19,7 @@ PARENT_EXCLUDED = "parent-excluded"
 NO_PACKAGES = "no-packages"
 NEEDS_ROCM_TORCH = "needs-rocm-torch"
 FRAMEWORK_ARCHS = "framework-archs"
+REQUIRES_PYTHON = "requires-python"
 REPOSITORY = "rocmig"
 
 
@@ -33,6 +34,7 @@ class Cell:
     arch: Arch
     components: tuple[str, ...] = ()
     excluded_components: tuple[tuple[str, str, str], ...] = ()  # (component, rule id, reason)
+    os: OsFacts | None = None  # matrix.yaml's facts of os_image (users, groups, python), when listed
 
     def has(self, component: str) -> bool:
         """True when `component` (a matrix.yaml framework) is part of this cell's image."""
@@ -299,6 +301,10 @@ def _component_exclusion(project: Project, cell: Cell, name: str) -> tuple[str, 
     fw = project.matrix.frameworks[name]
     if fw.needs_rocm_torch and cell.release.torch is None:
         return NEEDS_ROCM_TORCH, f"{name} compiles against ROCm PyTorch: {cell.release.torch_note}"
+    if fw.requires_python and cell.os is not None \
+            and version_tuple(cell.os.python) < version_tuple(fw.requires_python):
+        return REQUIRES_PYTHON, (f"{name} {fw.version} requires Python >= {fw.requires_python}; "
+                                 f"{cell.os_image} has Python {cell.os.python}")
     if fw.archs is not None and cell.arch_name not in fw.archs:
         return FRAMEWORK_ARCHS, f"{name} {fw.version} supports {', '.join(fw.archs)}, not {cell.arch_name}"
     for rule in project.matrix.rules:
@@ -364,7 +370,9 @@ def make_plan(project: Project, selection: Selection, with_parents: bool = False
             for arch_name, arch in m.archs.items():
                 if selection.archs and arch_name not in selection.archs:
                     continue
-                cell = _with_components(project, Cell(spec, release, m.sources[release.source], arch_name, arch))
+                source = m.sources[release.source]
+                os_facts = m.os_images.get(source.os_image.format(ubuntu=release.ubuntu, suite=release.suite))
+                cell = _with_components(project, Cell(spec, release, source, arch_name, arch, os=os_facts))
                 why = _exclusion(project, cell, allow_eol)
                 if why is None and cell.parent_ref in excluded_refs:
                     why = PARENT_EXCLUDED, f"parent {cell.parent_ref} is excluded: {excluded_refs[cell.parent_ref]}"

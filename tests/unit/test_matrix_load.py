@@ -21,7 +21,8 @@ def test_real_matrix_loads_with_the_facts_of_design_md():
     assert debian["7.2"].apt_suite == "experimental" and debian["5.7"].apt_suite == "trixie"
     assert amd["6.3"].torch.torch == "2.7.1" and amd["6.3"].torch.triton == "3.3.1"
     assert amd["7.1"].torch.index == "rocm7.1" and amd["7.1"].torch.torchvision == "0.25.0"
-    assert amd["7.0"].torch is None and "rocm7.0" in amd["7.0"].torch_note
+    assert amd["7.0"].torch.index == "rocm7.0" and amd["7.0"].torch.torch == "2.10.0"
+    assert amd["7.2"].torch.triton_dist == "triton-rocm" and amd["6.4"].torch.triton_dist == "pytorch-triton-rocm"
     assert m.archs["gfx950"].lds_bytes == 160 * 1024
     assert m.archs["gfx1100"].wavefront == 32 and m.archs["gfx942"].wavefront == 64
     assert list(project.images)[:2] == ["base", "dev"]

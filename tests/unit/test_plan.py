@@ -139,9 +139,13 @@ def test_flash_attention_is_left_out_for_archs_its_release_rejects(project):
     assert gfx942.has("flash-attention") and gfx942.has("deepspeed-ops")
 
 
-def test_amd_70_has_no_torch_images_and_says_why(project):
+def test_amd_70_builds_torch_from_its_wheel_index_and_serve_needs_torch_29(project):
+    """ROCm 7.0 has a torch 2.10 wheel index (whl/rocm7.0); SGLang is left out where torch is older than 2.9."""
     plan = make_plan(project, Selection(("amd",), ("7.0",), ("gfx942",)))
-    assert [c.role for c in plan.cells] == ["base", "dev"]
-    reasons = {e.cell.role: (e.rule, e.reason) for e in plan.excluded}
-    assert reasons["torch"][0] == "amd-7.0-no-torch-wheels"
-    assert "rocm7.0" in reasons["torch"][1]
+    assert [c.role for c in plan.cells] == ["base", "dev", "torch", "serve", "train", "kernels"] \
+        or {c.role for c in plan.cells} == {"base", "dev", "torch", "serve", "train", "kernels"}
+    torch = next(c for c in plan.cells if c.role == "torch").release.torch
+    assert torch.index == "rocm7.0" and torch.triton_dist == "triton-rocm"
+    old = make_plan(project, Selection(("amd",), ("6.3",), ("gfx942",), ("serve",)))
+    assert not old.cells and old.excluded[0].rule == "sglang-torch-2.9"
+    assert "torch 2.9" in old.excluded[0].reason
