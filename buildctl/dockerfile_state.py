@@ -73,14 +73,15 @@ def _run_command(args: str) -> str:
 
 def _commands(shell: str) -> list[list[str]]:
     """Simple commands of a shell text, split at control operators (quotes removed, as the shell does)."""
-    lexer = shlex.shlex(shell, posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(shell.replace("\n", " ; "), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
         tokens = list(lexer)
     except ValueError:
         return []
-    commands, current = [], []
+    commands: list[list[str]] = []
+    current: list[str] = []
     for token in tokens:
         if token in CONTROL:
             if current:

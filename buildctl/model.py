@@ -9,7 +9,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from buildctl.kinds import (
     ArchName,
@@ -19,9 +26,9 @@ from buildctl.kinds import (
     Identifier,
     OsImage,
     Pep440Version,
-    PypiName,
     Product,
     ProjectPath,
+    PypiName,
     RelPath,
     Requirement508,
     RoleName,
@@ -151,11 +158,13 @@ AccountName = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]*$")]
 class OsFacts(Strict):
     """Facts of an OS base image that later build steps depend on (matrix.yaml `os_images`).
 
-    python: the version of its python3 package (what a venv gets); users / groups: name -> uid / gid of
+    python: the version of its python3 package (what a venv gets); glibc: its C library's version (the
+    newest manylinux_2_<minor> wheel tag it runs); users / groups: name -> uid / gid of
     its /etc/passwd and /etc/group, so a step that adds a user or group can be checked before a build.
     """
 
     python: str = Field(pattern=r"^3\.\d+$")
+    glibc: str = Field(pattern=r"^2\.\d+$")
     users: dict[AccountName, int]
     groups: dict[AccountName, int]
 

@@ -11,7 +11,17 @@ from dataclasses import dataclass, replace
 
 from buildctl.errors import ConfigError
 from buildctl.load import Project
-from buildctl.model import SUPPORT_ORDER, Arch, ImageSpec, OsFacts, RocmRelease, Rule, Source, Support, version_tuple
+from buildctl.model import (
+    SUPPORT_ORDER,
+    Arch,
+    ImageSpec,
+    OsFacts,
+    RocmRelease,
+    Rule,
+    Source,
+    Support,
+    version_tuple,
+)
 
 ARCH_FIRST_ROCM = "arch-first-rocm"
 END_OF_LIFE = "end-of-life"

@@ -1,0 +1,241 @@
+"""Resolve each amd cell's Python requirements with pip against PyPI before any build (needs PyPI).
+
+A cell's image installs its components with pip on top of its torch image, whose constraints file pins the
+torch family. `pip install --dry-run --report` with the cell's Python version and manylinux platform
+tags (from matrix.yaml `os_images`: python, glibc) and the torch family as constraints finds, before an
+hour of building, what the build would meet at its pip step:
+  - Requires-Python a release refuses, a pin that does not exist for that Python, a conflict between pins
+    (compressed-tensors releases that require torch < 2.11 against a torch 2.11 cell): pip exits non-zero;
+  - a package that pulls CUDA wheels or PyPI's `triton` (a CUDA build of the package ROCm torch gets from
+    pytorch-triton-rocm / triton-rocm): the torch images refuse `triton` in their constraints, so such a
+    requirement fails the build (install it with --no-deps: matrix.yaml `no_deps`).
+PyPI's torch stands in for the ROCm build in the resolution (same version, so the same conflicts); its own
+CUDA dependencies are not held against the cell. Components that PyPI has only as an sdist (DeepSpeed,
+flash-attention) are resolved through the Requires-Dist of their sdist's PKG-INFO, fetched from PyPI.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from buildctl.load import Project
+from buildctl.plan import Cell
+
+TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
+CUDA_NAME = re.compile(r"^(nvidia-|cuda-|cupy-cuda|flashinfer|triton$)")
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+PYPI_SIMPLE = "https://pypi.org/simple/{name}/"
+TIMEOUT_S = 300
+# pip settings of the calling environment that would change what it resolves against.
+_PIP_ENV = ("PIP_FIND_LINKS", "PIP_CONSTRAINT", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_NO_INDEX")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What one pip resolution of a cell checks: requirements under constraints, for a Python and platform.
+
+    no_deps: requirements the image installs with --no-deps; each must exist for the Python and
+    platform, and its own requirements (less CUDA ones) must be in the resolution.
+    """
+
+    label: str
+    python: str
+    glibc: str
+    requirements: tuple[str, ...]
+    constraints: tuple[str, ...] = ()
+    no_deps: tuple[str, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """The result of one resolution: problems (empty: it resolves) and the versions pip chose."""
+
+    resolution: Resolution
+    problems: list[str] = field(default_factory=list)
+    chosen: dict[str, str] = field(default_factory=dict)
+
+
+def platform_tags(glibc: str) -> list[str]:
+    """manylinux tags an x86_64 system with this glibc runs, newest first (PEP 600 and the legacy aliases)."""
+    minor = int(glibc.split(".")[1])
+    tags = [f"manylinux_2_{m}_x86_64" for m in range(minor, 4, -1)]
+    return tags + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
+
+
+def _marker_env(python: str, extra: str = "") -> dict[str, str]:
+    return {"python_version": python, "python_full_version": f"{python}.0", "platform_machine": "x86_64",
+            "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+            "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": extra}
+
+
+def applies(req: Requirement, python: str, extras: tuple[str, ...] = ()) -> bool:
+    """True when `req`'s marker holds on x86_64 Linux CPython `python` with any of `extras` (or none)."""
+    if req.marker is None:
+        return True
+    return any(req.marker.evaluate(_marker_env(python, e)) for e in ("", *extras))
+
+
+def pypi_files(name: str, version: str) -> list[dict]:
+    """The files PyPI lists for name==version (PEP 691 JSON: filename, url, ...); [] when none.
+
+    Raises urllib errors when PyPI does not answer.
+    """
+    request = urllib.request.Request(PYPI_SIMPLE.format(name=canonicalize_name(name)),
+                                     headers={"Accept": SIMPLE_JSON})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        files = json.load(response)["files"]
+    stem = re.sub(r"[-_.]+", "[-_.]", re.escape(canonicalize_name(name)).replace("\\-", "-"))
+    wanted = re.compile(rf"^{stem}-{re.escape(version)}(-|\.tar\.gz$)", re.IGNORECASE)
+    return [f for f in files if wanted.match(f["filename"])]
+
+
+def sdist_requires(files: list[dict], cache: Path) -> list[str]:
+    """The Requires-Dist lines of the PKG-INFO of the sdist among `files` (downloaded into `cache` once).
+
+    Raises LookupError when `files` holds no sdist.
+    """
+    match = next((f for f in files if f["filename"].endswith(".tar.gz")), None)
+    if match is None:
+        raise LookupError("no sdist")
+    local = cache / match["filename"]
+    if not local.exists():
+        with urllib.request.urlopen(match["url"], timeout=120) as response:
+            local.write_bytes(response.read())
+    with tarfile.open(fileobj=io.BytesIO(local.read_bytes()), mode="r:gz") as tar:
+        member = next(m for m in tar.getmembers() if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO"))
+        text = tar.extractfile(member).read().decode()  # type: ignore[union-attr]
+    return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Requires-Dist:")]
+
+
+def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resolution]:
+    """The resolutions one amd cell's pip steps need ([] for cells without ROCm torch or OS facts).
+
+    torch: the venv tools. Other roles, per component: its runtime_deps when it is installed without its
+    own dependency set (SGLang); the Requires-Dist of its sdist when it is built from the sdist (compiled
+    against torch, or PyPI has no wheel of it); name==version otherwise. Components built from git
+    (a `git` source, or no sdist on PyPI: sgl-kernel) have no PyPI step. Network: PyPI's simple pages.
+    """
+    torch, os_facts = cell.release.torch, cell.os
+    if torch is None or os_facts is None:
+        return []
+    pins = (f"torch=={torch.torch}", f"torchvision=={torch.torchvision}", f"torchaudio=={torch.torchaudio}")
+    label = f"{cell.ref} (Python {os_facts.python})"
+    if cell.role == "torch":
+        return [Resolution(label, os_facts.python, os_facts.glibc, tuple(torch.tools))]
+    requirements: list[str] = []
+    no_deps: list[str] = []
+    for name in cell.components:
+        fw = project.matrix.frameworks[name]
+        no_deps += fw.no_deps + fw.overrides
+        if fw.runtime_deps:
+            requirements += fw.runtime_deps
+            continue
+        if fw.pypi is None or fw.git is not None:
+            continue
+        files = pypi_files(fw.pypi, fw.version)
+        has_wheel = any(f["filename"].endswith(".whl") for f in files)
+        if has_wheel and not fw.needs_rocm_torch:
+            requirements.append(f"{fw.pypi}=={fw.version}")
+            continue
+        try:
+            requirements += [r for r in sdist_requires(files, cache) if applies(Requirement(r), os_facts.python)]
+        except LookupError:
+            continue  # a CUDA-only wheel on PyPI (sglang-kernel): the ROCm build comes from git
+    if not requirements:
+        return []
+    return [Resolution(label, os_facts.python, os_facts.glibc, tuple(dict.fromkeys(requirements)), pins,
+                       tuple(dict.fromkeys(no_deps)))]
+
+
+def _pip(args: list[str], workdir: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in _PIP_ENV}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    return subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
+                           "--quiet", "--index-url", "https://pypi.org/simple", *args],
+                          cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+
+
+def _target(resolution: Resolution) -> list[str]:
+    args = ["--python-version", resolution.python, "--only-binary", ":all:"]
+    for tag in platform_tags(resolution.glibc):
+        args += ["--platform", tag]
+    return args
+
+
+def _error(stderr: str) -> str:
+    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
+    return " | ".join(lines[-6:])
+
+
+def resolve(resolution: Resolution) -> Outcome:
+    """Run pip's resolver for `resolution`; the Outcome lists what a build's pip step would meet."""
+    outcome = Outcome(resolution)
+    with tempfile.TemporaryDirectory(prefix="rocmig-resolve-") as tmp:
+        work = Path(tmp)
+        args = _target(resolution) + ["--report", "report.json"]
+        if resolution.constraints:
+            (work / "constraints.txt").write_text("\n".join(resolution.constraints) + "\n")
+            args += ["--constraint", "constraints.txt"]
+        done = _pip(args + list(resolution.requirements), work)
+        if done.returncode != 0:
+            outcome.problems.append(f"{resolution.label}: pip cannot resolve: {_error(done.stderr)}")
+            return outcome
+        report = json.loads((work / "report.json").read_text())
+        outcome.chosen = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
+                          for i in report["install"]}
+        outcome.problems += _cuda_pulls(report, resolution)
+        for spec in resolution.no_deps:
+            outcome.problems += _check_no_deps(spec, resolution, outcome.chosen, work)
+    return outcome
+
+
+def _requires(item: dict, python: str) -> list[Requirement]:
+    extras = tuple(item.get("requested_extras") or ())
+    out = []
+    for text in item["metadata"].get("requires_dist") or []:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if applies(req, python, extras):
+            out.append(req)
+    return out
+
+
+def _cuda_pulls(report: dict, resolution: Resolution) -> list[str]:
+    """Packages outside the torch family that require a CUDA wheel or PyPI's triton."""
+    out = []
+    for item in report["install"]:
+        name = canonicalize_name(item["metadata"]["name"])
+        if name in TORCH_FAMILY or CUDA_NAME.match(name):
+            continue
+        for req in _requires(item, resolution.python):
+            if CUDA_NAME.match(canonicalize_name(req.name)):
+                out.append(f"{resolution.label}: {item['metadata']['name']} {item['metadata']['version']} "
+                           f"requires {req} (a CUDA package; the torch image refuses triton): install it "
+                           f"with --no-deps (matrix.yaml no_deps) and list its other requirements")
+    return out
+
+
+def _check_no_deps(spec: str, resolution: Resolution, chosen: dict[str, str], work: Path) -> list[str]:
+    done = _pip(_target(resolution) + ["--no-deps", "--report", "nodeps.json", spec], work)
+    if done.returncode != 0:
+        return [f"{resolution.label}: {spec} (installed with --no-deps) does not install: {_error(done.stderr)}"]
+    item = json.loads((work / "nodeps.json").read_text())["install"][0]
+    have = set(chosen) | set(TORCH_FAMILY)
+    return [f"{resolution.label}: {spec} requires {req}, which the image does not install"
+            for req in _requires(item, resolution.python)
+            if not CUDA_NAME.match(canonicalize_name(req.name)) and canonicalize_name(req.name) not in have]
