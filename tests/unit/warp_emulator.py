@@ -52,7 +52,8 @@ INT_TYPES = {
     ("long", "long"): (64, True), ("long", "long", "int"): (64, True), ("unsigned", "long"): (64, False),
     ("unsigned", "long", "long"): (64, False), ("unsigned", "long", "long", "int"): (64, False),
     ("size_t",): (64, False), ("uint32_t",): (32, False), ("int32_t",): (32, True), ("uint64_t",): (64, False),
-    ("int64_t",): (64, True), ("bool",): (32, True), ("char",): (32, True), ("short",): (32, True),
+    ("int64_t",): (64, True), ("bool",): (32, True), ("char",): (8, True), ("signed", "char"): (8, True),
+    ("unsigned", "char"): (8, False), ("short",): (16, True), ("unsigned", "short"): (16, False),
 }
 PRELUDE = "typedef unsigned long size_t; typedef unsigned uint32_t; typedef int int32_t; " \
           "typedef unsigned long long uint64_t; typedef long long int64_t; typedef int bool;\n"

@@ -13,6 +13,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         __activemask on the lane's 32-lane group; in a CUDA-only tree every mask
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
+  builtin-types-header, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  cg-reduce, wmma-rocwmma: CUDA features hipify-perl leaves (features.py)
   vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
                         `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
                         operators, so the user copies are ambiguous (ROCm/hip#3510)
@@ -24,7 +26,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from . import cpp, warp
+from . import cpp, features, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -59,7 +61,7 @@ class Fix:
 
 def _changed(before: str, after: str, rel: str, fix_id: str) -> tuple[tuple[int, ...], str]:
     a, b = before.split("\n"), after.split("\n")
-    lines = []
+    lines: list[int] = []
     for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "equal":
             lines.extend(range(i1 + 1, max(i2, i1 + 1) + 1))
@@ -197,6 +199,13 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: warp.rewrite(t, warp.Model(full_mask_regex(full_mask_names), legacy=cuda_only, any_mask=cuda_only))),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
+        ("builtin-types-header", "<builtin_types.h> -> <hip/hip_runtime.h>", features.builtin_types),
+        ("simd-video-intrinsics", "CUDA SIMD video intrinsics -> lane-by-lane implementations", features.simd_video),
+        ("ffs-cuda-signature", "__ffs / __ffsll called with CUDA's int / long long argument", features.ffs_signature),
+        ("atomic-system-scope", "atomicInc_system / atomicDec_system -> system-scope HIP atomics", features.atomic_system),
+        ("nvtx-roctx", "NVTX ranges and marks -> roctx, or no-ops without it", features.nvtx),
+        ("cg-reduce", "cooperative_groups::reduce -> a shuffle tree over the group (rocmig_cg)", features.cg_reduce),
+        ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA", features.wmma),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
          lambda t: vector_operator_guard(t, undefined)),
     ]

@@ -1,0 +1,238 @@
+"""Exact rewrites of CUDA features that hipify-perl 7.2 leaves untranslated, checked against HIP
+7.2's headers (/usr/include/hip in the dev image). Each function takes and returns one file's text.
+
+  simd_video     __vmaxs4, __vabsdiffu4, __vcmpeq2, ... (CUDA's SIMD video intrinsics, absent from HIP)
+                 -> rocmig_vmaxs4 ...: byte-/halfword-wise C implementations of the semantics in the CUDA
+                 Math API reference ("SIMD Intrinsics"), inserted once per file under an include guard
+  ffs_signature  __ffs(x) -> __ffs((int)(x)), __ffsll(x) -> __ffsll((long long)(x)): CUDA declares one
+                 signature each, HIP two (int / unsigned int, long long / unsigned long long in
+                 amd_device_functions.h), so a size_t, long or uint64_t argument is ambiguous on HIP
+  atomic_system  atomicInc_system / atomicDec_system (absent from HIP) -> HIP's own atomicInc/atomicDec
+                 body (amd_hip_atomic.h: __builtin_amdgcn_atomic_inc32, relaxed) at system scope, with
+                 the fine-grained-memory attribute HIP's *_system atomics carry
+  builtin_types  <builtin_types.h> -> <hip/hip_runtime.h> (CUDA's header only gathers the runtime's
+                 types; HIP's runtime header declares the same ones)
+  nvtx           <nvtx3/nvToolsExt.h> / <nvToolsExt.h> -> roctx when its header is present
+                 (rocprofiler-sdk-roctx or roctracer), else the NVTX range and mark calls become no-ops
+  cg_reduce      <cooperative_groups/reduce.h>, cg::reduce and its operators (absent from HIP 7.2)
+                 -> rocmig_cg::reduce: a shuffle tree over the group's ranks with shfl_down and a
+                 broadcast from rank 0 (HIP's thread_block_tile and coalesced_group both have them),
+                 right for any group size
+  wmma           <mma.h>, nvcuda::wmma -> <rocwmma/rocwmma.hpp>, rocwmma (same names: fragment,
+                 matrix_a/b, accumulator, row/col_major, mem_row/col_major, load/store_matrix_sync,
+                 fill_fragment, mma_sync); the tile-per-wavefront question stays a finding
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import cpp
+
+INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"][^>"\n]+[>"][^\n]*$', re.MULTILINE)
+
+# SIMD video intrinsics: name stem -> (lane expression over x, y, or "sad"), signed lanes?
+SIMD_OPS = {
+    "add": ("x + y", False), "sub": ("x - y", False),
+    "addss": ("CLAMP(x + y)", True), "subss": ("CLAMP(x - y)", True),
+    "addus": ("CLAMP(x + y)", False), "subus": ("CLAMP(x - y)", False),
+    "absdiffs": ("(x > y ? x - y : y - x)", True), "absdiffu": ("(x > y ? x - y : y - x)", False),
+    "absss": ("CLAMP(x < 0 ? -x : x)", True),
+    "maxs": ("(x > y ? x : y)", True), "maxu": ("(x > y ? x : y)", False),
+    "mins": ("(x < y ? x : y)", True), "minu": ("(x < y ? x : y)", False),
+    "haddu": ("((x + y) >> 1)", False), "avgu": ("((x + y + 1) >> 1)", False),
+    "neg": ("-x", True), "negss": ("CLAMP(-x)", True),
+    "sads": ("sad", True), "sadu": ("sad", False),
+}
+for _cmp, _op in (("eq", "=="), ("ne", "!="), ("ges", ">="), ("geu", ">="), ("gts", ">"), ("gtu", ">"),
+                  ("les", "<="), ("leu", "<="), ("lts", "<"), ("ltu", "<")):
+    _signed = _cmp.endswith("s")
+    SIMD_OPS[f"cmp{_cmp}"] = (f"(x {_op} y ? LANEMAX : 0)", _signed)
+    SIMD_OPS[f"set{_cmp}"] = (f"(x {_op} y ? 1 : 0)", _signed)
+UNARY = frozenset({"absss", "neg", "negss"})
+SIMD_CALL = re.compile(r"(?<![\w.:])__v(" + "|".join(sorted(SIMD_OPS, key=len, reverse=True)) + r")([24])\s*\(")
+
+
+def _simd_helper(stem: str, lanes: int) -> str:
+    """C for rocmig_v<stem><lanes>: split into `lanes` lanes of 32 / lanes bits, apply, pack."""
+    expr, signed = SIMD_OPS[stem]
+    bits = 32 // lanes
+    mask = (1 << bits) - 1
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, mask)
+    ctype = ("signed char" if bits == 8 else "short") if signed else ""
+    take = (lambda v: f"(int)({ctype})(({v} >> i) & {mask}u)") if signed else (lambda v: f"(int)(({v} >> i) & {mask}u)")
+    name = f"rocmig_v{stem}{lanes}"
+    guard = f"ROCMIG_V{stem.upper()}{lanes}"
+    args = "unsigned int a" if stem in UNARY else "unsigned int a, unsigned int b"
+    y = "0" if stem in UNARY else take("b")
+    head = f"#ifndef {guard}\n#define {guard}\n__device__ static inline unsigned int {name}({args}) {{\n"
+    if expr == "sad":
+        body = (f"  unsigned int r = 0u;\n  for (int i = 0; i < 32; i += {bits}) {{\n"
+                f"    int x = {take('a')}, y = {y};\n    r += (unsigned int)(x > y ? x - y : y - x);\n  }}\n  return r;\n")
+    else:
+        lane = expr.replace("LANEMAX", str(mask))
+        lane = re.sub(r"CLAMP\((.*)\)$", lambda m: f"rocmig_clamp({m.group(1)}, {lo}, {hi})", lane)
+        body = (f"  unsigned int r = 0u;\n  for (int i = 0; i < 32; i += {bits}) {{\n"
+                f"    int x = {take('a')}, y = {y};\n    (void)y;\n"
+                f"    r |= ((unsigned int)({lane}) & {mask}u) << i;\n  }}\n  return r;\n")
+    return head + body + "}\n#endif\n"
+
+
+CLAMP_HELPER = ("#ifndef ROCMIG_CLAMP\n#define ROCMIG_CLAMP\n__device__ static inline int rocmig_clamp(int v, int lo, int hi) "
+                "{ return v < lo ? lo : v > hi ? hi : v; }\n#endif\n")
+
+
+def insert_after_includes(text: str, block: str) -> str:
+    """`text` with `block` placed after its last #include line (at the top when it has none)."""
+    last = None
+    for last in INCLUDE_LINE.finditer(text):
+        pass
+    if last is None:
+        return block + text
+    end = last.end() + 1 if last.end() < len(text) and text[last.end()] == "\n" else last.end()
+    return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
+
+
+def simd_video(text: str) -> str:
+    """__v<op><2|4>(...) -> rocmig_v<op><2|4>(...) with the used helpers inserted (see module doc)."""
+    blanked = cpp.blank(text)
+    used = sorted({(m.group(1), int(m.group(2))) for m in SIMD_CALL.finditer(blanked)})
+    if not used:
+        return text
+    for m in reversed(list(SIMD_CALL.finditer(blanked))):
+        text = text[:m.start()] + "rocmig_v" + text[m.start() + 3:]
+    helpers = "".join(_simd_helper(stem, lanes) for stem, lanes in used)
+    if "rocmig_clamp(" in helpers:
+        helpers = CLAMP_HELPER + helpers
+    return insert_after_includes(text, "// CUDA SIMD video intrinsics (absent from HIP), written out lane by lane\n" + helpers)
+
+
+def _cast_first_arg(text: str, name: str, cast: str) -> str:
+    blanked = cpp.blank(text)
+    out, pos = [], 0
+    for m in re.finditer(rf"(?<![\w.:]){name}\s*\(", blanked):
+        depth, k = 1, m.end()
+        while k < len(blanked) and depth:
+            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
+            k += 1
+        arg = text[m.end():k - 1]
+        if depth or arg.replace(" ", "").startswith(cast.replace(" ", "")) or m.start() < pos:
+            continue
+        out.append(text[pos:m.end()] + f"{cast}({arg.strip()})")
+        pos = k - 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def ffs_signature(text: str) -> str:
+    """CUDA's single __ffs(int) / __ffsll(long long) signature made explicit (see module doc)."""
+    return _cast_first_arg(_cast_first_arg(text, "__ffsll", "(long long)"), "__ffs", "(int)")
+
+
+ATOMIC_SYSTEM = {
+    "atomicInc_system": ("#ifndef ROCMIG_ATOMICINC_SYSTEM\n#define ROCMIG_ATOMICINC_SYSTEM\n"
+                         "__device__ inline unsigned int rocmig_atomicInc_system(unsigned int* address, unsigned int val) {\n"
+                         "  __HIP_ATOMIC_BACKWARD_COMPAT_MEMORY {\n"
+                         "    return __builtin_amdgcn_atomic_inc32(address, val, __ATOMIC_RELAXED, \"\");\n  }\n}\n#endif\n"),
+    "atomicDec_system": ("#ifndef ROCMIG_ATOMICDEC_SYSTEM\n#define ROCMIG_ATOMICDEC_SYSTEM\n"
+                         "__device__ inline unsigned int rocmig_atomicDec_system(unsigned int* address, unsigned int val) {\n"
+                         "  __HIP_ATOMIC_BACKWARD_COMPAT_MEMORY {\n"
+                         "    return __builtin_amdgcn_atomic_dec32(address, val, __ATOMIC_RELAXED, \"\");\n  }\n}\n#endif\n"),
+}
+
+
+def atomic_system(text: str) -> str:
+    """atomicInc_system / atomicDec_system -> system-scope HIP implementations (see module doc)."""
+    blanked = cpp.blank(text)
+    used = [n for n in ATOMIC_SYSTEM if re.search(rf"(?<![\w.:]){n}\s*\(", blanked)]
+    if not used:
+        return text
+    for name in used:
+        spans = [m.start() for m in re.finditer(rf"(?<![\w.:]){name}\s*\(", blanked)]
+        for start in reversed(spans):
+            text = text[:start] + "rocmig_" + text[start:]
+        blanked = cpp.blank(text)
+    return insert_after_includes(text, "".join(ATOMIC_SYSTEM[n] for n in used))
+
+
+def builtin_types(text: str) -> str:
+    """<builtin_types.h> -> <hip/hip_runtime.h>."""
+    return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]builtin_types\.h[>"]', r"\1<hip/hip_runtime.h>", text, flags=re.MULTILINE)
+
+
+NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?nvToolsExt\.h[>"][^\n]*$', re.MULTILINE)
+NVTX_BLOCK = """// NVTX -> roctx when its header is present (link -lrocprofiler-sdk-roctx or -lroctx64); else no-ops
+#if __has_include(<rocprofiler-sdk-roctx/roctx.h>)
+#include <rocprofiler-sdk-roctx/roctx.h>
+#define ROCMIG_ROCTX 1
+#elif __has_include(<roctracer/roctx.h>)
+#include <roctracer/roctx.h>
+#define ROCMIG_ROCTX 1
+#endif
+#if defined(ROCMIG_ROCTX)
+#define nvtxRangePushA(name) roctxRangePushA(name)
+#define nvtxRangePop() roctxRangePop()
+#define nvtxMarkA(name) roctxMarkA(name)
+#define nvtxRangeStartA(name) roctxRangeStartA(name)
+#define nvtxRangeEnd(id) roctxRangeStop(id)
+typedef roctx_range_id_t nvtxRangeId_t;
+#else
+#define nvtxRangePushA(name) ((void)(name), 0)
+#define nvtxRangePop() 0
+#define nvtxMarkA(name) ((void)(name))
+#define nvtxRangeStartA(name) ((void)(name), (nvtxRangeId_t)0)
+#define nvtxRangeEnd(id) ((void)(id))
+typedef unsigned long long nvtxRangeId_t;
+#endif"""
+
+
+def nvtx(text: str) -> str:
+    """The NVTX C header -> roctx or no-ops for nvtxRangePushA / Pop / MarkA / RangeStartA / RangeEnd."""
+    return NVTX_INCLUDE.sub(lambda m: NVTX_BLOCK, text, count=1) if NVTX_INCLUDE.search(text) else text
+
+
+CG_REDUCE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cooperative_groups/reduce\.h[>"][^\n]*$', re.MULTILINE)
+CG_NAMES = re.compile(r"\b(?:cg|cooperative_groups)::(reduce|plus|less|greater|bit_and|bit_or|bit_xor)\b(?!_)")
+CG_REDUCE_BLOCK = """#include <hip/hip_cooperative_groups.h>
+// cooperative_groups::reduce and its operators (absent from HIP 7.2): a shuffle tree over the group's
+// ranks, then rank 0's value to every rank (CUDA's cg::reduce returns the result to all of them)
+#ifndef ROCMIG_CG_REDUCE
+#define ROCMIG_CG_REDUCE
+namespace rocmig_cg {
+template <class T> struct plus { __device__ T operator()(T a, T b) const { return a + b; } };
+template <class T> struct less { __device__ T operator()(T a, T b) const { return b < a ? b : a; } };
+template <class T> struct greater { __device__ T operator()(T a, T b) const { return a < b ? b : a; } };
+template <class T> struct bit_and { __device__ T operator()(T a, T b) const { return a & b; } };
+template <class T> struct bit_or { __device__ T operator()(T a, T b) const { return a | b; } };
+template <class T> struct bit_xor { __device__ T operator()(T a, T b) const { return a ^ b; } };
+template <class Group, class T, class Op>
+__device__ T reduce(const Group& g, T v, Op op) {
+  const unsigned int n = g.size(), rank = g.thread_rank();
+  for (unsigned int d = 1; d < n; d *= 2) {
+    T other = g.shfl_down(v, d);
+    if (rank + d < n) v = op(v, other);
+  }
+  return g.shfl(v, 0);
+}
+}  // namespace rocmig_cg
+#endif"""
+
+
+def cg_reduce(text: str) -> str:
+    """cooperative_groups/reduce.h -> rocmig_cg::reduce (see module doc)."""
+    blanked = cpp.blank(text)
+    if not CG_REDUCE_INCLUDE.search(text) and not CG_NAMES.search(blanked):
+        return text
+    for m in reversed(list(CG_NAMES.finditer(blanked))):
+        text = text[:m.start()] + f"rocmig_cg::{m.group(1)}" + text[m.end():]
+    if CG_REDUCE_INCLUDE.search(text):
+        return CG_REDUCE_INCLUDE.sub(lambda m: CG_REDUCE_BLOCK, text, count=1)
+    return text if "ROCMIG_CG_REDUCE" in text else insert_after_includes(text, CG_REDUCE_BLOCK + "\n")
+
+
+def wmma(text: str) -> str:
+    """<mma.h> / nvcuda::wmma -> <rocwmma/rocwmma.hpp> / rocwmma (see module doc)."""
+    text = re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]mma\.h[>"]', r"\1<rocwmma/rocwmma.hpp>", text, flags=re.MULTILINE)
+    text = re.sub(r"\busing\s+namespace\s+nvcuda\s*::\s*wmma\s*;", "using namespace rocwmma;", text)
+    text = re.sub(r"\busing\s+namespace\s+nvcuda\s*;", "namespace wmma = rocwmma;", text)
+    return re.sub(r"\bnvcuda\s*::\s*wmma\b", "rocwmma", text)
