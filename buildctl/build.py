@@ -226,9 +226,9 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
         labels[cell.name] = build_labels(cell, decision.key, revision, source, created)
         bake_file = write_bake_file(plan, out_root, options, labels)
         log = logs / f"{cell.name}.log"
-        console.info(f"{head}: building ({decision.reason}); log: {log}")
         replaced = _image_id(client, cell.ref)
-        with console.status(f"{head}: building") as update, log.open("w") as fh:
+        with console.status(f"{head}: building ({escape(decision.reason)}); log: {log}") as update, \
+                log.open("w") as fh:
             cmd = bake_cmd(bake_file, cell.name, context.builder)
             fh.write(f"# buildctl: {cell.ref}: {decision.reason}; key {decision.key}\n# buildctl: {' '.join(cmd)}\n")
             fh.flush()

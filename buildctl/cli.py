@@ -498,8 +498,12 @@ def exit_code(args: list[str] | None = None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("buildctl: interrupted (Ctrl-C)", err=True)
         return EXIT_INTERRUPTED
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else "buildctl"
+        click.echo(f"{where}: error: {' '.join(exc.format_message().split())} (see `{where} --help`)", err=True)
+        return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"buildctl: error: {' '.join(exc.format_message().split())}", err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code

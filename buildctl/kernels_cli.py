@@ -5,7 +5,9 @@
 - `configs`: print the per-target tile tables and autotune spaces.
 
 `bench` and `offline` run `python -m kernels.bench.gpu` / `python -m kernels.offline` with this
-interpreter, so one failing GPU kernel cannot take buildctl down; their exit status is passed on.
+interpreter, so one failing GPU kernel cannot take buildctl down; their exit status is passed on
+(buildctl.errors.ChildExit). Where TileLang is not importable (a host outside the kernels image),
+`offline` runs the same module in the kernels image with `docker run`, printing the command.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from pathlib import Path
 
 import click
 
-from buildctl.errors import ChildExit, InputError
+from buildctl.errors import BuildError, ChildExit, InputError
+
+KERNELS_IMAGE = "rocmig/kernels:latest"
 
 
 def kernels_root(root: Path) -> Path:
@@ -78,18 +82,55 @@ def bench(ctx: click.Context, out: Path, quick: bool, no_tune: bool, names: str,
               help="folder for generated sources and code objects")
 @click.option("--target", "targets", multiple=True, help="AMD target, e.g. gfx942 (repeatable; default: all)")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="write records here")
+@click.option("--image", "image", default=KERNELS_IMAGE, show_default=True,
+              help="kernels image to run in when TileLang is not importable here")
 @click.pass_context
-def offline(ctx: click.Context, out: Path, targets: tuple[str, ...], json_path: Path | None) -> None:
-    """Compile every kernel for AMD targets (hipcc, no GPU) and check each code object's gfx arch."""
-    args = ["--out", str(out)]
-    if targets:
-        args += ["--targets", ",".join(targets)]
-    if json_path:
-        args += ["--json", str(json_path)]
-    code = _run_module(ctx.obj["root"], "kernels.offline", args)
+def offline(ctx: click.Context, out: Path, targets: tuple[str, ...], json_path: Path | None, image: str) -> None:
+    """Compile every kernel for AMD targets (hipcc, no GPU) and check each code object's gfx arch.
+
+    Runs here when TileLang is importable (inside the kernels image), else in the kernels image (--image).
+    Exit 0 all compiled; 1 a kernel failed or has the wrong arch; 5 the kernels image is not built.
+    """
+    flags = ["--targets", ",".join(targets)] if targets else []
+    if importlib.util.find_spec("tilelang") is None:
+        code = _offline_in_image(image, out, flags, json_path)
+    else:
+        args = ["--out", str(out), *flags] + (["--json", str(json_path)] if json_path else [])
+        code = _run_module(ctx.obj["root"], "kernels.offline", args)
     if code != 0:
         raise ChildExit(f"kernels offline exited with status {code}: a kernel failed to compile or has the wrong arch",
                         code)
+
+
+def offline_docker_command(image: str, out: Path, flags: list[str], json_path: Path | None) -> list[str]:
+    """The `docker run` that compiles the kernels in `image`, writing into host folder `out` (and the
+    folder of `json_path`) as the calling user, so the files are theirs."""
+    out = out.resolve()
+    cmd = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{out}:/work/out"]
+    args = ["--out", "/work/out", *flags]
+    if json_path is not None:
+        json_path = json_path.resolve()
+        cmd += ["-v", f"{json_path.parent}:/work/json"]
+        args += ["--json", f"/work/json/{json_path.name}"]
+    return [*cmd, image, "python", "-m", "kernels.offline", *args]
+
+
+def _offline_in_image(image: str, out: Path, flags: list[str], json_path: Path | None) -> int:
+    """Run kernels.offline in the kernels image; the exit status of the run. Raises BuildError (exit 5)
+    naming the command when the image is not built."""
+    import shlex
+
+    from buildctl.engine import docker_client, image_exists
+
+    for folder in (out, *([json_path.parent] if json_path else [])):
+        folder.mkdir(parents=True, exist_ok=True)
+    cmd = offline_docker_command(image, out, flags, json_path)
+    shown = shlex.join(cmd)
+    if not image_exists(docker_client(), image):
+        raise BuildError(f"kernels offline needs TileLang, which this Python cannot import; it runs in the kernels "
+                         f"image {image}, which is not built here: `buildctl build --image kernels`, then {shown}")
+    click.echo(f"kernels offline: TileLang is not importable here; running in {image}: {shown}", err=True)
+    return subprocess.run(cmd).returncode
 
 
 @kernels.command("configs")

@@ -273,12 +273,14 @@ def resolve(project: Project, selection: Selection, everything: bool = False) ->
 
 
 def require_cells(project: Project, plan: Plan, selection: Selection) -> Plan:
-    """`plan` when it has cells; else raise ConfigError saying why nothing matched (every excluded cell's
-    reason, or the releases there are)."""
-    if plan.cells:
+    """`plan` when it has a cell of a selected image role (parents alone do not count); else raise
+    ConfigError saying why nothing matched (each excluded cell's reason, or the releases there are)."""
+    wanted = set(selection.images) or {c.role for c in plan.cells} | {e.cell.role for e in plan.excluded}
+    if any(c.role in wanted for c in plan.cells):
         return plan
-    if plan.excluded:
-        raise ConfigError("nothing to build: " + "; ".join(f"{e.cell.ref}: {e.reason}" for e in plan.excluded))
+    excluded = [e for e in plan.excluded if e.cell.role in wanted]
+    if excluded:
+        raise ConfigError("nothing to build: " + "; ".join(f"{e.cell.ref}: {e.reason}" for e in excluded))
     lines = ", ".join(f"{r.source} {r.version}" for r in project.matrix.rocm)
     raise ConfigError(f"nothing matches --source {','.join(selection.sources) or '(any)'} --rocm "
                       f"{','.join(selection.rocm) or '(any)'} (releases: {lines})")

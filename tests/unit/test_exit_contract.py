@@ -1,0 +1,127 @@
+"""The exit contract (README "Exit codes", buildctl/errors.py) through the console entry point, as a shell
+sees it: every subcommand's documented bad inputs give their code and one line on stderr (with -q, which
+drops the progress lines), never a traceback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from buildctl import errors
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(*args: str, cwd: Path = ROOT, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "buildctl", "-q", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def _docker_answers() -> bool:
+    return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+
+
+# (arguments, exit code, text the one line must hold). {tmp} is a fresh folder, {port} a closed port.
+CASES = [
+    (["matrix", "--rocm", "9.9"], 2, "--rocm: unknown value '9.9'"),
+    (["matrix", "--arch", "gfx943"], 2, "did you mean gfx942?"),
+    (["matrix", "--image", "srve"], 2, "did you mean serve?"),
+    (["matrix", "--source", "nvidia"], 2, "--source: unknown value 'nvidia'"),
+    (["matrix", "--no-such-flag"], 2, "No such option"),
+    (["--root", "{tmp}/none", "matrix"], 2, "matrix.yaml: not found"),
+    (["render", "--out", "/proc/rocmig-cannot"], 2, "--out /proc/rocmig-cannot: cannot create it"),
+    (["render", "--source", "amd", "--rocm", "7.0", "--image", "serve"], 0, ""),
+    (["plan", "--out", "/proc/rocmig-cannot"], 2, "--out /proc/rocmig-cannot"),
+    (["plan", "--source", "amd", "--rocm", "7.0", "--image", "serve"], 2, "nothing to build"),
+    (["build", "--max-jobs", "0"], 2, "--max-jobs"),
+    (["build", "--apt-mirror", "ftp://mirror"], 2, "--apt-mirror: 'ftp://mirror' is not an http(s) URL"),
+    (["build", "--apt-mirror", "http://127.0.0.1:{port}/debian"], 4, "--apt-mirror http://127.0.0.1:{port}/debian: unreachable"),
+    (["build", "--image", "base", "--parent", "0123456789ab"], 2, "--parent: the selection includes root cells"),
+    (["build", "--image", "dev", "--parent", "not-a-digest"], 2, "--parent: 'not-a-digest' is not"),
+    (["push", "--registry", "http://127.0.0.1:5000"], 2, "--registry:"),
+    (["pull", "--registry", "127.0.0.1:{port}", "--retries", "1"], 4, "registry 127.0.0.1:{port}"),
+    (["--root", "{copy}", "tags", "--check"], 1, "is stale"),
+    (["migrate", "{tmp}/no-such-tree", "--arch", "gfx942", "--out", "{tmp}/report"], 2, "no-such-tree"),
+    (["migrate", "{tmp}", "--arch", "gfx943", "--out", "{tmp}/report"], 2, "did you mean gfx942?"),
+    (["doctor", "{tmp}/missing.log"], 2, "missing.log"),
+    (["kernels", "configs", "--target", "gfx943"], 2, "--target"),
+    (["--root", "{broken}", "render", "--image", "dev", "--out", "{tmp}/out"], 2,
+     "templates/dev.Dockerfile.j2:"),
+]
+NEEDS_ENGINE = {"build", "pull", "push", "migrate"}
+
+
+@pytest.fixture
+def broken_template(project_copy):
+    tpl = project_copy / "templates" / "dev.Dockerfile.j2"
+    tpl.write_text(tpl.read_text() + "\nENV X={{ cell.no_such_field }}\n")
+    return project_copy
+
+
+@pytest.mark.parametrize("args,code,text", CASES, ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_documented_bad_inputs(args, code, text, tmp_path, project_copy, request):
+    if "tags" in args:
+        (project_copy / "docs").mkdir(exist_ok=True)
+        (project_copy / "docs" / "tags.md").write_text("stale\n")
+    port = _free_port()
+    broken = request.getfixturevalue("broken_template") if "{broken}" in args else project_copy
+    fill = {"{tmp}": str(tmp_path), "{port}": str(port), "{copy}": str(project_copy), "{broken}": str(broken)}
+
+    def sub(value: str) -> str:
+        for key, val in fill.items():
+            value = value.replace(key, val)
+        return value
+
+    if args[0] in NEEDS_ENGINE and code not in (2,) and not _docker_answers():
+        pytest.skip("needs a Docker engine (scripts/setup-docker.sh)")
+    result = _run(*[sub(a) for a in args])
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    if code:
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert sub(text) in lines[0], lines[0]
+
+
+def test_child_exit_codes_are_passed_on():
+    """A recipe's documented code stays itself (kernels bench's 2 stays 2); anything else is 5."""
+    assert errors.ChildExit("bench", 2).exit_code == 2
+    assert errors.ChildExit("offline", 1).exit_code == 1
+    assert errors.ChildExit("killed", 137).exit_code == errors.EXIT_BUILD
+    assert errors.ChildExit("ctrl-c", 130).exit_code == 130
+
+
+def test_every_error_class_has_a_documented_code():
+    readme = (ROOT / "README.md").read_text()
+    classes = [c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.RocmigError)]
+    assert len(classes) >= 10
+    for cls in classes:
+        if cls is errors.ChildExit:
+            continue
+        assert f"| {cls.exit_code} |" in readme, f"{cls.__name__}: exit {cls.exit_code} is not in README's table"
+
+
+def test_ctrl_c_exits_130_without_a_traceback():
+    proc = subprocess.Popen([sys.executable, "-m", "buildctl", "doctor", "-"], stdin=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "pipe" not in (wchan.read_text() if wchan.exists() else ""):
+        time.sleep(0.1)  # wait until it blocks reading stdin (imports done)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("buildctl: interrupted")
