@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -71,17 +72,17 @@ def lanes(cells: tuple[Cell, ...]) -> list[Lane]:
     return [Lane(s, r, a, tuple(roles)) for (s, r, a), roles in found.items()]
 
 
-def _checkout(depth: int = 1) -> dict:
+def _checkout(depth: int = 1) -> dict[str, Any]:
     return {"uses": "actions/checkout@v5", "with": {"fetch-depth": depth}}
 
 
-def _setup() -> list[dict]:
+def _setup() -> list[dict[str, Any]]:
     return [{"uses": "actions/setup-python@v6", "with": {"python-version": PYTHON, "cache": "pip",
                                                           "cache-dependency-path": "pyproject.toml"}},
             {"name": "make venv", "run": "make venv"}]
 
 
-def _upload(name: str, path: str) -> dict:
+def _upload(name: str, path: str) -> dict[str, Any]:
     return {"name": f"upload {name}", "if": "always()", "uses": "actions/upload-artifact@v6",
             "with": {"name": name, "path": path, "if-no-files-found": "ignore"}}
 
@@ -94,16 +95,16 @@ def _job_id(cell: Cell) -> str:
     return cell.name.replace("_", "-")
 
 
-def _bench_steps(root: Path) -> list[dict]:
+def _bench_steps(root: Path) -> list[dict[str, Any]]:
     return [{"name": f"{name} benchmark against stored figures", "run": f".venv/bin/python {script} {args}"}
             for name, script, args in BENCH_CHECKS if (root / script).is_file()]
 
 
-def pr_workflow(project: Project) -> dict:
+def pr_workflow(project: Project) -> dict[str, Any]:
     """pull_request and push to main: unit, lint, review, the debian slice built and tested, benchmarks."""
     d = project.matrix.default
     slice_env = {"ROCMIG_SOURCE": d.source, "ROCMIG_ROCM": d.rocm, "ROCMIG_ARCH": d.arch}
-    jobs: dict = {
+    jobs: dict[str, Any] = {
         "unit": {"name": "unit tests", "runs-on": HOSTED, "steps": [
             _checkout(), *_setup(),
             {"name": "pytest tests/unit", "run": ".venv/bin/python -m pytest tests/unit -q --junitxml=build/junit-unit.xml"},
@@ -151,13 +152,13 @@ def ci_selection_cells(project: Project) -> tuple[Cell, ...]:
     return cells
 
 
-def matrix_workflow(project: Project) -> dict:
+def matrix_workflow(project: Project) -> dict[str, Any]:
     """One job per cell of ci_selection_cells; a child needs its parent's job."""
     cells = ci_selection_cells(project)
     ids = {c.ref: _job_id(c) for c in cells}
     jobs = {}
     for cell in cells:
-        job: dict = {"name": cell.ref, "runs-on": HOSTED, "timeout-minutes": 240, "env": REGISTRY_ENV, "steps": [
+        job: dict[str, Any] = {"name": cell.ref, "runs-on": HOSTED, "timeout-minutes": 240, "env": REGISTRY_ENV, "steps": [
             _checkout(), *_setup(),
             {"name": "OS base image", "run": f"docker pull {cell.os_image}"},
             {"name": "build (cells the registry has under their content key are pulled)",
@@ -173,7 +174,7 @@ def matrix_workflow(project: Project) -> dict:
             "concurrency": {"group": "matrix-${{ github.ref }}", "cancel-in-progress": False}, "jobs": jobs}
 
 
-def gpu_workflow(project: Project) -> dict:
+def gpu_workflow(project: Project) -> dict[str, Any]:
     """One job per gfx arch of the newest amd release on a self-hosted runner labelled with the arch."""
     amd = sorted((r.version for r in project.matrix.rocm if r.source == "amd"), key=version_tuple)
     rocm = amd[-1] if amd else project.matrix.default.rocm
@@ -207,12 +208,12 @@ def gpu_workflow(project: Project) -> dict:
             "concurrency": {"group": "gpu-${{ github.ref }}", "cancel-in-progress": True}, "jobs": jobs}
 
 
-def _every_lane(project: Project) -> list[dict]:
+def _every_lane(project: Project) -> list[dict[str, Any]]:
     return [{"source": la.source, "rocm": la.rocm, "arch": la.arch, "images": " ".join(la.roles)}
             for la in lanes(make_plan(project, Selection()).cells)]
 
 
-def _lane_job(registry: str, push: bool, project: Project) -> dict:
+def _lane_job(registry: str, push: bool, project: Project) -> dict[str, Any]:
     flags = ("--source ${{ matrix.source }} --rocm ${{ matrix.rocm }} --arch ${{ matrix.arch }} "
              "$(printf -- '--image %s ' ${{ matrix.images }})")
     steps = [_checkout(), *_setup(),
@@ -227,7 +228,7 @@ def _lane_job(registry: str, push: bool, project: Project) -> dict:
             "steps": steps}
 
 
-def nightly_workflow(project: Project) -> dict:
+def nightly_workflow(project: Project) -> dict[str, Any]:
     """Every lane, every pin on its index, and the check for ROCm releases newer than the matrix."""
     return {"name": "nightly", "on": {"schedule": [{"cron": "17 3 * * *"}], "workflow_dispatch": {}},
             "permissions": {"contents": "read", "packages": "write", "issues": "write"},
@@ -238,7 +239,7 @@ def nightly_workflow(project: Project) -> dict:
                 "full-matrix": _lane_job(CI_REGISTRY, True, project)}}
 
 
-def release_workflow(project: Project) -> dict:
+def release_workflow(project: Project) -> dict[str, Any]:
     """On a tag v*: every lane built and pushed to the release registry with staged promotion."""
     return {"name": "release", "on": {"push": {"tags": ["v*"]}},
             "permissions": {"contents": "read", "packages": "write"},
@@ -249,11 +250,11 @@ def release_workflow(project: Project) -> dict:
 class _Dumper(yaml.SafeDumper):
     """Block scalars for multi-line run scripts; no aliases."""
 
-    def ignore_aliases(self, data) -> bool:
+    def ignore_aliases(self, data: object) -> bool:
         return True
 
 
-def _str(dumper: yaml.SafeDumper, value: str):
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
@@ -261,12 +262,12 @@ def _str(dumper: yaml.SafeDumper, value: str):
 _Dumper.add_representer(str, _str)
 
 
-def to_yaml(workflow: dict) -> str:
+def to_yaml(workflow: dict[str, Any]) -> str:
     """The workflow as YAML with the generated-file header (key order kept, no line folding)."""
     return HEADER + yaml.dump(workflow, Dumper=_Dumper, sort_keys=False, width=10_000, default_flow_style=False)
 
 
-def actionlint_config(project: Project) -> dict:
+def actionlint_config(project: Project) -> dict[str, Any]:
     """.github/actionlint.yaml: the self-hosted runner labels the gpu workflow uses (rocm and every arch)."""
     return {"self-hosted-runner": {"labels": ["rocm", *project.matrix.archs]}}
 

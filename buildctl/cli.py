@@ -30,7 +30,7 @@ from buildctl.errors import (
     RocmigError,
 )
 from buildctl.results import document
-from buildctl.ghflow_cli import ci_group, report_group, review_cmd, support_cmd
+from buildctl.ghflow_cli import bump_cmd, ci_group, report_group, review_cmd, support_cmd
 from buildctl.kernels_cli import kernels
 from buildctl.lifecycle import deprecation_warnings, refuse_end_of_life
 from buildctl.load import Project, load_project
@@ -114,13 +114,15 @@ def main(ctx: click.Context, root: Path, quiet: bool, verbose: bool, allow_eol: 
     ctx.obj = {"root": root, "ui": UI.stderr(quiet=quiet, verbose=verbose), "allow_eol": allow_eol}
 
 
-@main.command("matrix")
+@main.group("matrix", invoke_without_command=True)
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON (cells and excluded cells)")
 @click.pass_context
 def matrix_cmd(ctx, selection, everything, as_json):
     """Show the selected cells (default: matrix.yaml's default cell; --all: every cell), excluded cells with
-    their rule and reason included."""
+    their rule and reason included. `matrix bump` adds a ROCm release."""
+    if ctx.invoked_subcommand:
+        return
     project = _project(ctx)
     plan = make_plan(project, _resolve(ctx, project, selection, everything))
     if as_json:
@@ -486,6 +488,7 @@ main.add_command(report_group)
 main.add_command(review_cmd)
 main.add_command(ci_group)
 main.add_command(support_cmd)
+matrix_cmd.add_command(bump_cmd)
 
 
 def exit_code(args: list[str] | None = None) -> int:

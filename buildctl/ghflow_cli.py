@@ -16,7 +16,7 @@ from buildctl.errors import InputError, NegativeResult
 
 
 @click.group("report")
-def report_group():
+def report_group() -> None:
     """Reports to paste into a pull request."""
 
 
@@ -26,7 +26,7 @@ def report_group():
               help="also run `pytest -m amdgpu tests` (JUnit XML next to --out, or build/amdgpu-junit.xml)")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="write the report to FILE")
 @click.pass_context
-def report_hardware_cmd(ctx, as_json, run_tests, out):
+def report_hardware_cmd(ctx: click.Context, as_json: bool, run_tests: bool, out: Path | None) -> None:
     """GPU model, gfx arch, VRAM, CUs, driver, firmware, ROCm, OS, container: the PR's hardware report.
 
     Without an AMD GPU the report says so and the command succeeds.
@@ -70,7 +70,7 @@ def _default_base(repo: Path) -> str:
               help="github: workflow commands that annotate the pull request")
 @click.option("--all-lines", is_flag=True, help="report every line of a touched file, not only the changed ones")
 @click.pass_context
-def review_cmd(ctx, base, repo, fmt, all_lines):
+def review_cmd(ctx: click.Context, base: str | None, repo: Path | None, fmt: str, all_lines: bool) -> None:
     """Flag leftover CUDA dependencies and hard-coded platform paths in `git diff BASE` (default origin/main
     or main): the migrate scanner's rules on C/C++/CUDA/HIP files, buildctl/review_rules.yaml on build
     files and requirements. Exits 1 when a finding is an error."""
@@ -93,14 +93,14 @@ def review_cmd(ctx, base, repo, fmt, all_lines):
 
 
 @click.group("ci")
-def ci_group():
+def ci_group() -> None:
     """GitHub Actions workflows generated from the plan."""
 
 
 @ci_group.command("render")
 @click.option("--check", is_flag=True, help="write nothing; exit 1 when a workflow differs from a fresh render")
 @click.pass_context
-def ci_render_cmd(ctx, check):
+def ci_render_cmd(ctx: click.Context, check: bool) -> None:
     """Write .github/workflows/*.yml (pr, matrix, gpu, nightly, release) from matrix.yaml and images/."""
     from buildctl.ci import stale_workflows, write_workflows
     from buildctl.load import load_project
@@ -120,7 +120,7 @@ def ci_render_cmd(ctx, check):
 @click.option("--write", is_flag=True, help="write docs/support.md")
 @click.option("--check", is_flag=True, help="exit 1 when docs/support.md differs from matrix.yaml")
 @click.pass_context
-def support_cmd(ctx, write, check):
+def support_cmd(ctx: click.Context, write: bool, check: bool) -> None:
     """Print (or --write / --check) docs/support.md: each ROCm release's and arch's support status and dates."""
     from buildctl.lifecycle import SUPPORT_DOC, support_markdown, write_support_doc
     from buildctl.load import load_project
@@ -134,3 +134,29 @@ def support_cmd(ctx, write, check):
             raise NegativeResult(f"{path} is stale: run `python -m buildctl support --write`")
     else:
         click.echo(support_markdown(project), nl=False)
+
+
+@click.command("bump")
+@click.argument("source")
+@click.argument("version")
+@click.option("--from", "from_line", metavar="X.Y", help="the release line to copy (default: the nearest older line)")
+@click.option("--dry-run", is_flag=True, help="print what would change; write nothing")
+@click.pass_context
+def bump_cmd(ctx: click.Context, source: str, version: str, from_line: str | None, dry_run: bool) -> None:
+    """Add ROCm VERSION (X.Y.Z) of SOURCE to matrix.yaml, copied from the nearest release, comments and order
+    kept; validate it and print what a human must confirm. A version matrix.yaml has exits 2."""
+    from buildctl.bump import apply_bump, plan_bump, validate
+
+    root = ctx.obj["root"]
+    if dry_run:
+        bump = plan_bump((root / "matrix.yaml").read_text(), source, version, from_line)
+        validate(root, bump.text)
+    else:
+        bump = apply_bump(root, source, version, from_line)
+    click.echo(("would change " if dry_run else "matrix.yaml: ") + bump.summary)
+    click.echo("confirm by hand before merging:")
+    for item in bump.confirm:
+        click.echo(f"  - {item}")
+    line = ".".join(version.split(".")[:2])
+    click.echo(f"then: python -m buildctl plan --check-pins --source {source} --rocm {line} --all; python -m buildctl "
+               "ci render; python -m buildctl tags --write; python -m buildctl support --write (docs/maintenance.md)")

@@ -17,6 +17,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from buildctl.hwparse import (
     Gpu,
@@ -70,7 +71,7 @@ class Report:
     notes: list[str]
     tests: TestSummary | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -162,7 +163,7 @@ def _rocm_version(root: Path) -> str | None:
     return cell.get("rocm_full") if cell else None
 
 
-def _cell(root: Path) -> dict | None:
+def _cell(root: Path) -> dict[str, Any] | None:
     text = _read(root / "etc/rocmig/cell.json")
     try:
         return json.loads(text) if text else None

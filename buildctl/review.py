@@ -20,6 +20,7 @@ import tokenize
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import yaml
 
@@ -41,7 +42,7 @@ class ReviewRule:
     message: str
     hint: str
     files: tuple[str, ...]
-    patterns: tuple[re.Pattern, ...]
+    patterns: tuple[re.Pattern[str], ...]
 
     def applies_to(self, path: str) -> bool:
         name = Path(path).name
@@ -63,7 +64,7 @@ class Finding:
     message: str
     hint: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
