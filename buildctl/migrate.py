@@ -123,6 +123,8 @@ def annotate_report(root: Path, mounts: Mounts) -> int:
     handbook = (root / "docs" / "troubleshooting.md").resolve().as_uri()
     matched = 0
     for entry in data["files"]:
+        for finding in entry.get("findings", []):
+            finding["doc"] = f"{handbook}#{finding['rule']}"
         for result in entry.get("compile", {}).values():
             if result.get("status") == "failed" and result.get("first_error"):
                 matches = diagnose(result["first_error"], limit=1)

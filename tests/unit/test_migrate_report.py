@@ -42,7 +42,7 @@ def cuda_tree(tmp_path: Path) -> Path:
     return src
 
 
-@pytest.mark.parametrize("case", ["missing", "no_cuda", "binary", "latin1", "large", "loop", "bad_ext"])
+@pytest.mark.parametrize("case", ["missing", "no_cuda", "binary", "large", "bad_ext"])
 def test_bad_input_one_line_exit_2(case, tmp_path, table, capsys):
     src = cuda_tree(tmp_path)
     extra = []
@@ -53,20 +53,15 @@ def test_bad_input_one_line_exit_2(case, tmp_path, table, capsys):
         (src / "k.cu").unlink()
         (src / "main.cpp").write_text("int main() { return 0; }\n")
         expect = "no CUDA sources found"
-    elif case == "binary":
-        (src / "blob.cuh").write_bytes(b"\x7fELF\x00\x00")
+    elif case == "binary":  # a single input file that cannot be used
+        src = src / "blob.cuh"
+        src.write_bytes(b"\x7fELF\x00\x00")
         expect = "blob.cuh: binary file"
-    elif case == "latin1":
-        (src / "old.h").write_bytes("// caf\xe9\n".encode("latin-1"))
-        expect = "old.h: not UTF-8 (invalid byte at offset 6)"
     elif case == "large":
-        (src / "big.cuh").write_text("// x\n" * 1000)
+        src = src / "big.cuh"
+        src.write_text("// x\n" * 1000)
         extra = ["--max-file-bytes", "1000"]
         expect = "big.cuh: 5000 bytes, above the limit of 1000 bytes"
-    elif case == "loop":
-        (src / "sub").mkdir()
-        os.symlink("..", src / "sub" / "up")
-        expect = "symlink loop"
     else:
         src = tmp_path / "notes.txt"
         src.write_text("x")
@@ -77,6 +72,34 @@ def test_bad_input_one_line_exit_2(case, tmp_path, table, capsys):
     assert expect in err and len(err.splitlines()) == 1, err
     assert "Traceback" not in err
     assert {p: p.read_bytes() for p in before} == before  # input untouched
+
+
+def test_odd_files_in_a_tree_are_decoded_or_skipped_never_fatal(tmp_path):
+    """latin-1 is decoded (every byte kept), binary / oversized / looping / unreadable entries are
+    skipped with the reason, and the rest of the tree is migrated."""
+    src = cuda_tree(tmp_path)
+    (src / "old.h").write_bytes("// caf\xe9 \xa9 1998\n#define WS 32\n".encode("latin-1"))
+    (src / "blob.cuh").write_bytes(b"\x7fELF\x00\x00")
+    (src / "big.cuh").write_text("// x\n" * 1000)
+    (src / "sub").mkdir()
+    os.symlink("..", src / "sub" / "up")
+    locked = src / "locked"
+    locked.mkdir()
+    (locked / "x.cu").write_text("__global__ void x() {}\n")
+    locked.chmod(0)
+    try:
+        found = tree.discover(src, max_bytes=1000)
+    finally:
+        locked.chmod(0o755)
+    by_rel = {f.rel: f for f in found.files}
+    assert by_rel["old.h"].encoding == "latin-1" and "caf\xe9 \xa9" in by_rel["old.h"].text
+    assert by_rel["k.cu"].encoding == "utf-8"
+    reasons = dict(s.split(": ", 1) for s in found.skipped)
+    assert reasons["blob.cuh"].startswith("binary file")
+    assert reasons["big.cuh"].startswith("5000 bytes, above the limit")
+    assert reasons["sub/up"].startswith("symlink loop")
+    if os.geteuid() != 0:  # root reads any folder
+        assert reasons["locked/"].startswith("folder not readable")
 
 
 def test_unknown_arch_lists_valid_ones(tmp_path, table, capsys):

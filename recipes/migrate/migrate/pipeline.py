@@ -125,7 +125,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     final_texts, graph = migrated.final, migrated.graph
     files_out: dict[str, dict] = {}
     for f in source.files:
-        files_out[f.rel] = {"path": f.rel, "kind": f.kind, "unit": False,
+        files_out[f.rel] = {"path": f.rel, "kind": f.kind, "unit": False, "encoding": f.encoding,
                             "hipify_warnings": [{"line": w.line, "message": w.message} for w in hip_warnings[f.rel]],
                             "findings": [x.__dict__ for x in migrated.findings[f.rel]],
                             "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff}

@@ -79,6 +79,11 @@ def to_markdown(data: dict) -> str:
         out += ["", "## Build defines", ""]
         out += [f"- `{d['name']}`: " + ", ".join(f"{a}={v or '1'}" for a, v in d["values"].items()) + f" ({d['reason']})"
                 for d in data["defines"]]
+    latin1 = [f["path"] for f in data["files"] if f.get("encoding", "utf-8") != "utf-8"]
+    if latin1 or data.get("skipped"):
+        out += ["", "## Input notes", ""]
+        out += [f"- {p}: not UTF-8, decoded as latin-1 (the cuda/ and hip/ copies are UTF-8)" for p in latin1]
+        out += [f"- skipped {s}" for s in data.get("skipped", [])]
     out += ["", "## Files", ""]
     for f in data["files"]:
         if not (f["unit"] or f["findings"] or f["fixes"]):
@@ -97,7 +102,8 @@ def to_markdown(data: dict) -> str:
                 out.append(line)
         for x in f["findings"]:
             mark = "fixed" if x["status"] == "fixed" else x["severity"]
-            out.append(f"- {f['path']}:{x['line']} [{mark}] `{x['rule']}`: {x['message']}")
+            rule = f"[`{x['rule']}`]({x['doc']})" if x.get("doc") else f"`{x['rule']}`"
+            out.append(f"- {f['path']}:{x['line']} [{mark}] {rule}: {x['message']}")
             if x["status"] == "open" and x["suggestion"]:
                 out.append(f"  - suggested: `{x['suggestion']}`")
             elif x["status"] == "open":
@@ -166,7 +172,9 @@ def to_html(data: dict) -> str:
             parts.append("<ul>")
             for x in f["findings"]:
                 cls = "fixed" if x["status"] == "fixed" else x["severity"]
-                parts.append(f"<li><span class='{cls}'>{_e(cls)}</span> line {x['line']} <code>{_e(x['rule'])}</code>: "
+                rule = (f"<a href='{_e(x['doc'])}'><code>{_e(x['rule'])}</code></a>" if x.get("doc")
+                        else f"<code>{_e(x['rule'])}</code>")
+                parts.append(f"<li><span class='{cls}'>{_e(cls)}</span> line {x['line']} {rule}: "
                              f"{_e(x['message'])}<br><code>{_e(x['text'])}</code>"
                              + (f"<br>suggested: <code>{_e(x['suggestion'])}</code>" if x["suggestion"] and x["status"] == "open" else "")
                              + (f"<br>hint: {_e(x['hint'])}" if x["status"] == "open" else "")

@@ -32,19 +32,21 @@ CUDA_USE = re.compile(
 class SourceFile:
     """One source file of the tree: rel (POSIX path relative to the tree root), kind ("cu": a .cu
     translation unit, "cxx": a C/C++ source, "header"), text (UTF-8 content), sha256 (hex digest of
-    the bytes), uses_cuda (includes CUDA headers or calls the CUDA API)."""
+    the bytes), uses_cuda (includes CUDA headers or calls the CUDA API), encoding ("utf-8", or
+    "latin-1" for a file that is not UTF-8: every byte decodes, and the work trees hold it as UTF-8)."""
 
     rel: str
     kind: str
     text: str
     sha256: str
     uses_cuda: bool
+    encoding: str = "utf-8"
 
 
 @dataclass(frozen=True)
 class Tree:
     """The sources found under `root`; `skipped` lists "path: reason" for entries left out
-    (dangling symlinks)."""
+    (dangling symlinks, symlink loops, unreadable folders or files, binary or oversized sources)."""
 
     root: Path
     files: tuple[SourceFile, ...]
@@ -59,26 +61,33 @@ def _kind(suffix: str) -> str:
     return "header"
 
 
-def _read_source(path: Path, shown: str, max_bytes: int) -> tuple[str, str]:
-    """Return (text, sha256) of a source file; raise InputError for large, binary or non-UTF-8 files."""
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise InputError(f"{shown}: {size} bytes, above the limit of {max_bytes} bytes for one source file (--max-file-bytes)")
-    data = path.read_bytes()
-    if b"\0" in data:
-        raise InputError(f"{shown}: binary file (contains NUL bytes) with a source extension; only text sources can be migrated")
+class Unusable(Exception):
+    """A source file that cannot be migrated; the message is the reason (one line)."""
+
+
+def _read_source(path: Path, max_bytes: int) -> tuple[str, str, str]:
+    """Return (text, sha256, encoding) of a source file. A file that is not UTF-8 is decoded as
+    latin-1 (every byte is a character there, so nothing is lost). Raises Unusable for files above
+    `max_bytes`, binary files (NUL bytes) and unreadable ones."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{shown}: not UTF-8 (invalid byte at offset {exc.start}); convert it, e.g. iconv -f latin1 -t utf-8") from None
-    return text, hashlib.sha256(data).hexdigest()
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise Unusable(f"{size} bytes, above the limit of {max_bytes} bytes for one source file (--max-file-bytes)")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Unusable(f"not readable ({exc.strerror or exc})") from None
+    if b"\0" in data:
+        raise Unusable("binary file (contains NUL bytes) with a source extension")
+    try:
+        return data.decode("utf-8"), hashlib.sha256(data).hexdigest(), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), hashlib.sha256(data).hexdigest(), "latin-1"
 
 
 def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[str]]:
-    """Depth-first walk following directory symlinks; returns ([(path, rel)], skipped).
-
-    Raises InputError on a symlink loop (a directory link that resolves to one of its ancestors).
-    """
+    """Depth-first walk following directory symlinks; returns ([(path, rel)], skipped). A symlink
+    loop (a directory link that resolves to one of its ancestors) and an unreadable folder are
+    skipped with the reason."""
     found: list[tuple[Path, str]] = []
     skipped: list[str] = []
     stack: list[tuple[Path, str, tuple[str, ...]]] = [(root, "", (os.path.realpath(root),))]
@@ -86,8 +95,9 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[str]]:
         directory, rel_dir, ancestors = stack.pop()
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except PermissionError:
-            raise InputError(f"{directory}: directory not readable") from None
+        except OSError as exc:
+            skipped.append(f"{rel_dir or '.'}: folder not readable ({exc.strerror or exc})")
+            continue
         for entry in entries:
             rel = f"{rel_dir}{entry.name}"
             path = Path(entry.path)
@@ -98,13 +108,19 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[str]]:
                     continue
                 if os.path.isdir(real):
                     if real in ancestors:
-                        raise InputError(f"{path}: symlink loop (points back to {real}); remove the link or migrate a subtree")
+                        skipped.append(f"{rel}: symlink loop (points back to {real}); not followed")
+                        continue
                     stack.append((path, rel + "/", ancestors + (real,)))
                     continue
             elif entry.is_dir(follow_symlinks=False):
                 stack.append((path, rel + "/", ancestors + (os.path.realpath(path),)))
                 continue
-            if stat.S_ISREG(path.stat().st_mode) and path.suffix in SOURCE_EXTS:
+            try:
+                regular = stat.S_ISREG(path.stat().st_mode)
+            except OSError as exc:
+                skipped.append(f"{rel}: not readable ({exc.strerror or exc})")
+                continue
+            if regular and path.suffix in SOURCE_EXTS:
                 found.append((path, rel))
     found.sort(key=lambda item: item[1])
     return found, skipped
@@ -113,26 +129,36 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[str]]:
 def discover(src: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Tree:
     """Find and check the sources under `src` (a directory, or one source file).
 
-    Raises InputError when `src` is missing, a file with an extension that is not a source
-    (allowed: see SOURCE_EXTS), a symlink loop is met, a source is binary, non-UTF-8 or above
-    `max_bytes`, or no CUDA source (*.cu, *.cuh, or C/C++ using the CUDA API) is found.
+    In a folder, a file that cannot be used (binary, above `max_bytes`, unreadable) is skipped
+    with its reason in Tree.skipped and a non-UTF-8 one is decoded as latin-1: one file never stops
+    the run. Raises InputError when `src` is missing, is one file that is not a source (allowed:
+    see SOURCE_EXTS) or cannot be used, or no CUDA source (*.cu, *.cuh, or C/C++ using the CUDA
+    API) is found.
     """
     if not src.exists():
         raise InputError(f"{src}: no such file or directory")
     if src.is_file():
         if src.suffix not in SOURCE_EXTS:
             raise InputError(f"{src}: not a CUDA/C++ source; allowed extensions: {' '.join(sorted(SOURCE_EXTS))}")
-        entries, skipped, root = [(src, src.name)], [], src.parent
+        entries, skipped, root = [(src, src.name)], list[str](), src.parent
     else:
         root = src
         entries, skipped = _walk(src)
     files = []
     for path, rel in entries:
-        text, digest = _read_source(path, str(path), max_bytes)
+        try:
+            text, digest, encoding = _read_source(path, max_bytes)
+        except Unusable as exc:
+            if src.is_file():
+                raise InputError(f"{path}: {exc}") from None
+            skipped.append(f"{rel}: {exc}")
+            continue
         uses = path.suffix in (".cu", ".cuh") or bool(CUDA_USE.search(text))
-        files.append(SourceFile(rel=rel, kind=_kind(path.suffix), text=text, sha256=digest, uses_cuda=uses))
+        files.append(SourceFile(rel=rel, kind=_kind(path.suffix), text=text, sha256=digest, uses_cuda=uses,
+                                encoding=encoding))
     if not any(f.uses_cuda for f in files):
-        raise InputError(f"{src}: no CUDA sources found (*.cu, *.cuh, or C/C++ files that include CUDA headers or call the CUDA API)")
+        left = f"; skipped: {'; '.join(skipped[:3])}" if skipped else ""
+        raise InputError(f"{src}: no CUDA sources found (*.cu, *.cuh, or C/C++ files that include CUDA headers or call the CUDA API){left}")
     return Tree(root=root, files=tuple(files), skipped=tuple(skipped))
 
 
