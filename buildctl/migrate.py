@@ -72,6 +72,33 @@ class Mounts:
         return re.sub(r"(?<![\w/.])/out(?=/|\b)", str(self.out), text)
 
 
+COMPILE_COMMANDS_TARGET = "/project-flags/compile_commands.json"
+
+
+def host_files(extra_args: list[str]) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """Recipe arguments with host files moved into the container: `--compile-commands PATH` (also
+    `--compile-commands=PATH`) is mounted read-only at COMPILE_COMMANDS_TARGET. Returns (arguments,
+    extra docker volumes). Raises InputError when the file does not exist."""
+    args, volumes, i = [], {}, 0
+    while i < len(extra_args):
+        arg = extra_args[i]
+        value = None
+        if arg == "--compile-commands" and i + 1 < len(extra_args):
+            value, i = extra_args[i + 1], i + 1
+        elif arg.startswith("--compile-commands="):
+            value = arg.split("=", 1)[1]
+        if value is None:
+            args.append(arg)
+        else:
+            path = Path(value).resolve()
+            if not path.is_file():
+                raise InputError(f"--compile-commands {value}: no such file (give the compile_commands.json of a CMake or bear build)")
+            volumes[str(path)] = {"bind": COMPILE_COMMANDS_TARGET, "mode": "ro"}
+            args += ["--compile-commands", COMPILE_COMMANDS_TARGET]
+        i += 1
+    return args, volumes
+
+
 def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: list[str],
                 extra_args: list[str]) -> tuple[int, str]:
     """Run the recipe for `archs`, streaming its output (relabelled) and writing the report into mounts.out.
@@ -79,18 +106,19 @@ def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: 
     Returns (the recipe's exit code, its relabelled output). An output folder this call created is
     removed again when the run leaves nothing in it (bad input).
     """
+    recipe_args, volumes = host_files(extra_args)
     created = not mounts.out.exists()
     mounts.out.mkdir(parents=True, exist_ok=True)
     command = ["python3", "-m", "migrate", mounts.target]
     for arch in archs:
         command += ["--arch", arch]
-    command += ["--out", "/out", *extra_args]
+    command += ["--out", "/out", *recipe_args]
     container = client.containers.run(
         cell.ref, command, detach=True,
         user=f"{os.getuid()}:{os.getgid()}",
         environment={"PYTHONPATH": RECIPE_DIR, "HOME": "/tmp"},
         volumes={str(mounts.src): {"bind": mounts.target, "mode": "ro"},
-                 str(mounts.out): {"bind": "/out", "mode": "rw"}},
+                 str(mounts.out): {"bind": "/out", "mode": "rw"}, **volumes},
         working_dir="/tmp")
     try:
         chunks = []

@@ -176,11 +176,13 @@ class Migrated:
     states: dict[str, FileState]
 
 
-def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch]) -> Migrated:
+def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch],
+                 include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = ()) -> Migrated:
     """Apply the fixups to hipify's output and decide the scanner's findings for a whole tree.
 
     texts: {tree-relative path: (CUDA input text, hipify output text)}; rules: rules.load_rules();
-    archs: the selected offload archs (for the LDS check)."""
+    archs: the selected offload archs (for the LDS check); include_dirs / system_dirs: see
+    includes.IncludeGraph."""
     blanked = [cpp.blank(cuda) for cuda, _hip in texts.values()]
     ctx = scan.tree_context(blanked, archs)
     compiled = scan.compile_rules(rules, ctx)
@@ -195,7 +197,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         cuda_only=cuda_only, own_warp_size=own_warp_size)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
-    graph = includes.IncludeGraph(final_texts, ctx.undefined)
+    graph = includes.IncludeGraph(final_texts, ctx.undefined, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = fixups.full_mask_regex(mask_names)
     raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items()}

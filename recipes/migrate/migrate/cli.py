@@ -2,7 +2,8 @@
 
     python3 -m migrate SRC --arch gfx942 [--arch gfx90a ...] --out DIR [--jobs N] [--baseline]
         [--fail-on error|warning|never] [--arch-table /etc/rocmig/archs.json] [--opt O0|O1|O2|O3]
-        [--max-file-bytes N] [--timeout S] [--hipcc-flag FLAG ...]
+        [--max-file-bytes N] [--timeout S] [--hipcc-flag FLAG ...] [--compile-commands FILE]
+        [--include-dir DIR ...] [--define NAME[=VALUE] ...]
 
 Exit codes: 0 done (nothing at or above --fail-on), 1 findings or compile failures at or above
 --fail-on, 2 bad input or flag, 3 hipify-perl / hipcc missing, 130 interrupted.
@@ -39,6 +40,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--hipcc-flag", action="append", default=[], help="extra hipcc flag (repeat), e.g. -DBF16_AVAILABLE")
     p.add_argument("--opt", choices=("O0", "O1", "O2", "O3"), default="O0",
                    help="optimization level of the compile check (back-end failures are retried at O2)")
+    p.add_argument("--compile-commands", type=Path, default=None,
+                   help="compile_commands.json (CMake, bear): each unit's include folders and defines")
+    p.add_argument("--include-dir", action="append", default=[],
+                   help="include folder for every unit, relative to SRC (repeat)")
+    p.add_argument("--define", action="append", default=[], help="NAME or NAME=VALUE for every unit (repeat)")
     args = p.parse_args(argv)
     if args.jobs < 1:
         raise InputError(f"--jobs {args.jobs}: must be 1 or more")
@@ -55,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         selected = archs.select(table, args.arch)
         opts = pipeline.Options(src=args.src, out=args.out, archs=tuple(selected), jobs=args.jobs,
                                 baseline=args.baseline, max_file_bytes=args.max_file_bytes, timeout=args.timeout,
-                                extra_flags=tuple(args.hipcc_flag), opt=f"-{args.opt}")
+                                extra_flags=tuple(args.hipcc_flag), opt=f"-{args.opt}",
+                                compile_commands=args.compile_commands, include_dirs=tuple(args.include_dir),
+                                defines=tuple(args.define))
         if (args.out / pipeline.MARKER).exists():
             report.remove_reports(args.out)
         data = pipeline.run(opts, rules.load_rules())

@@ -18,6 +18,9 @@
                  -> rocmig_cg::reduce: a shuffle tree over the group's ranks with shfl_down and a
                  broadcast from rank 0 (HIP's thread_block_tile and coalesced_group both have them),
                  right for any group size
+  runtime_guard  `#ifdef __CUDA_RUNTIME_H__` (a helper header's test that cuda_runtime.h came first)
+                 -> HIP_INCLUDE_HIP_HIP_RUNTIME_H, the include guard of hip/hip_runtime.h, to which
+                 hipify-perl renames that include; __CUDA_RUNTIME_API_H__ likewise (hip_runtime_api.h)
   wmma           <mma.h>, nvcuda::wmma -> <rocwmma/rocwmma.hpp>, rocwmma (same names: fragment,
                  matrix_a/b, accumulator, row/col_major, mem_row/col_major, load/store_matrix_sync,
                  fill_fragment, mma_sync); the tile-per-wavefront question stays a finding
@@ -236,3 +239,18 @@ def wmma(text: str) -> str:
     text = re.sub(r"\busing\s+namespace\s+nvcuda\s*::\s*wmma\s*;", "using namespace rocwmma;", text)
     text = re.sub(r"\busing\s+namespace\s+nvcuda\s*;", "namespace wmma = rocwmma;", text)
     return re.sub(r"\bnvcuda\s*::\s*wmma\b", "rocwmma", text)
+
+
+RUNTIME_GUARDS = {"__CUDA_RUNTIME_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
+                  "__CUDA_RUNTIME_API_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_API_H"}
+CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*$", re.MULTILINE)
+
+
+def runtime_guard(text: str) -> str:
+    """cuda_runtime.h's include guard tested in #if lines -> hip_runtime.h's (see module doc)."""
+    def sub(m: re.Match) -> str:
+        line = m.group(0)
+        for cuda, hip in RUNTIME_GUARDS.items():
+            line = re.sub(rf"\b{cuda}\b", hip, line)
+        return line
+    return CONDITIONAL.sub(sub, text)

@@ -14,7 +14,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
   builtin-types-header, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
-  cg-reduce, wmma-rocwmma: CUDA features hipify-perl leaves (features.py)
+  cg-reduce, wmma-rocwmma, cuda-runtime-guard: CUDA features hipify-perl leaves (features.py)
   vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
                         `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
                         operators, so the user copies are ambiguous (ROCm/hip#3510)
@@ -206,6 +206,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("nvtx-roctx", "NVTX ranges and marks -> roctx, or no-ops without it", features.nvtx),
         ("cg-reduce", "cooperative_groups::reduce -> a shuffle tree over the group (rocmig_cg)", features.cg_reduce),
         ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA", features.wmma),
+        ("cuda-runtime-guard", "tests of cuda_runtime.h's include guard -> hip_runtime.h's", features.runtime_guard),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
          lambda t: vector_operator_guard(t, undefined)),
     ]

@@ -1,9 +1,12 @@
 """Include resolution inside the tree: which folders a unit needs on the include path, and whether
 it needs PyTorch's C++ headers.
 
-A quoted or angled include that is not next to the including file is looked up by path suffix
-among the tree's files; of several candidates the one sharing the longest folder prefix with the
-including file wins (DeepSpeed ships the same headers under csrc/ and deepspeed/ops/csrc/).
+Resolution follows the compiler's order: a quoted include next to the including file; then the
+include folders the project's build names (flags.py), in order; then, for a name the compiler's own
+search path does not have (system_include_dirs), a lookup by path suffix among the tree's files, of
+several candidates the one sharing the longest folder prefix with the including file (DeepSpeed
+ships the same headers under csrc/ and deepspeed/ops/csrc/). A tree's own <unistd.h> shim for
+another OS therefore never shadows the system header.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import hashlib
 import os
 import posixpath
 import re
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import cpp
 
@@ -34,9 +39,14 @@ class UnitIncludes:
 class IncludeGraph:
     """The include edges of a tree: built once from {rel: text}, queried per unit."""
 
-    def __init__(self, texts: dict[str, str], undefined: frozenset[str] = frozenset()):
-        """texts: {tree-relative POSIX path: file content}; undefined: macros undefined on AMD."""
+    def __init__(self, texts: dict[str, str], undefined: frozenset[str] = frozenset(),
+                 include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = ()):
+        """texts: {tree-relative POSIX path: file content}; undefined: macros undefined on AMD;
+        include_dirs: tree-relative folders the build names; system_dirs: the compiler's own
+        include search path (absolute folders)."""
         self.paths = set(texts)
+        self.include_dirs = include_dirs
+        self.system_dirs = system_dirs
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         self.torch: dict[str, str] = {}
@@ -60,6 +70,12 @@ class IncludeGraph:
             local = posixpath.normpath(posixpath.join(here, name))
             if local in self.paths:
                 return local, ""
+        for folder in self.include_dirs:
+            target = posixpath.normpath(posixpath.join(folder, name))
+            if target in self.paths:
+                return target, folder
+        if any(os.path.isfile(os.path.join(d, name)) for d in self.system_dirs):
+            return "", ""
         suffix = "/" + name.lstrip("./")
         candidates = [p for p in self.paths if ("/" + p).endswith(suffix)]
         if not candidates:
@@ -109,6 +125,25 @@ class IncludeGraph:
             return memo[rel]
 
         return visit(unit, (unit,))
+
+
+def system_include_dirs(hipcc: Path) -> tuple[str, ...]:
+    """The folders hipcc searches for <...> includes by itself (its `-E -v` search list), or () when
+    it cannot be run."""
+    try:
+        proc = subprocess.run([str(hipcc), "-x", "hip", "-E", "-v", "-", "-o", os.devnull], input="", capture_output=True,
+                              text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    dirs, inside = [], False
+    for line in proc.stderr.splitlines():
+        if line.startswith("#include <...> search starts here"):
+            inside = True
+        elif line.startswith("End of search list"):
+            inside = False
+        elif inside and line.startswith(" "):
+            dirs.append(os.path.normpath(line.strip()))
+    return tuple(dict.fromkeys(dirs))
 
 
 def torch_include_dirs() -> list[str]:

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REPORT_SCHEMA_VERSION, advice, cpp, hipify, includes, tree
+from . import REPORT_SCHEMA_VERSION, advice, cpp, flags, hipify, includes, tree
 from .archs import Arch, wavefront_groups
 from .compile import Job, compile_all, find_hipcc
 from .errors import InputError
@@ -43,6 +43,9 @@ class Options:
     timeout: int
     extra_flags: tuple[str, ...]
     opt: str = "-O0"
+    compile_commands: Path | None = None
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
 
 
 def prepare_out(out: Path, src: Path) -> None:
@@ -112,6 +115,8 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     """
     started = time.time()
     source = tree.discover(opts.src, opts.max_file_bytes)
+    project = flags.project_flags(opts.src, {f.rel for f in source.files}, opts.compile_commands, opts.include_dirs,
+                                  opts.defines)
     hipcc = find_hipcc()
     hipify.find_hipify()
     prepare_out(opts.out, opts.src)
@@ -121,7 +126,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     timings = {"hipify_s": round(time.time() - started, 2)}
 
     migrated = advice.migrate_tree({f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files},
-                                   rules, list(opts.archs))
+                                   rules, list(opts.archs), project.all_dirs(), includes.system_include_dirs(hipcc))
     final_texts, graph = migrated.final, migrated.graph
     files_out: dict[str, dict] = {}
     for f in source.files:
@@ -146,9 +151,11 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     twins: dict[str, str] = {}  # unit -> earlier unit with the same fingerprint (compiled once)
     for u in units:
         need = graph.closure(u.rel)
+        own = project.for_unit(u.rel)
+        dirs = tuple(dict.fromkeys(own.include_dirs + need.dirs))
         entry = files_out[u.rel]
         entry["unit"] = True
-        entry["include_dirs"] = list(need.dirs)
+        entry["include_dirs"] = list(dirs)
         if need.torch and not torch_dirs:
             skipped = {"status": "needs-torch", "first_error": f"includes <{need.torch_header}>; no PyTorch C++ headers in this image",
                        "log": "", "seconds": 0.0, "opt": ""}
@@ -156,17 +163,18 @@ def run(opts: Options, rules: list[Rule]) -> dict:
             if opts.baseline:
                 entry["baseline"] = {a.name: dict(skipped) for a in opts.archs}
             continue
-        key = graph.fingerprint(u.rel)
+        key = graph.fingerprint(u.rel) + repr(own)
         if key in seen_fingerprints:
             twins[u.rel] = seen_fingerprints[key]
             continue
         seen_fingerprints[key] = u.rel
         extra_dirs = tuple(Path(d) for d in torch_dirs) if need.torch else ()
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
-                                           for d in defines if g[0].name in d["values"]) for g in groups}
-        jobs.append(Job(u.rel, hip_dir / u.rel, tuple(hip_dir / d for d in need.dirs) + extra_dirs, per_group))
+                                           for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
+        jobs.append(Job(u.rel, hip_dir / u.rel, tuple(hip_dir / d for d in dirs) + extra_dirs, per_group))
         if opts.baseline:
-            base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in need.dirs) + extra_dirs, {}))
+            base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in dirs) + extra_dirs,
+                                 {g[0].wavefront: own.defines for g in groups}))
     t0 = time.time()
     results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags),
                           opts.timeout, opts.opt)
@@ -195,7 +203,10 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         "tools": {"hipcc": tool_version([str(hipcc), "--version"]),
                   "hipify_perl": tool_version([str(hipify.find_hipify()), "-version"])},
         "options": {"jobs": opts.jobs, "baseline": opts.baseline, "extra_flags": list(opts.extra_flags), "opt": opts.opt,
-                    "arch_groups": [[a.name for a in g] for g in groups], "torch_include": torch_dirs},
+                    "arch_groups": [[a.name for a in g] for g in groups], "torch_include": torch_dirs,
+                    "project_flags": {"source": project.source, "include_dirs": list(project.common.include_dirs),
+                                      "defines": list(project.common.defines), "units": len(project.units),
+                                      "outside_tree": list(project.outside)}},
         "defines": defines,
         "timings": timings,
         "skipped": list(source.skipped),

@@ -1,0 +1,211 @@
+"""The project's own compile flags: include folders and defines per unit.
+
+Sources, in order of precedence:
+- `--compile-commands compile_commands.json` (the JSON compilation database CMake writes with
+  CMAKE_EXPORT_COMPILE_COMMANDS and bear records: entries {directory, file, arguments | command}):
+  each unit's -I / -iquote / -isystem folders inside the tree and its -D / -U flags;
+- without it, the folders the project's build files name: CMake include_directories() /
+  target_include_directories(), -I in Makefiles, include_dirs in setup.py (paths inside the tree);
+- `--include-dir DIR` (tree-relative) and `--define NAME[=VALUE]`, added to every unit.
+Folders outside the tree (a CUDA toolkit, a system prefix) are left out: the dev image has its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError
+
+BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py")
+CMAKE_DIRS = re.compile(r"\b(?:target_)?include_directories\s*\(([^)]*)\)", re.I | re.S)
+CMAKE_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
+MAKE_INCLUDE = re.compile(r"(?<![\w-])-I\s*([^\s\"'$()]+)")
+SETUP_DIRS = re.compile(r"include_dirs\s*=\s*\[([^\]]*)\]", re.S)
+
+
+@dataclass(frozen=True)
+class UnitFlags:
+    """Flags of one unit: include_dirs (tree-relative folders, in order), defines ("NAME" or
+    "NAME=VALUE"), undefines (names)."""
+
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    undefines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProjectFlags:
+    """units: {tree-relative unit path: UnitFlags} from a compilation database; common: flags for
+    every unit (inferred from build files, plus --include-dir / --define); source: where they came
+    from, for the report; outside: include folders named by the build that lie outside the tree."""
+
+    units: dict[str, UnitFlags] = field(default_factory=dict)
+    common: UnitFlags = UnitFlags()
+    source: str = "inferred"
+    outside: tuple[str, ...] = ()
+
+    def for_unit(self, rel: str) -> UnitFlags:
+        """The unit's own flags followed by the common ones."""
+        own = self.units.get(rel, UnitFlags())
+        return UnitFlags(tuple(dict.fromkeys(own.include_dirs + self.common.include_dirs)),
+                         tuple(dict.fromkeys(own.defines + self.common.defines)), own.undefines)
+
+    def all_dirs(self) -> tuple[str, ...]:
+        """Every include folder any unit gets (for resolving angle includes in the tree)."""
+        dirs = [d for u in self.units.values() for d in u.include_dirs] + list(self.common.include_dirs)
+        return tuple(dict.fromkeys(dirs))
+
+
+def _parse_args(args: list[str], directory: str) -> tuple[list[str], list[str], list[str]]:
+    """(include folders as absolute paths, defines, undefines) of one compiler command line."""
+    dirs, defines, undefines = [], [], []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        for flag, bucket in (("-I", dirs), ("-iquote", dirs), ("-isystem", dirs), ("-D", defines), ("-U", undefines)):
+            if a == flag and i + 1 < len(args):
+                bucket.append(args[i + 1])
+                i += 1
+                break
+            if a.startswith(flag) and len(a) > len(flag) and not (flag == "-I" and a.startswith("-isystem")):
+                bucket.append(a[len(flag):])
+                break
+        i += 1
+    return [posixpath.normpath(posixpath.join(directory, d)) for d in dirs], defines, undefines
+
+
+def _tree_root(entries: list[tuple[str, str]], rels: set[str]) -> str | None:
+    """The absolute folder of the build that corresponds to the tree root: the prefix left when a
+    tree path is a suffix of an entry's file (the most common one over all entries)."""
+    counts: dict[str, int] = {}
+    for _directory, path in entries:
+        best = max((r for r in rels if path == r or path.endswith("/" + r)), key=len, default=None)
+        if best is not None:
+            root = path[: len(path) - len(best)].rstrip("/") or "/"
+            counts[root] = counts.get(root, 0) + 1
+    return max(counts, key=lambda r: counts[r]) if counts else None
+
+
+def _inside(path: str, root: str) -> str | None:
+    if path == root:
+        return "."
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+def load_compile_commands(path: Path, rels: set[str]) -> ProjectFlags:
+    """Read a JSON compilation database and map it onto the tree (rels: its tree-relative paths).
+
+    Raises InputError naming the file when it is unreadable, not a JSON list of entries with
+    `directory`, `file` and `arguments` or `command`, or when none of its files is in the tree."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"--compile-commands {path}: not a readable JSON file ({exc})") from None
+    if not isinstance(raw, list):
+        raise InputError(f"--compile-commands {path}: expected a JSON list of {{directory, file, arguments|command}}")
+    parsed = []
+    for index, entry in enumerate(raw):
+        if not isinstance(entry, dict) or not isinstance(entry.get("directory"), str) or not isinstance(entry.get("file"), str):
+            raise InputError(f"--compile-commands {path}: entry {index}: expected directory and file strings")
+        if isinstance(entry.get("arguments"), list):
+            args = [str(a) for a in entry["arguments"]]
+        elif isinstance(entry.get("command"), str):
+            try:
+                args = shlex.split(entry["command"])
+            except ValueError as exc:
+                raise InputError(f"--compile-commands {path}: entry {index}: command does not parse ({exc})") from None
+        else:
+            raise InputError(f"--compile-commands {path}: entry {index}: expected `arguments` (list) or `command` (string)")
+        directory = entry["directory"]
+        parsed.append((directory, posixpath.normpath(posixpath.join(directory, entry["file"])), args))
+    root = _tree_root([(d, f) for d, f, _a in parsed], rels)
+    if root is None:
+        raise InputError(f"--compile-commands {path}: none of its {len(parsed)} files is in the source tree")
+    units: dict[str, UnitFlags] = {}
+    outside: list[str] = []
+    for directory, file, args in parsed:
+        rel = _inside(file, root)
+        if rel is None or rel not in rels:
+            continue
+        dirs, defines, undefines = _parse_args(args, directory)
+        inside = []
+        for d in dirs:
+            r = _inside(d, root)
+            if r is None:
+                outside.append(d)
+            else:
+                inside.append(r)
+        units[rel] = UnitFlags(tuple(dict.fromkeys(inside)), tuple(defines), tuple(undefines))
+    return ProjectFlags(units=units, source=str(path), outside=tuple(sorted(set(outside))))
+
+
+def infer_from_build_files(src: Path) -> tuple[str, ...]:
+    """Tree-relative include folders the build files under `src` name (CMake include_directories /
+    target_include_directories, -I in Makefiles, include_dirs in setup.py); only folders that exist
+    in the tree, CMake variables ${CMAKE_CURRENT_SOURCE_DIR} / ${PROJECT_SOURCE_DIR} resolved."""
+    if not src.is_dir():
+        return ()
+    found: list[str] = []
+    for folder, _dirs, files in os.walk(src):
+        for name in files:
+            if name not in BUILD_FILES:
+                continue
+            path = Path(folder) / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            here = path.parent
+            candidates: list[str] = []
+            if name == "CMakeLists.txt":
+                for m in CMAKE_DIRS.finditer(text):
+                    words = [w.strip("\"'") for w in m.group(1).split()]
+                    if name == "CMakeLists.txt" and m.group(0).lower().startswith("target_"):
+                        words = words[1:]
+                    candidates += [w for w in words if w.upper() not in CMAKE_KEYWORDS]
+            elif name == "setup.py":
+                for m in SETUP_DIRS.finditer(text):
+                    candidates += re.findall(r"[\"']([^\"']+)[\"']", m.group(1))
+            else:
+                candidates += MAKE_INCLUDE.findall(text)
+            for c in candidates:
+                c = re.sub(r"\$\{(CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}", str(here), c)
+                c = re.sub(r"\$\{(PROJECT_SOURCE_DIR|CMAKE_SOURCE_DIR)\}", str(src), c)
+                if "$" in c:
+                    continue
+                target = (here / c).resolve() if not os.path.isabs(c) else Path(c).resolve()
+                try:
+                    rel = target.relative_to(src.resolve()).as_posix()
+                except ValueError:
+                    continue
+                if target.is_dir():
+                    found.append(rel or ".")
+    return tuple(dict.fromkeys(found))
+
+
+def project_flags(src: Path, rels: set[str], compile_commands: Path | None, include_dirs: tuple[str, ...],
+                  defines: tuple[str, ...]) -> ProjectFlags:
+    """The flags of a run: the compilation database when given, else what the build files name;
+    --include-dir / --define added to every unit. Raises InputError for a bad database or an
+    --include-dir that is not a folder of the tree."""
+    base = load_compile_commands(compile_commands, rels) if compile_commands else ProjectFlags(
+        common=UnitFlags(infer_from_build_files(src)))
+    root = src if src.is_dir() else src.parent
+    extra = []
+    for d in include_dirs:
+        rel = posixpath.normpath(d)
+        if rel.startswith("../") or os.path.isabs(rel) or not (root / rel).is_dir():
+            raise InputError(f"--include-dir {d}: not a folder of the source tree {src} (give it relative to the tree)")
+        extra.append(rel)
+    for d in defines:
+        if not re.fullmatch(r"[A-Za-z_]\w*(=.*)?", d):
+            raise InputError(f"--define {d}: expected NAME or NAME=VALUE")
+    common = UnitFlags(tuple(dict.fromkeys(base.common.include_dirs + tuple(extra))), base.common.defines + defines)
+    return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside)

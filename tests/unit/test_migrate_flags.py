@@ -1,0 +1,98 @@
+"""The project's own flags: a compilation database gives each unit's include folders and defines;
+without it the build files' folders; angle includes never resolve to a tree's shim of a system header."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import features, flags, includes
+from migrate.errors import InputError
+
+
+def tree(tmp_path: Path) -> Path:
+    src = tmp_path / "proj"
+    for rel, text in {
+        "src/k.cu": '#include <unistd.h>\n#include <mylib/api.h>\n#include "helpers.cuh"\n',
+        "src/helpers.cuh": "#pragma once\n",
+        "include/mylib/api.h": "#pragma once\n",
+        "compat/win/unistd.h": "// a shim for Windows builds\n",
+        "other/mylib/api.h": "#pragma once\n",
+        "CMakeLists.txt": "project(p)\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/include)\n"
+                          "target_include_directories(k PRIVATE compat/win)\n",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    return src
+
+
+def texts(src: Path) -> dict[str, str]:
+    return {p.relative_to(src).as_posix(): p.read_text() for p in src.rglob("*") if p.suffix in (".cu", ".cuh", ".h")}
+
+
+def test_compile_commands_give_each_unit_its_folders_and_defines(tmp_path):
+    src = tree(tmp_path)
+    db = tmp_path / "compile_commands.json"
+    build = "/home/dev/proj"  # where the project was built: not this tree's path
+    db.write_text(json.dumps([
+        {"directory": f"{build}/build", "file": f"{build}/src/k.cu",
+         "command": f"nvcc -I{build}/include -isystem /usr/local/cuda/include -DUSE_FAST=1 -D WITH_X -UOLD -c ../src/k.cu"},
+        {"directory": f"{build}/build", "file": "../tools/gen.cu", "arguments": ["nvcc", "-I", "../include", "-c", "x"]},
+    ]))
+    found = flags.project_flags(src, set(texts(src)), db, ("src",), ("EXTRA",))
+    unit = found.for_unit("src/k.cu")
+    assert unit.include_dirs == ("include", "src")
+    assert unit.defines == ("USE_FAST=1", "WITH_X", "EXTRA") and unit.undefines == ("OLD",)
+    assert found.outside == ("/usr/local/cuda/include",)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", "not a readable JSON file"),
+    ('{"a": 1}', "expected a JSON list"),
+    ('[{"file": "x.cu"}]', "entry 0: expected directory and file strings"),
+    ('[{"directory": "/b", "file": "x.cu"}]', "entry 0: expected `arguments`"),
+    ('[{"directory": "/b", "file": "/b/nothere.cu", "command": "nvcc -c x"}]', "none of its 1 files is in the source tree"),
+])
+def test_bad_compile_commands_one_line(tmp_path, content, message):
+    src = tree(tmp_path)
+    db = tmp_path / "cc.json"
+    db.write_text(content)
+    with pytest.raises(InputError, match=message):
+        flags.project_flags(src, set(texts(src)), db, (), ())
+
+
+def test_build_files_name_the_folders_without_a_database(tmp_path):
+    src = tree(tmp_path)
+    assert flags.project_flags(src, set(texts(src)), None, (), ()).common.include_dirs == ("include", "compat/win")
+    with pytest.raises(InputError, match="--include-dir ../x: not a folder of the source tree"):
+        flags.project_flags(src, set(texts(src)), None, ("../x",), ())
+    with pytest.raises(InputError, match="--define 1X: expected NAME"):
+        flags.project_flags(src, set(texts(src)), None, (), ("1X",))
+
+
+def test_system_header_is_never_a_tree_shim(tmp_path):
+    """<unistd.h> is the system one even when the tree has compat/win/unistd.h (found by suffix
+    before), unless the build puts that folder on the path; project headers resolve by the build's
+    folders first, then by suffix."""
+    src = tree(tmp_path)
+    system = tmp_path / "sysroot"
+    (system / "unistd.h").parent.mkdir(parents=True)
+    (system / "unistd.h").write_text("")
+    graph = includes.IncludeGraph(texts(src), system_dirs=(str(system),))
+    assert "compat/win" not in graph.closure("src/k.cu").dirs
+    assert "compat/win/unistd.h" not in graph.reach("src/k.cu")
+    declared = includes.IncludeGraph(texts(src), include_dirs=("include",), system_dirs=(str(system),))
+    assert "include/mylib/api.h" in declared.reach("src/k.cu") and "other/mylib/api.h" not in declared.reach("src/k.cu")
+    assert declared.closure("src/k.cu").dirs == ("include",)
+
+
+def test_cuda_runtime_guard_follows_the_renamed_include():
+    text = ('#include "hip/hip_runtime.h"\n#ifdef __CUDA_RUNTIME_H__\n__device__ int helper();\n#endif\n'
+            "#if defined(__CUDA_RUNTIME_API_H__) && X\n#endif\n#define __CUDA_RUNTIME_H__ 1\n")
+    out = features.runtime_guard(text)
+    assert "#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n" in out and "#if defined(HIP_INCLUDE_HIP_HIP_RUNTIME_API_H) && X" in out
+    assert out.endswith("#define __CUDA_RUNTIME_H__ 1\n")  # only tests are rewritten
