@@ -13,6 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from buildctl.plan import Plan
 from buildctl.render import cell_dir
@@ -57,7 +58,7 @@ def default_max_jobs() -> int:
 
 
 def bake_definition(plan: Plan, out_root: Path, options: BuildOptions,
-                    labels: dict[str, dict[str, str]] | None = None) -> dict:
+                    labels: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """The bake file as data: {"group": {...}, "target": {...}}.
 
     labels: per bake target name, labels the build adds (content key, provenance: buildctl.provenance);

@@ -32,6 +32,7 @@ def bootstrap(suite: str, tag: str, mirror: str = DEFAULT_MIRROR, workdir: Path 
             tail = "\n".join((result.stdout + result.stderr).splitlines()[-5:])
             raise BuildError(f"debootstrap {suite} from {mirror} failed (exit {result.returncode}):\n{tail}")
         tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+        assert tar.stdout is not None
         imported = subprocess.run(["docker", "import", "-", tag], stdin=tar.stdout, capture_output=True, text=True)
         tar.stdout.close()
         if tar.wait() != 0 or imported.returncode != 0:

@@ -11,6 +11,7 @@ the error library's diagnosis (buildctl.doctor).
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import time
@@ -18,7 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from docker import DockerClient
 
 from buildctl.bake import BuildOptions, write_bake_file
 from buildctl.cache import Action, Decision, decide_cell, engine_lookup
@@ -29,6 +32,9 @@ from buildctl.plan import Cell, Plan
 from buildctl.provenance import add_sbom, build_labels, created_now, git_revision, source_url
 from buildctl.render import cell_dir
 from buildctl.results import cell_fields
+
+if TYPE_CHECKING:
+    from buildctl.registry import Registry
 
 LOG_TAIL_LINES = 30
 DISK_FULL = "no space left on device"
@@ -64,7 +70,7 @@ class CellResult:
                 "log": str(self.log) if self.log else None, "detail": self.detail}
 
 
-def _image_id(client, ref: str) -> str | None:
+def _image_id(client: DockerClient, ref: str) -> str | None:
     """The image ID `ref` names now, or None."""
     import docker.errors
 
@@ -74,7 +80,7 @@ def _image_id(client, ref: str) -> str | None:
         return None
 
 
-def drop_untagged(client, image_id: str | None, log: IO[str]) -> None:
+def drop_untagged(client: DockerClient, image_id: str | None, log: IO[str]) -> None:
     """Remove image `image_id` when no tag names it any more (the image a rebuild or the SBOM layer
     replaced), so builds leave no dangling `<none>` images. An image still used by a container stays
     (the engine refuses; the log says so)."""
@@ -125,7 +131,7 @@ class BuildContext:
 
     project_root: Path
     builder: str | None = None
-    remote: object | None = None
+    remote: Registry | None = None
     sbom: bool = True
 
 
@@ -151,6 +157,10 @@ def step_of(line: str) -> str | None:
     what = m.group("what")
     what = what if len(what) <= STEP_TEXT_MAX else what[:STEP_TEXT_MAX - 3] + "..."
     return f"step {m.group('i')}/{m.group('n')}{stage}: {what}"
+
+
+def _show_step(update: Callable[[str], None], head: str, step: str) -> None:
+    update(f"{head}: {escape(step)}")
 
 
 def run_bake(cmd: list[str], log: IO[str], on_step: Callable[[str], None],
@@ -181,7 +191,7 @@ def bake_cmd(bake_file: Path, target: str, builder: str | None) -> list[str]:
 
 
 def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
-               keep_going: bool = False, context: BuildContext | None = None, client=None) -> list[CellResult]:
+               keep_going: bool = False, context: BuildContext | None = None, client: DockerClient | None = None) -> list[CellResult]:
     """Build the dirty cells of `plan` (already rendered under `out_root`); returns one result per cell.
 
     keep_going: build the remaining independent cells after a failure (descendants are still skipped).
@@ -216,14 +226,15 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
             results.append(CellResult(cell, BuildStatus.CACHED, time.monotonic() - start, None, decision.reason))
             console.info(f"{head}: [cyan]cached[/] ({decision.reason})")
             continue
-        if decision.action == Action.SKIP:
+        if decision.action == Action.SKIP and remote is not None:
             with console.status(f"{head}: pulling from {remote.name}"):
                 remote.pull_as(client, cell.ref, cell.local_refs)
             results.append(CellResult(cell, BuildStatus.PULLED, time.monotonic() - start, None, decision.reason))
             console.info(f"{head}: [cyan]pulled[/] ({decision.reason})")
             continue
         created = created_now()
-        labels[cell.name] = build_labels(cell, decision.key, revision, source, created)
+        key = decision.key or ""  # known here: the parent is built or cached by now (plan order)
+        labels[cell.name] = build_labels(cell, key, revision, source, created)
         bake_file = write_bake_file(plan, out_root, options, labels)
         log = logs / f"{cell.name}.log"
         replaced = _image_id(client, cell.ref)
@@ -232,7 +243,7 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
             cmd = bake_cmd(bake_file, cell.name, context.builder)
             fh.write(f"# buildctl: {cell.ref}: {decision.reason}; key {decision.key}\n# buildctl: {' '.join(cmd)}\n")
             fh.flush()
-            rc = run_bake(cmd, fh, lambda step: update(f"{head}: {escape(step)}"),
+            rc = run_bake(cmd, fh, functools.partial(_show_step, update, head),
                           lambda line: console.detail(escape(line)))
             sbom_error = ""
             if rc == 0 and context.sbom:
@@ -247,7 +258,7 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
         seconds = time.monotonic() - start
         if rc == 0 and not sbom_error:
             results.append(CellResult(cell, BuildStatus.BUILT, seconds, log, decision.reason))
-            console.info(f"{head}: [green]built[/] in {seconds:.1f} s (key {decision.key[:19]})")
+            console.info(f"{head}: [green]built[/] in {seconds:.1f} s (key {key[:19]})")
             continue
         failed.add(cell.ref)
         detail = sbom_error or failure_detail(log, rc)

@@ -28,6 +28,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from docker import DockerClient
+
 from buildctl.plan import Cell, Plan
 from buildctl.results import cell_fields
 
@@ -42,7 +44,7 @@ class ImageFacts:
     """What the cache needs to know of an image: its ID (`sha256:...` config digest) and its labels."""
 
     image_id: str
-    labels: dict
+    labels: dict[str, str]
 
 
 # Looks up an image reference: returns ImageFacts, or None when there is no such image.
@@ -77,7 +79,7 @@ class Decision:
                 "where": self.where}
 
 
-def _feed(h, data: bytes) -> None:
+def _feed(h: hashlib._Hash, data: bytes) -> None:
     h.update(len(data).to_bytes(8, "big"))
     h.update(data)
 
@@ -182,7 +184,7 @@ def decide_plan(plan: Plan, out_root: Path, build_args: dict[str, str], local: L
     return out
 
 
-def engine_lookup(client) -> Lookup:
+def engine_lookup(client: DockerClient) -> Lookup:
     """A Lookup over a Docker engine's image store (docker SDK client)."""
     import docker.errors
 
@@ -191,6 +193,6 @@ def engine_lookup(client) -> Lookup:
             image = client.images.get(ref)
         except docker.errors.ImageNotFound:
             return None
-        return ImageFacts(image.id, dict(image.labels or {}))
+        return ImageFacts(str(image.id), dict(image.labels or {}))
 
     return lookup

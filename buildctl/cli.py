@@ -12,7 +12,9 @@ import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,12 +31,16 @@ from buildctl.errors import (
     RegistryError,
     RocmigError,
 )
-from buildctl.results import document
 from buildctl.ghflow_cli import bump_cmd, ci_group, report_group, review_cmd, support_cmd
 from buildctl.kernels_cli import kernels
 from buildctl.lifecycle import deprecation_warnings, refuse_end_of_life
 from buildctl.load import Project, load_project
 from buildctl.plan import Plan, Selection, make_plan, require_cells, resolve
+from buildctl.results import document
+
+if TYPE_CHECKING:
+    from buildctl.build import CellResult
+    from buildctl.registry import Registry
 
 DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
@@ -43,14 +49,15 @@ def _project(ctx: click.Context) -> Project:
     return load_project(ctx.obj["root"])
 
 
-def selection_options(func):
+def selection_options(func: Callable[..., None]) -> Callable[..., None]:
     """--source/--rocm/--arch/--image (repeatable or comma lists) and --all, handed to the command as one
     `selection` argument (a Selection of the raw flag values; buildctl.plan.resolve fills the defaults)."""
     @functools.wraps(func)
-    def wrapper(*args, sources, rocms, archs, images, everything, **kwargs):
+    def wrapper(*args: Any, sources: tuple[str, ...], rocms: tuple[str, ...], archs: tuple[str, ...],
+                images: tuple[str, ...], everything: bool, **kwargs: Any) -> None:
         return func(*args, selection=Selection(sources, rocms, archs, images), everything=everything, **kwargs)
 
-    wrapper = click.option("--all", "everything", is_flag=True,
+    command: Callable[..., None] = click.option("--all", "everything", is_flag=True,
                            help="every value on the axes no flag names (default: matrix.yaml's default cell)")(wrapper)
     for name, help_text in reversed([
         ("source", "source of ROCm: amd or debian"),
@@ -58,9 +65,9 @@ def selection_options(func):
         ("arch", "GPU arch (offload arch) or product, e.g. gfx942 or MI300X"),
         ("image", "image role, e.g. dev"),
     ]):
-        wrapper = click.option(f"--{name}", f"{name}s", multiple=True,
-                               help=f"{help_text} (repeatable, or a comma list)")(wrapper)
-    return wrapper
+        command = click.option(f"--{name}", f"{name}s", multiple=True,
+                               help=f"{help_text} (repeatable, or a comma list)")(command)
+    return command
 
 
 def _resolve(ctx: click.Context, project: Project, selection: Selection, everything: bool) -> Selection:
@@ -118,7 +125,7 @@ def main(ctx: click.Context, root: Path, quiet: bool, verbose: bool, allow_eol: 
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON (cells and excluded cells)")
 @click.pass_context
-def matrix_cmd(ctx, selection, everything, as_json):
+def matrix_cmd(ctx: click.Context, selection: Selection, everything: bool, as_json: bool) -> None:
     """Show the selected cells (default: matrix.yaml's default cell; --all: every cell), excluded cells with
     their rule and reason included. `matrix bump` adds a ROCm release."""
     if ctx.invoked_subcommand:
@@ -136,7 +143,7 @@ def matrix_cmd(ctx, selection, everything, as_json):
 @selection_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build"), show_default=True)
 @click.pass_context
-def render_cmd(ctx, selection, everything, out):
+def render_cmd(ctx: click.Context, selection: Selection, everything: bool, out: Path) -> None:
     """Write OUT/<image>/<tag>/Dockerfile and its context for the selected cells, and OUT/docker-bake.json."""
     from buildctl.bake import write_bake_file
     from buildctl.render import render_cell
@@ -149,7 +156,7 @@ def render_cmd(ctx, selection, everything, out):
     click.echo(write_bake_file(plan, out, BuildOptions(apt_check_valid_until=_valid_until(None))))
 
 
-def registry_options(func):
+def registry_options(func: Callable[..., None]) -> Callable[..., None]:
     """--registry HOST[:PORT], --username, --retries (the password comes from ROCMIG_REGISTRY_PASSWORD)."""
     func = click.option("--retries", type=click.IntRange(1, 20), default=4, show_default=True,
                         help="attempts per registry operation on transient errors (exponential backoff)")(func)
@@ -158,13 +165,20 @@ def registry_options(func):
     return func
 
 
-def _registry(host: str | None, username: str | None, retries: int):
+def _registry(host: str | None, username: str | None, retries: int) -> Registry | None:
     if not host:
         return None
     from buildctl.registry import Credentials, Registry, RetryPolicy
 
     creds = Credentials(username, os.environ.get("ROCMIG_REGISTRY_PASSWORD", "")) if username else None
     return Registry(host, creds, RetryPolicy(attempts=retries))
+
+
+def _required_registry(host: str, username: str | None, retries: int) -> Registry:
+    """The registry of a required --registry flag."""
+    registry = _registry(host, username, retries)
+    assert registry is not None, "--registry is required"
+    return registry
 
 
 def _render_all(project: Project, plan: Plan, out: Path) -> None:
@@ -197,8 +211,10 @@ def _render_all(project: Project, plan: Plan, out: Path) -> None:
 @click.option("--dry-run", is_flag=True, help="render and say per cell what would build and why; build nothing")
 @click.option("--json", "as_json", is_flag=True, help="print the results (or with --dry-run the decisions) as JSON")
 @click.pass_context
-def build_cmd(ctx, selection, everything, out, apt_mirror, apt_check_valid_until, max_jobs, ca_bundle,
-              keep_going, registry, username, retries, builder, parent, sbom, dry_run, as_json):
+def build_cmd(ctx: click.Context, selection: Selection, everything: bool, out: Path, apt_mirror: str | None,
+              apt_check_valid_until: bool | None, max_jobs: int | None, ca_bundle: Path | None, keep_going: bool,
+              registry: str | None, username: str | None, retries: int, builder: str | None, parent: str | None,
+              sbom: bool, dry_run: bool, as_json: bool) -> None:
     """Render and build the selected cells (and their parents) whose content key is not built yet; then
     `rocmig/<role>:latest` and the ROCm-line alias name the cells of this selection."""
     from buildctl.build import GOOD, BuildContext, build_plan
@@ -255,7 +271,8 @@ def output_dir(path: Path, flag: str) -> Path:
     return path
 
 
-def _show_decisions(ctx: click.Context, plan: Plan, out: Path, options: BuildOptions, remote, as_json: bool,
+def _show_decisions(ctx: click.Context, plan: Plan, out: Path, options: BuildOptions, remote: Registry | None,
+                    as_json: bool,
                     dry_run: bool = False) -> None:
     """Decide every rendered cell (build or skip, and why) and print it as a table or JSON; with dry_run
     also the bake command each dirty cell would run."""
@@ -307,7 +324,7 @@ def _valid_until(flag: bool | None) -> bool:
     return host_apt_checks_valid_until() if flag is None else flag
 
 
-def _build_failure(bad) -> RocmigError:
+def _build_failure(bad: list[CellResult]) -> RocmigError:
     from buildctl.errors import BuildError
 
     detail = ", ".join(f"{r.cell.ref} ({r.status}{': ' + r.detail if r.detail else ''})" for r in bad)
@@ -326,8 +343,9 @@ def _build_failure(bad) -> RocmigError:
               help="check that every version pin of the plan exists on its index (network); a missing pin exits 2")
 @registry_options
 @click.pass_context
-def plan_cmd(ctx, selection, everything, out, as_json, apt_mirror, apt_check_valid_until, registry,
-             check_pins, username, retries):
+def plan_cmd(ctx: click.Context, selection: Selection, everything: bool, out: Path, as_json: bool,
+             apt_mirror: str | None, apt_check_valid_until: bool | None, registry: str | None, check_pins: bool,
+             username: str | None, retries: int) -> None:
     """Say for each cell of a build whether it builds or is skipped, and why (renders into --out)."""
     project = _project(ctx)
     plan = _planned(ctx, project, selection, everything)
@@ -350,7 +368,8 @@ def plan_cmd(ctx, selection, everything, out, as_json, apt_mirror, apt_check_val
 @click.option("--test/--no-test", default=True, show_default=True, help="run the image tests on the staged copy")
 @click.option("--json", "as_json", is_flag=True, help="print each cell's outcome, digest and final tags as JSON")
 @click.pass_context
-def push_cmd(ctx, selection, everything, registry, username, retries, out, keep_going, test, as_json):
+def push_cmd(ctx: click.Context, selection: Selection, everything: bool, registry: str, username: str | None,
+             retries: int, out: Path, keep_going: bool, test: bool, as_json: bool) -> None:
     """Staged push: push by digest, pull back, test, then put the final tags on that digest (all or nothing)."""
     from buildctl.engine import docker_client
     from buildctl.promote import PushStatus, push_plan
@@ -358,7 +377,7 @@ def push_cmd(ctx, selection, everything, registry, username, retries, out, keep_
     project = _project(ctx)
     plan = _planned(ctx, project, selection, everything)
     out = output_dir(out, "--out")
-    results = push_plan(project, plan, _registry(registry, username, retries), docker_client(), out,
+    results = push_plan(project, plan, _required_registry(registry, username, retries), docker_client(), out,
                         _ui(ctx), keep_going, test)
     if as_json:
         click.echo(json.dumps(document("push", {"registry": registry, "cells": [r.to_json() for r in results]}),
@@ -375,7 +394,8 @@ def push_cmd(ctx, selection, everything, registry, username, retries, out, keep_
 @registry_options
 @click.option("--json", "as_json", is_flag=True, help="print each pulled cell, its digest and local tags as JSON")
 @click.pass_context
-def pull_cmd(ctx, selection, everything, registry, username, retries, as_json):
+def pull_cmd(ctx: click.Context, selection: Selection, everything: bool, registry: str, username: str | None,
+             retries: int, as_json: bool) -> None:
     """Pull the selected cells' final tags, check each digest against the registry, tag them locally
     (full tag, ROCm-line alias and `latest`)."""
     from buildctl.engine import docker_client
@@ -383,7 +403,7 @@ def pull_cmd(ctx, selection, everything, registry, username, retries, as_json):
 
     project = _project(ctx)
     plan = _planned(ctx, project, selection, everything, with_parents=False)
-    pulled = pull_plan(plan, _registry(registry, username, retries), docker_client(), _ui(ctx))
+    pulled = pull_plan(plan, _required_registry(registry, username, retries), docker_client(), _ui(ctx))
     if as_json:
         click.echo(json.dumps(document("pull", {"registry": registry, "cells": pulled}), indent=2))
 
@@ -393,7 +413,7 @@ def pull_cmd(ctx, selection, everything, registry, username, retries, as_json):
 @click.option("--check", is_flag=True, help="exit 1 when docs/tags.md differs from the matrix")
 @click.option("--json", "as_json", is_flag=True, help="print every cell's registry tags as JSON")
 @click.pass_context
-def tags_cmd(ctx, write, check, as_json):
+def tags_cmd(ctx: click.Context, write: bool, check: bool, as_json: bool) -> None:
     """Print (or --write / --check) docs/tags.md, the supported tags generated from matrix.yaml."""
     from buildctl.tags import TAGS_DOC, tags_json, tags_markdown, write_tags_doc
 
@@ -411,7 +431,7 @@ def tags_cmd(ctx, write, check, as_json):
 
 
 @main.group("base")
-def base_group():
+def base_group() -> None:
     """OS base images for hosts without a registry."""
 
 
@@ -420,7 +440,7 @@ def base_group():
 @click.option("--mirror", default="http://deb.debian.org/debian", show_default=True)
 @click.option("--tag", help="image tag to create (default debian:SUITE)")
 @click.option("--if-missing", is_flag=True, help="do nothing when the tag already exists")
-def bootstrap_cmd(suite, mirror, tag, if_missing):
+def bootstrap_cmd(suite: str, mirror: str, tag: str | None, if_missing: bool) -> None:
     """debootstrap SUITE and docker-import it as debian:SUITE (about 40 s)."""
     from buildctl.bootstrap import bootstrap
     from buildctl.engine import docker_client, image_exists
@@ -441,7 +461,8 @@ def bootstrap_cmd(suite, mirror, tag, if_missing):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="report folder")
 @click.argument("recipe_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def migrate_cmd(ctx, src, rocm, source, archs, out, recipe_args):
+def migrate_cmd(ctx: click.Context, src: Path, rocm: str | None, source: str | None, archs: tuple[str, ...],
+                out: Path, recipe_args: tuple[str, ...]) -> None:
     """Hipify SRC, compile it for each --arch in the dev image and write report.json / report.md to --out.
 
     Extra arguments (e.g. --baseline, --fail-on error, --jobs 2) go to the recipe.

@@ -106,9 +106,9 @@ def check_apt_mirror(mirror: str, plan: Plan) -> None:
     Raises InputError (exit 2) for a URL that is not http(s) or serves no such suite (HTTP 4xx: not a
     Debian mirror, or a wrong path), UnreachableError (exit 4) naming the mirror when it does not answer.
     """
-    from buildctl.kinds import Url
-
     import pydantic
+
+    from buildctl.kinds import Url
 
     try:
         pydantic.TypeAdapter(Url).validate_python(mirror)

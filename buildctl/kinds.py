@@ -15,6 +15,7 @@ or digit) and 5.6.12 (versions: `[epoch:]upstream[-revision]` of `A-Za-z0-9.+~-`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -22,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator
 
 
-def _pattern(regex: str, what: str, example: str):
+def _pattern(regex: str, what: str, example: str) -> Callable[[str], str]:
     compiled = re.compile(regex)
 
     def check(value: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pydantic
 
@@ -24,12 +25,12 @@ class Project:
     images: dict[str, ImageSpec]
 
 
-def _validation_message(path: Path, exc: pydantic.ValidationError, data) -> str:
+def _validation_message(path: Path, exc: pydantic.ValidationError, data: Any) -> str:
     err = exc.errors()[0]
     loc = list(err["loc"])
     # Name list items by their key where they have one (rocm[2] -> rocm[amd 6.2]).
-    parts = []
-    node = data
+    parts: list[str] = []
+    node: Any = data
     for key in loc:
         if isinstance(key, int):
             label = str(key)
@@ -45,7 +46,7 @@ def _validation_message(path: Path, exc: pydantic.ValidationError, data) -> str:
             continue
         else:
             parts.append(str(key))
-        node = node[key] if isinstance(node, (dict, list)) and _has(node, key) else None
+        node = node[key] if isinstance(node, (dict, list)) and _has(node, key) else None  # type: ignore[index]
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "literal_error":
         msg = f"{err['input']!r} is not allowed (allowed: {err['ctx']['expected']})"
@@ -59,7 +60,7 @@ def _validation_message(path: Path, exc: pydantic.ValidationError, data) -> str:
     return f"{path}: {key_path}: {msg}"
 
 
-def _has(node, key) -> bool:
+def _has(node: Any, key: Any) -> bool:
     if isinstance(node, dict):
         return key in node
     return isinstance(key, int) and key < len(node)
@@ -84,7 +85,7 @@ def _check_references(path: Path, matrix: Matrix, roles: set[str]) -> None:
                 raise ConfigError(
                     f"{path}: rocm[{release.source} {release.version}].packages.{role}: unknown image role "
                     f"(allowed: {', '.join(sorted(roles))})")
-    for i, rule in enumerate(matrix.rules):
+    for rule in matrix.rules:
         where = f"{path}: rules[{rule.id}].when"
         for arch in rule.when.arch or []:
             if arch not in matrix.archs:

@@ -161,6 +161,7 @@ def annotate_report(root: Path, mounts: Mounts) -> int:
                 matched += bool(matches)
     spec = importlib.util.spec_from_file_location("rocmig_migrate_report",
                                                   root / "recipes" / "migrate" / "migrate" / "report.py")
+    assert spec is not None and spec.loader is not None
     report = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(report)
     report.write_all(mounts.out, data)

@@ -7,7 +7,7 @@ The models hold data only; `buildctl.load` reads the files and turns validation 
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -52,7 +52,7 @@ class Strict(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _known_keys(cls, data):
+    def _known_keys(cls, data: Any) -> Any:
         if isinstance(data, dict):
             unknown = sorted(str(k) for k in data if k not in cls.model_fields)
             if unknown:
@@ -92,7 +92,7 @@ class Support(Strict):
     note: Text | None = None
 
     @model_validator(mode="after")
-    def _dates(self):
+    def _dates(self) -> Self:
         if self.status == "deprecated" and self.end_of_life is None:
             raise ValueError("end_of_life: required when status is deprecated (announce the window)")
         if self.status == "end-of-life" and self.since is None:
@@ -135,7 +135,7 @@ class RocmRelease(Strict):
     support: Support = Support()
 
     @model_validator(mode="after")
-    def _os_fits_source(self):
+    def _os_fits_source(self) -> Self:
         if self.source == "amd" and self.ubuntu is None:
             raise ValueError("ubuntu: required for source amd (allowed: 22.04, 24.04)")
         if self.source == "debian" and (self.suite is None or self.apt_suite is None):

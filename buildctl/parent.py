@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from docker import DockerClient
+
 from buildctl.errors import InputError
 from buildctl.plan import Plan
 
@@ -15,7 +17,7 @@ from buildctl.plan import Plan
 _DIGEST_RE = re.compile(r"^([^@\s]+@sha256:[0-9a-f]{64}|(sha256:)?[0-9a-f]{12,64})$")
 
 
-def use_parent(client, plan: Plan, parent: str) -> str:
+def use_parent(client: DockerClient, plan: Plan, parent: str) -> str:
     """Make an existing image, given by digest, the parent of the plan's (leaf) cells.
 
     parent: `NAME@sha256:<manifest digest>` (pulled when not local) or an image ID, full or short
@@ -58,4 +60,4 @@ def use_parent(client, plan: Plan, parent: str) -> str:
         raise InputError(f"--parent: {parent} is not a parent of {cell.ref}: {', '.join(wrong)}")
     repo, tag = refs[0].rsplit(":", 1)
     image.tag(repo, tag)
-    return f"--parent: {parent} (image {image.id[:19]}) tagged as {refs[0]}; no parent cell is built"
+    return f"--parent: {parent} (image {str(image.id)[:19]}) tagged as {refs[0]}; no parent cell is built"

@@ -56,14 +56,14 @@ def _simple_index_pin(url: str, package: str, version: str) -> PinCheck:
 
 def check_pins(project: Project, plan: Plan) -> list[PinCheck]:
     """Every distinct pin the plan's cells install, checked once each (network: one request per pin)."""
-    wanted: dict[tuple, None] = {}
+    wanted: dict[tuple[str, ...], None] = {}
     for cell in plan.cells:
         torch = cell.release.torch
         if cell.role == "torch" and torch is not None:
             for package, version in (("torch", torch.torch), ("torchvision", torch.torchvision),
                                      ("torchaudio", torch.torchaudio), (torch.triton_dist, torch.triton)):
                 if version:
-                    wanted[("torch", torch.index, package, version)] = None
+                    wanted[("torch", torch.index, package, str(version))] = None
         for component in cell.components:
             fw = project.matrix.frameworks[component]
             if fw.pypi:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, replace
+from typing import Any
 
 from buildctl.errors import ConfigError
 from buildctl.load import Project
@@ -97,7 +98,7 @@ class Cell:
         """The OS base image of the source, e.g. ubuntu:22.04 or debian:trixie."""
         return self.source.os_image.format(ubuntu=self.release.ubuntu, suite=self.release.suite)
 
-    def coordinates(self) -> dict:
+    def coordinates(self) -> dict[str, Any]:
         """The cell as plain data (JSON, labels, /etc/rocmig/cell.json)."""
         return {
             "image": self.role,
@@ -144,7 +145,7 @@ class Plan:
     cells: tuple[Cell, ...]
     excluded: tuple[Excluded, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "cells": [{**c.coordinates(), "full": c.release.full, "support": c.support[1].status} for c in self.cells],
             "excluded": [{**e.cell.coordinates(), "full": e.cell.release.full, "rule": e.rule, "reason": e.reason}
@@ -289,7 +290,7 @@ def require_cells(project: Project, plan: Plan, selection: Selection) -> Plan:
 def check_selection(project: Project, selection: Selection) -> None:
     """Raise ConfigError naming the flag and the valid values for any unknown value in `selection`."""
     m = project.matrix
-    axes = [
+    axes: list[tuple[str, tuple[str, ...], list[str]]] = [
         ("--source", selection.sources, sorted(m.sources)),
         ("--rocm", selection.rocm, sorted({r.version for r in m.rocm}, key=version_tuple)),
         ("--arch", selection.archs, sorted(m.archs)),

@@ -27,11 +27,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from docker import DockerClient
+
 from buildctl.console import UI, escape
-from buildctl.errors import CredentialsError, InputError, RegistryError, UnreachableError
+from buildctl.errors import CredentialsError, DigestMismatchError, InputError, RegistryError, UnreachableError
 from buildctl.load import Project
 from buildctl.plan import REPOSITORY, Cell, Plan
-from buildctl.registry import DigestMismatchError, Registry
+from buildctl.registry import Registry
 from buildctl.results import cell_fields
 
 STAGING_REPOSITORY = "rocmig-staging"
@@ -92,7 +94,7 @@ def run_image_tests(root: Path, cell: Cell, image: str, out_root: Path) -> tuple
     return rc == 0, (lines[-1] if lines else f"pytest exited {rc}"), log
 
 
-def stage(registry: Registry, client, cell_ref: str) -> tuple[str, str]:
+def stage(registry: Registry, client: DockerClient, cell_ref: str) -> tuple[str, str]:
     """Push local `cell_ref` (`rocmig/<role>:<tag>`) into `rocmig/<role>` by digest, untagged; returns
     (digest, note): note is '' or says the scratch tag could not be deleted."""
     name, tag = cell_ref.rsplit(":", 1)
@@ -113,7 +115,7 @@ def stage(registry: Registry, client, cell_ref: str) -> tuple[str, str]:
     return digest, note
 
 
-def push_plan(project: Project, plan: Plan, registry: Registry, client, out_root: Path, console: UI,
+def push_plan(project: Project, plan: Plan, registry: Registry, client: DockerClient, out_root: Path, console: UI,
               keep_going: bool = False, test: bool = True) -> list[CellPush]:
     """Staged push of every cell of `plan` (see the module doc); returns one CellPush per cell.
 
@@ -167,12 +169,12 @@ def push_plan(project: Project, plan: Plan, registry: Registry, client, out_root
             console.result(f"{cell.ref}: [red]failed[/]: {escape(str(exc))}")
             if isinstance(exc, (CredentialsError, UnreachableError)) or not keep_going:
                 stop = True
-    passed = [r for r in results if r.status == PushStatus.TESTED]
-    if len(passed) != len(results) and not keep_going:
-        for r in passed:
+    tested = [r for r in results if r.status == PushStatus.TESTED]
+    if len(tested) != len(results) and not keep_going:
+        for r in tested:
             r.detail = "passed, not promoted: another cell of the selection failed (use --keep-going to promote it)"
         return results
-    for r in passed:
+    for r in tested:
         name = f"{REPOSITORY}/{r.cell.role}"
         assert r.digest is not None
         for tag in final_tags(project, r.cell):
@@ -183,7 +185,7 @@ def push_plan(project: Project, plan: Plan, registry: Registry, client, out_root
     return results
 
 
-def pull_plan(plan: Plan, registry: Registry, client, console: UI) -> list[dict[str, Any]]:
+def pull_plan(plan: Plan, registry: Registry, client: DockerClient, console: UI) -> list[dict[str, Any]]:
     """Pull every cell of `plan` by its full tag, check the digest the engine pulled against the registry's,
     and tag it locally (full tag, ROCm-line alias, and `latest` per buildctl.tags.tag_local).
 

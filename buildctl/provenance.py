@@ -20,6 +20,7 @@ import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from buildctl import __version__
 from buildctl.cache import CACHE_KEY_LABEL
@@ -51,11 +52,11 @@ def source_url(root: Path) -> str | None:
 def created_now() -> str:
     """RFC 3339 UTC time of the build; $SOURCE_DATE_EPOCH (reproducible-builds.org) overrides it."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
+    when = dt.datetime.fromtimestamp(int(epoch), dt.UTC) if epoch else dt.datetime.now(dt.UTC)
     return when.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def pins(cell: Cell) -> dict:
+def pins(cell: Cell) -> dict[str, Any]:
     """What the matrix pins for the cell: its role's package list and the release's PyTorch wheel pins."""
     torch = cell.release.torch.model_dump(exclude_none=True) if cell.release.torch else None
     return {"packages": list(cell.release.packages.get(cell.role, [])), "torch": torch}
@@ -93,7 +94,7 @@ class Package:
     arch: str | None = None
 
 
-def _in_image(ref: str, args: list[str]) -> subprocess.CompletedProcess:
+def _in_image(ref: str, args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", "0", "--entrypoint", args[0],
                            ref, *args[1:]], capture_output=True, text=True, timeout=300)
 
@@ -148,7 +149,7 @@ def sbom_json(cell: Cell, packages: list[Package], created: str) -> str:
     root = Component(type=ComponentType.CONTAINER, name=f"rocmig/{cell.role}", version=cell.tag,
                      bom_ref=cell.ref)
     bom.metadata.component = root
-    components = []
+    components: list[Component] = []
     for p in packages:
         if p.kind == "deb":
             purl = PackageURL("deb", "debian", p.name, p.version, {"arch": p.arch} if p.arch else None)
@@ -170,7 +171,7 @@ def sbom_path(out_root: Path, cell: Cell) -> Path:
     return out_root / "sbom" / cell.role / f"{cell.tag}.cdx.json"
 
 
-def add_sbom(cell: Cell, out_root: Path, tags: list[str], created: str, log) -> Path:
+def add_sbom(cell: Cell, out_root: Path, tags: list[str], created: str, log: IO[str]) -> Path:
     """Write the SBOM of the built `cell.ref` beside it and COPY it into the image (re-tagging `tags`).
 
     log: a writable text file receiving the layer build's output. Returns the SBOM path on the host.

@@ -18,13 +18,18 @@ import json
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from email.message import Message
+from typing import Any, TypeVar
 
 import tenacity
+from docker import DockerClient
 
 from buildctl.cache import ImageFacts
 from buildctl.errors import CredentialsError, DigestMismatchError, InputError, RegistryError, UnreachableError
 
+T = TypeVar("T")
 HOST_RE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\])(:(?P<port>\d{1,5}))?$")
 MANIFEST_TYPES = ", ".join([
     "application/vnd.docker.distribution.manifest.v2+json",
@@ -106,7 +111,7 @@ class Registry:
         self.base_url = f"{'http' if loopback else 'https'}://{self.name}"
 
     # -- plumbing -------------------------------------------------------------------------------------
-    def _retrying(self, what: str, call):
+    def _retrying(self, what: str, call: Callable[[], T]) -> T:
         try:
             for attempt in tenacity.Retrying(
                     retry=tenacity.retry_if_exception_type(TransientError),
@@ -123,8 +128,10 @@ class Registry:
                     "was promoted") from None
             raise UnreachableError(f"registry {self.name}: {what} failed after {self.retry.attempts} attempt(s): "
                                    f"{exc} (is the registry running and reachable?)") from None
+        raise AssertionError("tenacity.Retrying with reraise=True returns or raises")
 
-    def _request(self, method: str, path: str, headers: dict | None = None, data: bytes | None = None):
+    def _request(self, method: str, path: str, headers: dict[str, str] | None = None,
+                 data: bytes | None = None) -> tuple[int, Message, bytes]:
         """One HTTP request to the registry: (status, headers, body). Raises TransientError on network errors."""
         req = urllib.request.Request(self.base_url + path, method=method, data=data, headers=dict(headers or {}))
         if self.credentials:
@@ -148,7 +155,7 @@ class Registry:
         return CredentialsError(f"registry {self.name} requires credentials (HTTP {status}): pass --username "
                                 "and the password in ROCMIG_REGISTRY_PASSWORD")
 
-    def auth_config(self) -> dict | None:
+    def auth_config(self) -> dict[str, str] | None:
         """The engine's X-Registry-Auth payload for this registry, or None without credentials."""
         if not self.credentials:
             return None
@@ -288,10 +295,10 @@ class Registry:
         return sorted(json.loads(body).get("tags") or [])
 
     # -- through the engine ---------------------------------------------------------------------------
-    def _stream(self, what: str, produce) -> list[dict]:
+    def _stream(self, what: str, produce: Callable[[], Iterable[dict[str, Any]]]) -> list[dict[str, Any]]:
         """Run an engine push/pull stream; retry its transient errors, except server-side ones (HTTP 5xx):
         dockerd already retried each layer upload five times before it reports those."""
-        def once():
+        def once() -> list[dict[str, Any]]:
             lines = list(produce())
             for line in lines:
                 if "error" in line:
@@ -304,7 +311,7 @@ class Registry:
             return lines
         return self._retrying(what, once)
 
-    def push(self, client, local_ref: str, remote_ref: str) -> str:
+    def push(self, client: DockerClient, local_ref: str, remote_ref: str) -> str:
         """Tag `local_ref` as `remote_ref` in the engine, push it, untag; returns the pushed manifest digest.
 
         Raises CredentialsError, RegistryError (full disk, refused), UnreachableError (after retries).
@@ -321,9 +328,9 @@ class Registry:
                    and "Digest" in line["aux"]]
         if not digests:
             raise RegistryError(f"push {remote_ref}: the engine reported no digest")
-        return digests[-1]
+        return str(digests[-1])
 
-    def pull(self, client, remote_ref: str) -> str:
+    def pull(self, client: DockerClient, remote_ref: str) -> str:
         """Pull `remote_ref` (`HOST/NAME:TAG` or `HOST/NAME@sha256:...`) into the engine; returns the digest
         the engine pulled (`sha256:...`)."""
         repo, tag = remote_ref.split("@", 1) if "@" in remote_ref else remote_ref.rsplit(":", 1)
@@ -335,7 +342,7 @@ class Registry:
                 return m.group(1)
         raise RegistryError(f"pull {remote_ref}: the engine reported no digest")
 
-    def pull_verified(self, client, remote_ref: str, expected: str) -> str:
+    def pull_verified(self, client: DockerClient, remote_ref: str, expected: str) -> str:
         """Pull `remote_ref` and check its digest equals `expected`. Raises DigestMismatchError otherwise."""
         got = self.pull(client, remote_ref)
         if got != expected:
@@ -343,7 +350,7 @@ class Registry:
                                       "moved in between, or the registry altered the image); nothing promoted")
         return got
 
-    def pull_as(self, client, ref: str, local_tags: list[str]) -> None:
+    def pull_as(self, client: DockerClient, ref: str, local_tags: list[str]) -> None:
         """Pull `HOST/<ref>` and give the image the local tags (for builds that skip a cell the registry has)."""
         remote = self.remote_ref(ref)
         self.pull(client, remote)

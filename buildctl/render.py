@@ -96,7 +96,7 @@ def _write(path: Path, text: str, mode: int = 0o644) -> None:
     os.chmod(path, mode)
 
 
-def _json(data) -> str:
+def _json(data: object) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 

@@ -27,6 +27,7 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -88,7 +89,7 @@ def applies(req: Requirement, python: str, extras: tuple[str, ...] = ()) -> bool
     return any(req.marker.evaluate(_marker_env(python, e)) for e in ("", *extras))
 
 
-def pypi_files(name: str, version: str) -> list[dict]:
+def pypi_files(name: str, version: str) -> list[dict[str, Any]]:
     """The files PyPI lists for name==version (PEP 691 JSON: filename, url, ...); [] when none.
 
     Raises urllib errors when PyPI does not answer.
@@ -102,7 +103,7 @@ def pypi_files(name: str, version: str) -> list[dict]:
     return [f for f in files if wanted.match(f["filename"])]
 
 
-def sdist_requires(files: list[dict], cache: Path) -> list[str]:
+def sdist_requires(files: list[dict[str, Any]], cache: Path) -> list[str]:
     """The Requires-Dist lines of the PKG-INFO of the sdist among `files` (downloaded into `cache` once).
 
     Raises LookupError when `files` holds no sdist.
@@ -160,7 +161,7 @@ def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resoluti
                        tuple(dict.fromkeys(no_deps)))]
 
 
-def _pip(args: list[str], workdir: Path) -> subprocess.CompletedProcess:
+def _pip(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in _PIP_ENV}
     env["PIP_CONFIG_FILE"] = os.devnull
     return subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
@@ -202,7 +203,7 @@ def resolve(resolution: Resolution) -> Outcome:
     return outcome
 
 
-def _requires(item: dict, python: str) -> list[Requirement]:
+def _requires(item: dict[str, Any], python: str) -> list[Requirement]:
     extras = tuple(item.get("requested_extras") or ())
     out = []
     for text in item["metadata"].get("requires_dist") or []:
@@ -215,7 +216,7 @@ def _requires(item: dict, python: str) -> list[Requirement]:
     return out
 
 
-def _cuda_pulls(report: dict, resolution: Resolution) -> list[str]:
+def _cuda_pulls(report: dict[str, Any], resolution: Resolution) -> list[str]:
     """Packages outside the torch family that require a CUDA wheel or PyPI's triton."""
     out = []
     for item in report["install"]:

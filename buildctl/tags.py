@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from docker import DockerClient
+
 from buildctl.load import Project
 from buildctl.model import version_tuple
 from buildctl.plan import REPOSITORY, Cell, Selection, make_plan
@@ -46,7 +48,7 @@ def final_tags(project: Project, cell: Cell) -> list[str]:
     return tags
 
 
-def tag_local(client, cells: list[Cell]) -> list[str]:
+def tag_local(client: DockerClient, cells: list[Cell]) -> list[str]:
     """Point `rocmig/<role>:latest` and the ROCm-line alias of each role at the cell of `cells` just built or
     pulled (of several cells of a role, the last one). Returns one line per role saying where they point.
     Cells whose image is absent are passed over."""

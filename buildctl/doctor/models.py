@@ -9,7 +9,7 @@ group (``nott:``) cannot silently disable it.
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -29,7 +29,7 @@ class CatalogError(ConfigError):
     """A catalog file is unreadable or does not fit the schema. Message: ``<file>: <key path>: <why>``."""
 
 
-class Category(str, Enum):
+class Category(StrEnum):
     """The six kinds of failure the catalog and docs/troubleshooting.md are grouped by (in this order)."""
 
     COMPILE = "compile-time"

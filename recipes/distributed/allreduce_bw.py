@@ -90,11 +90,13 @@ def p2p_copy_gbps(size: int, iters: int = 10) -> float:
     src = torch.empty(size, dtype=torch.uint8, device="cuda:0")
     dst = torch.empty(size, dtype=torch.uint8, device="cuda:1")
     dst.copy_(src)
-    torch.cuda.synchronize("cuda:0"); torch.cuda.synchronize("cuda:1")
+    torch.cuda.synchronize("cuda:0")
+    torch.cuda.synchronize("cuda:1")
     t = time.perf_counter()
     for _ in range(iters):
         dst.copy_(src)
-    torch.cuda.synchronize("cuda:0"); torch.cuda.synchronize("cuda:1")
+    torch.cuda.synchronize("cuda:0")
+    torch.cuda.synchronize("cuda:1")
     return bandwidth.algbw_gbps(size, (time.perf_counter() - t) / iters)
 
 

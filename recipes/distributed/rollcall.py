@@ -100,7 +100,7 @@ def host(me: Declaration, port: int, join_timeout_s: float, bind: str = "0.0.0.0
             srv.settimeout(left)
             try:
                 conn, _ = srv.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             try:
                 raw = json.loads(_read_line(conn, min(deadline, time.monotonic() + 10)))

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
+from tests.images.checks import assert_cell_labels, assert_no_cuda
 from tests.images.conftest import inspect_image, slice_cells
-from tests.images.checks import assert_no_cuda, assert_cell_labels
 
 CELLS = slice_cells("base")
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]

@@ -7,7 +7,6 @@ base/dev images of the default slice pushes ~4.5 GB; it runs when ROCMIG_PUSH_E2
 
 from __future__ import annotations
 
-import crypt
 import io
 import os
 import shutil
@@ -20,11 +19,11 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+import bcrypt
 import docker
 import pytest
 
-from buildctl.registry import (CredentialsError, Credentials, DigestMismatchError, Registry, RegistryError,
-                               RetryPolicy)
+from buildctl.registry import Credentials, CredentialsError, DigestMismatchError, Registry, RegistryError, RetryPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
@@ -74,7 +73,7 @@ def auth_registry(tmp_path):
     """(host, storage folder, user, password) of a fresh registry with htpasswd (bcrypt) auth."""
     user, password = "rocmig", uuid.uuid4().hex
     htpasswd = tmp_path / "htpasswd"
-    htpasswd.write_text(f"{user}:{crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH))}\n")
+    htpasswd.write_text(f"{user}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt()).decode()}\n")
     proc, host, storage = _start_registry(tmp_path / "auth", htpasswd)
     yield host, storage, user, password
     proc.terminate()
@@ -139,6 +138,30 @@ def test_promotion_puts_the_tested_manifest_under_final_tags(open_registry, clie
         reg.put_tag("rocmig/tiny", tag, digest)
         assert reg.manifest("rocmig/tiny", tag)[2] == digest
     assert reg.manifest("rocmig/tiny", "never-pushed") is None
+
+
+def test_staging_by_digest_leaves_no_staging_tag(open_registry, client, tiny_image):
+    """stage(): the image lands in rocmig/<role> untagged (by digest), the scratch repository's manifest is
+    deleted, the digest pulls back; promotion then puts only the final tags on that digest."""
+    from buildctl.promote import STAGING_REPOSITORY, stage
+
+    host, _ = open_registry
+    reg = Registry(host)
+    local = tiny_image("staged")
+    cell_ref = f"rocmig/tiny:{local.rsplit(':', 1)[1]}"
+    subprocess.run(["docker", "tag", local, cell_ref], check=True)
+    try:
+        digest, note = stage(reg, client, cell_ref)
+        assert note == ""
+        assert reg.tags("rocmig/tiny") == [] and reg.tags(f"{STAGING_REPOSITORY}/tiny") == []
+        assert reg.manifest(f"{STAGING_REPOSITORY}/tiny", digest) is None
+        assert reg.manifest("rocmig/tiny", digest)[2] == digest
+        assert reg.pull_verified(client, f"{host}/rocmig/tiny@{digest}", digest) == digest
+        for tag in ("t", "t-alias"):
+            reg.put_tag("rocmig/tiny", tag, digest)
+        assert reg.tags("rocmig/tiny") == ["t", "t-alias"]
+    finally:
+        _rmi(cell_ref, f"{host}/rocmig/tiny@{digest}")
 
 
 def test_moved_tag_is_a_digest_mismatch(open_registry, client, tiny_image):
@@ -216,7 +239,7 @@ def _snapshot(tmp: Path, name: str, failing_dev_test: bool = False) -> Path:
 
 @pytest.mark.skipif(os.environ.get("ROCMIG_PUSH_E2E") != "1", reason="pushes ~4.5 GB: set ROCMIG_PUSH_E2E=1")
 def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
-    """push: staging tags, pulled back, image tests on the copy, then final tags at the tested digests.
+    """push: staged by digest, pulled back, image tests on the copy, then final tags at the tested digests.
     A failing image test (dev) blocks promotion of the whole selection; with --keep-going the cells that
     passed (base) are promoted and the failed one never gets a final tag."""
     host, _ = open_registry
@@ -234,14 +257,14 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     assert failed.returncode == 6, failed.stderr[-3000:]
     assert "not promoted" in failed.stderr
     for role in ("base", "dev"):
-        assert reg.manifest(f"rocmig/{role}", f"{full}-staging") is not None
+        assert reg.tags(f"rocmig/{role}") == [] and reg.tags(f"rocmig-staging/{role}") == []
         for tag in (full, alias, "latest"):
             assert reg.manifest(f"rocmig/{role}", tag) is None, f"{role}:{tag} moved although dev failed"
 
     kept = buildctl("--root", str(broken), "push", "--registry", host, "--image", "dev", "--out", str(out), "--keep-going",
                     timeout=3000)
     assert kept.returncode == 6, kept.stderr[-3000:]
-    assert reg.manifest("rocmig/base", full)[2] == reg.manifest("rocmig/base", f"{full}-staging")[2]
+    assert reg.tags("rocmig/base") == [full, alias]  # the debian lane never gets latest in a registry
     assert reg.manifest("rocmig/dev", full) is None
 
     result = buildctl("--root", str(good), "push", "--registry", host, "--image", "dev", "--out", str(out),
@@ -249,9 +272,8 @@ def test_staged_promotion_of_the_default_slice(open_registry, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     for role in ("base", "dev"):
         name = f"rocmig/{role}"
-        staged = reg.manifest(name, f"{full}-staging")[2]
-        for tag in (full, alias, "latest"):
-            assert reg.manifest(name, tag)[2] == staged
+        assert reg.tags(name) == [full, alias] and reg.tags(f"rocmig-staging/{role}") == []
+        assert reg.manifest(name, full)[2] == reg.manifest(name, alias)[2]
         log = (out / "logs" / f"push-{role}_rocm7_2_4-gfx942-debian.log").read_text()
         assert " passed" in log and "failed" not in log
     pulled = buildctl("--root", str(good), "pull", "--registry", host, "--image", "dev", timeout=600)
@@ -310,7 +332,7 @@ def test_build_leaf_on_parent_by_image_id_builds_no_parent_cell():
     result = buildctl("build", "--image", "dev", "--no-apt-check-valid-until", "--parent", before, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "no parent cell is built" in result.stderr
-    assert "rocmig/base" not in "".join(l for l in result.stderr.splitlines() if l.startswith("[1/1]"))
+    assert "rocmig/base" not in "".join(line for line in result.stderr.splitlines() if line.startswith("[1/1]"))
     assert _image_id(base) == before
 
 

@@ -3,7 +3,6 @@ content key skips a cell whose inputs are unchanged (run in a snapshot of the pr
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.images.test_registry import _image_id, _snapshot, buildctl

@@ -17,6 +17,7 @@ from buildctl.render import render_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 from tests.shared_cases import CASES_DIR
+
 CASES = CASES_DIR / "cases.json"
 
 
@@ -58,7 +59,7 @@ def test_c01_runtime_stages_hold_wheels_not_compilers(rendered):
 def test_c02_repo_radeon_key_is_fetched_fresh_and_scoped(rendered):
     assert "EXPKEYSIG" in json.dumps(_case("C02")) or "expired" in json.dumps(_case("C02")).lower()
     checked = 0
-    for ref, (cell, folder) in rendered.items():
+    for cell, folder in rendered.values():
         if cell.role != "base" or cell.release.source != "amd":
             continue
         setup = (folder / "rocmig" / "apt-setup.sh").read_text()

@@ -34,7 +34,8 @@ def reference(stem: str, lanes: int, a: int, b: int) -> int:
     bits = 32 // lanes
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     xs, ys = split(a, lanes, signed), split(b, lanes, signed)
-    clamp = lambda v: max(lo, min(hi, v))
+    def clamp(v):
+        return max(lo, min(hi, v))
     compare = {"eq": lambda x, y: x == y, "ne": lambda x, y: x != y, "ge": lambda x, y: x >= y,
                "gt": lambda x, y: x > y, "le": lambda x, y: x <= y, "lt": lambda x, y: x < y}
     if stem in ("sads", "sadu"):

@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 from tests.shared_cases import CASES_DIR
+
 CUDA = CASES_DIR / "cuda"
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 

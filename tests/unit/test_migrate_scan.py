@@ -8,6 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 from tests.shared_cases import CASES_DIR
+
 CASES = CASES_DIR
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 

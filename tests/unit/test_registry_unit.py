@@ -6,8 +6,15 @@ import time
 import pytest
 
 from buildctl.errors import UnreachableError
-from buildctl.registry import (CredentialsError, Registry, RegistryError, RetryPolicy, TransientError, classify,
-                               parse_host)
+from buildctl.registry import (
+    CredentialsError,
+    Registry,
+    RegistryError,
+    RetryPolicy,
+    TransientError,
+    classify,
+    parse_host,
+)
 
 
 @pytest.mark.parametrize("value", ["127.0.0.1:5000", "localhost", "registry.example.com:443", "[::1]:5000"])

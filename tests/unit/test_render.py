@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from buildctl.errors import ConfigError
 from buildctl.bake import BuildOptions, bake_definition
+from buildctl.errors import ConfigError
 from buildctl.load import load_project
 from buildctl.plan import Selection, make_plan
 from buildctl.render import render_cell

@@ -87,11 +87,10 @@ CLAMP_HELPER = ("#ifndef ROCMIG_CLAMP\n#define ROCMIG_CLAMP\n__device__ static i
 
 def insert_after_includes(text: str, block: str) -> str:
     """`text` with `block` placed after its last #include line (at the top when it has none)."""
-    last = None
-    for last in INCLUDE_LINE.finditer(text):
-        pass
-    if last is None:
+    includes = list(INCLUDE_LINE.finditer(text))
+    if not includes:
         return block + text
+    last = includes[-1]
     end = last.end() + 1 if last.end() < len(text) and text[last.end()] == "\n" else last.end()
     return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
 
