@@ -1,15 +1,18 @@
 """GPU targets the kernels are tiled for, and how TileLang names them.
 
-Facts per target (wavefront size, LDS / shared memory per workgroup) come from
-AMD's "GPU hardware specifications" table in the ROCm docs (CDNA2 gfx90a, CDNA3
-gfx942: 64 KiB LDS; CDNA4 gfx950: 160 KiB LDS; RDNA3 gfx1100: wave32, 64 KiB LDS),
-also recorded in docs/design.md, and NVIDIA's CUDA C++ Programming Guide
-(compute capability 9.0: 227 KiB of shared memory per thread block, warp 32).
+The AMD facts per target (family, wavefront size, LDS per workgroup) are matrix.yaml's `archs`, the one
+place they are written: read from the checkout's matrix.yaml, or inside an image from
+/etc/rocmig/archs.json, which `buildctl render` writes from it. What matrix.yaml does not hold is here:
+the ELF machine number of each AMD target's code objects (LLVM AMDGPUUsage, "AMDGPU ELF Header") and
+the one NVIDIA target, from NVIDIA's CUDA C++ Programming Guide (compute capability 9.0: 227 KiB of
+shared memory per thread block, warp 32).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 KIB = 1024
 
@@ -51,15 +54,36 @@ class TargetSpec:
         return {"kind": "cuda", "arch": self.compile_arch or self.name}
 
 
-TARGETS: dict[str, TargetSpec] = {
-    "gfx90a": TargetSpec("gfx90a", "amd", "CDNA2", 64, 64 * KIB, 0x03F),
-    "gfx942": TargetSpec("gfx942", "amd", "CDNA3", 64, 64 * KIB, 0x04C),
-    "gfx950": TargetSpec("gfx950", "amd", "CDNA4", 64, 160 * KIB, 0x04F),
-    "gfx1100": TargetSpec("gfx1100", "amd", "RDNA3", 32, 64 * KIB, 0x041),
-    "gfx1101": TargetSpec("gfx1101", "amd", "RDNA3", 32, 64 * KIB, 0x046),
-    "gfx1201": TargetSpec("gfx1201", "amd", "RDNA4", 32, 64 * KIB, 0x04E),
-    "sm_90": TargetSpec("sm_90", "nvidia", "Hopper", 32, 227 * KIB, compile_arch="sm_90a"),
-}
+# EF_AMDGPU_MACH of the AMD targets the kernels have tile tables for (kernels/configs.py).
+ELF_MACH = {"gfx90a": 0x03F, "gfx942": 0x04C, "gfx950": 0x04F, "gfx1100": 0x041, "gfx1101": 0x046, "gfx1201": 0x04E}
+MATRIX = Path(__file__).resolve().parent.parent / "matrix.yaml"
+IMAGE_ARCHS = Path("/etc/rocmig/archs.json")
+
+
+def arch_facts() -> dict[str, dict[str, object]]:
+    """matrix.yaml's `archs` table (gfx arch -> family, wavefront, lds_bytes, ...): from the checkout's
+    matrix.yaml, else the image's /etc/rocmig/archs.json. Raises FileNotFoundError when neither exists."""
+    if MATRIX.is_file():
+        import yaml
+
+        archs: dict[str, dict[str, object]] = yaml.safe_load(MATRIX.read_text(encoding="utf-8"))["archs"]
+        return archs
+    if IMAGE_ARCHS.is_file():
+        return dict(json.loads(IMAGE_ARCHS.read_text(encoding="utf-8")))
+    raise FileNotFoundError(f"neither {MATRIX} nor {IMAGE_ARCHS}: the arch facts live in matrix.yaml")
+
+
+def _targets() -> dict[str, TargetSpec]:
+    facts = arch_facts()
+    missing = sorted(set(ELF_MACH) - set(facts))
+    if missing:
+        raise RuntimeError(f"matrix.yaml archs lacks {', '.join(missing)}, which kernels/targets.py tiles for")
+    amd = {name: TargetSpec(name, "amd", str(facts[name]["family"]), int(str(facts[name]["wavefront"])),
+                            int(str(facts[name]["lds_bytes"])), mach) for name, mach in ELF_MACH.items()}
+    return {**amd, "sm_90": TargetSpec("sm_90", "nvidia", "Hopper", 32, 227 * KIB, compile_arch="sm_90a")}
+
+
+TARGETS: dict[str, TargetSpec] = _targets()
 
 AMD_TARGETS = tuple(name for name, spec in TARGETS.items() if spec.vendor == "amd")
 

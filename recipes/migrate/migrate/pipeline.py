@@ -191,7 +191,6 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     for rel, twin in twins.items():
         for key in ("compile", "baseline"):
             files_out[rel][key] = {a: {**r, "same_as": twin} for a, r in files_out[twin][key].items()}
-    _diagnose(files_out)
     timings["wall_s"] = round(time.time() - started, 2)
     return {
         "schema": REPORT_SCHEMA_VERSION,
@@ -233,20 +232,4 @@ def _defines(texts: dict[str, str], archs: tuple[Arch, ...]) -> list[dict]:
         found.append({"name": "HIP_ENABLE_WARP_SYNC_BUILTINS", "values": {a.name: "" for a in archs},
                       "reason": "the tree uses *_sync warp intrinsics; HIP 6.2-6.x declares them only with this define"})
     return found
-
-
-def _diagnose(files_out: dict[str, dict]) -> None:
-    """Add the error catalog's best match to each failed result when buildctl.doctor is importable
-    (on the host); inside the image it is not, and the host feeds first_error to the doctor."""
-    try:
-        from buildctl.doctor import diagnose  # type: ignore[import-not-found]
-    except ImportError:
-        return
-    for entry in files_out.values():
-        for key in ("compile", "baseline"):
-            for result in entry[key].values():
-                if result["status"] == "failed":
-                    matches = diagnose(result["first_error"], limit=1)
-                    if matches:
-                        result["diagnosis"] = str(matches[0])
 
