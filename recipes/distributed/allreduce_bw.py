@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -103,6 +104,8 @@ def p2p_copy_gbps(size: int, iters: int = 10) -> float:
 def main(argv: list[str]) -> int:
     """Run the sweep; rank 0 prints an nccl-tests style table and optionally writes JSON."""
     a = parse_args(argv)
+    if a.json and int(os.environ.get("RANK", "0")) == 0:
+        runtime.require_writable("--json", a.json, folder=False)
     d = runtime.init()
     dev_name = torch.cuda.get_device_name(d.device) if d.device.type == "cuda" else "cpu"
     if d.rank == 0:

@@ -115,9 +115,11 @@ def run(argv: list[str]) -> int:
                                      for p in sorted(Path(err_dir).glob("rank-*.err"))))
     if rc == 0:
         return 0
+    # The rank that failed first says why; its peers only saw a collective fail after it: their lines last.
+    reasons.sort(key=lambda line: "collective failed" in line)
     why = "; ".join(reasons) if reasons else f"{spawner} exited {rc} (see the output above)"
     print(f"rocmig-distributed: error: node {a.node_rank}: job {a.job} failed: {why}", file=sys.stderr, flush=True)
-    return 3
+    return 2 if rc == 2 else 3
 
 
 if __name__ == "__main__":

@@ -49,6 +49,25 @@ def init() -> Dist:
     return Dist(rank, world, local, device, backend, timeout_s)
 
 
+def user_advice() -> str:
+    """What to do when a mounted folder is not writable by the image's user (uid 1000, `rocm`)."""
+    return (f"the container runs as uid {os.getuid()}: run it with --user $(id -u):$(id -g), or chown that folder "
+            f"to {os.getuid()} on the host")
+
+
+def require_writable(flag: str, path: Path, folder: bool = True) -> None:
+    """Before any work: `path` (a folder, or the folder a file goes into) can be created and written by
+    this user; else exit 2 through fail() naming the flag, the real error and user_advice()."""
+    target = path if folder else path.parent
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        probe = target / f".rocmig-write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        fail(f"{flag} {path}: not writable ({exc.strerror or exc}); {user_advice()}", code=2)
+
+
 def fail(message: str, code: int = 3) -> NoReturn:
     """Print `message` as one line on stderr, copy it to ROCMIG_DIST_ERROR_DIR/rank-<RANK>.err, exit `code`."""
     line = " ".join(message.split())

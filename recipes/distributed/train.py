@@ -106,8 +106,12 @@ def save(a, d: runtime.Dist, model, optim, step: int) -> tuple[Path | None, str]
     digest = ""
     if d.rank == 0:
         digest = weights_sha256(msd)
-        ckpt.save(a.ckpt_dir, step, {"model.pt": _to_bytes(msd), "optim.pt": _to_bytes(osd)},
-                  meta={**_meta(a, d.world_size), "weights_sha256": digest})
+        try:
+            ckpt.save(a.ckpt_dir, step, {"model.pt": _to_bytes(msd), "optim.pt": _to_bytes(osd)},
+                      meta={**_meta(a, d.world_size), "weights_sha256": digest})
+        except OSError as exc:
+            runtime.fail(f"rank 0: writing checkpoint step {step} to --ckpt-dir {a.ckpt_dir} failed "
+                         f"({exc.strerror or exc}); {runtime.user_advice()}", code=2)
     dist.barrier()
     return Path(a.ckpt_dir) / ckpt.step_dir_name(step), digest
 
@@ -144,6 +148,8 @@ def main(argv: list[str]) -> int:
     # fixed workspace for that: CUBLAS_WORKSPACE_CONFIG, PyTorch docs "Reproducibility")
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True)
+    if int(os.environ.get("RANK", "0")) == 0:  # rank 0 writes the checkpoints
+        runtime.require_writable("--ckpt-dir", Path(a.ckpt_dir))
     d = runtime.init()
     model = build_model(a).to(d.device)
     if a.parallel == "ddp":

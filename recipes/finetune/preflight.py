@@ -237,7 +237,8 @@ def _check_output(conf: dict, cfg: Path, rep: Report) -> None:
     p = Path(str(out)).expanduser().absolute()
     anc = next((a for a in [p, *p.parents] if a.exists()), None)
     if anc is None or not anc.is_dir() or not os.access(anc, os.W_OK):
-        rep.error(f"{cfg}: output_dir '{out}' cannot be created: {anc} is not a writable directory")
+        rep.error(f"{cfg}: output_dir '{out}' cannot be created: {anc} is not a writable directory for uid "
+                  f"{os.getuid()} (run the container with --user $(id -u):$(id -g), or chown it on the host)")
 
 
 def check_config(conf: dict, cfg: Path) -> Report:
