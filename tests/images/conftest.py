@@ -105,21 +105,30 @@ def inspect_image(ref: str) -> dict:
     return json.loads(result.stdout)[0]
 
 
-TRAIN_IMAGE = os.environ.get("ROCMIG_TRAIN_IMAGE", "rocmig/train:rocm7.2.4-gfx942-debian")
+def train_image() -> str | None:
+    """The train image under test: $ROCMIG_TRAIN_IMAGE, else the slice's train cell (None: not in the slice)."""
+    if os.environ.get("ROCMIG_TRAIN_IMAGE"):
+        return os.environ["ROCMIG_TRAIN_IMAGE"]
+    cells = slice_cells("train")
+    return image_under_test(cells[0].ref) if cells else None
 
 
 @pytest.fixture(scope="module")
 def train_client():
-    """A docker SDK client whose engine holds TRAIN_IMAGE ($ROCMIG_TRAIN_IMAGE); skips, naming why, otherwise."""
+    """A docker SDK client whose engine holds the train image under test (train_image()). Skips when the
+    slice has no train cell; fails, as for every selected image, when it is not built."""
     import docker
 
+    image = train_image()
+    if image is None:
+        pytest.skip("the slice has no train cell (ROCMIG_CELLS_FILE / ROCMIG_TRAIN_IMAGE)")
     try:
         client = docker.from_env()
         client.ping()
     except docker.errors.DockerException as exc:
-        pytest.skip(f"no Docker engine answers: {exc}")
+        pytest.fail(f"no Docker engine answers: {exc} (scripts/setup-docker.sh starts one)")
     try:
-        client.images.get(TRAIN_IMAGE)
+        client.images.get(image)
     except docker.errors.ImageNotFound:
-        pytest.skip(f"train image {TRAIN_IMAGE} is not built here (set ROCMIG_TRAIN_IMAGE or build it first)")
+        pytest.fail(f"train image {image} is not built: run `make images IMAGES=all` first")
     return client

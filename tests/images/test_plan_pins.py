@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from buildctl.load import load_project
@@ -13,6 +14,7 @@ from buildctl.pins import check_pins
 from buildctl.plan import Selection, make_plan
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.network
 
 
 def test_every_pypi_pin_of_the_debian_lane_exists():

@@ -19,10 +19,10 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-from tests.images.conftest import TRAIN_IMAGE  # noqa: E402
+from tests.images.conftest import train_image  # noqa: E402
 
 pytestmark = pytest.mark.docker
-IMAGE = TRAIN_IMAGE
+IMAGE = train_image() or "rocmig/train:rocm7.2.4-gfx942-debian"
 LAUNCH = ["python3", "-m", "recipes.distributed.launch"]
 TIMEOUT_S = 20  # collective timeout given to init_process_group
 TRAIN = ["train", "--steps", "400", "--ckpt-every", "40", "--hidden", "256", "--log-every", "100"]

@@ -3,7 +3,7 @@
 A tiny Llama-architecture model and a tokenizer are made in the container from the project's dataset
 (recipes/data), then `llamafactory-cli train` runs LoRA SFT for the config's max_steps through the
 checking launcher. Asserts: the loss goes down, the adapter is saved, reloads, and changes the logits.
-Image: $ROCMIG_TRAIN_IMAGE (default rocmig/train:rocm7.2.4-gfx942-debian); skipped when absent.
+Image: $ROCMIG_TRAIN_IMAGE, else the slice's train cell; skipped when the slice has no train cell, failed when it is not built.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-from tests.images.conftest import TRAIN_IMAGE  # noqa: E402
+from tests.images.conftest import train_image  # noqa: E402
 
 pytestmark = pytest.mark.docker
-IMAGE = TRAIN_IMAGE
+IMAGE = train_image() or "rocmig/train:rocm7.2.4-gfx942-debian"
 CONFIG = "/opt/rocmig/recipes/finetune/configs/tiny_llama_lora_sft_cpu.yaml"
 ENV = {"PYTHONPATH": "/opt/rocmig", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 

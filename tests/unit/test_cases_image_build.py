@@ -74,9 +74,12 @@ def test_c02_repo_radeon_key_is_fetched_fresh_and_scoped(rendered):
 
 def test_c04_torch_family_from_the_rocm_index_in_one_step_then_constrained(rendered):
     assert "constraints" in json.dumps(_case("C04")["expected"])
+    seen: dict[str, int] = {}
     for ref, (cell, folder) in rendered.items():
         text = (folder / "Dockerfile").read_text()
+        seen[cell.role] = seen.get(cell.role, 0) + 1
         if cell.role == "torch" and cell.release.torch:
+            seen["torch-rocm-wheels"] = seen.get("torch-rocm-wheels", 0) + 1
             t = cell.release.torch
             one_step = re.search(rf"--index-url https://download.pytorch.org/whl/{re.escape(t.index)} \\\n\s+"
                                  rf"torch=={t.torch} torchvision=={t.torchvision} torchaudio=={t.torchaudio}", text)
@@ -87,6 +90,8 @@ def test_c04_torch_family_from_the_rocm_index_in_one_step_then_constrained(rende
         if cell.role in ("train", "serve", "kernels"):
             assert "torch_guard.py check" in text, ref
             assert "--index-url" not in text and "--extra-index-url" not in text, ref
+    # the loop must have met both torch kinds and every child role, or it proved nothing
+    assert all(seen.get(k) for k in ("torch", "torch-rocm-wheels", "train", "serve", "kernels")), seen
 
 
 def test_c07_builder_parallelism_is_bounded_and_archs_restricted(rendered):

@@ -6,6 +6,8 @@ Set UPDATE_GOLDEN=1 to rewrite the golden files after an intended template chang
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from buildctl.bake import BuildOptions, bake_definition
 from buildctl.errors import ConfigError
 from buildctl.load import load_project
 from buildctl.plan import Selection, make_plan
-from buildctl.render import render_cell
+from buildctl.render import cell_dir, render_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
@@ -64,6 +66,12 @@ def test_rerender_is_byte_identical(tmp_path):
     second = {c.ref: _tree_digest(render_cell(project, c, tmp_path)) for c in plan.cells}
     assert first == second
     assert any("recipes/migrate" in name for name in first["rocmig/dev:rocm7.2.4-gfx942-debian"])
+    # another process (another hash seed, another import order) renders the same bytes
+    other = tmp_path / "other"
+    subprocess.run([sys.executable, "-m", "buildctl", "-q", "render", "--source", "debian", "--rocm", "7.2",
+                    "--arch", "gfx942", "--all", "--out", str(other)], cwd=ROOT, check=True, capture_output=True,
+                   env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert {c.ref: _tree_digest(cell_dir(other, c)) for c in plan.cells} == first
     assert not list(tmp_path.rglob("*.old")) and not [p for p in tmp_path.rglob(".*") if p.is_dir()]
 
 
