@@ -35,6 +35,7 @@ from buildctl.ghflow_cli import bump_cmd, ci_group, report_group, review_cmd, su
 from buildctl.kernels_cli import kernels
 from buildctl.lifecycle import deprecation_warnings, refuse_end_of_life
 from buildctl.load import Project, load_project
+from buildctl.migrate_options import recipe_arguments, recipe_options
 from buildctl.plan import Plan, Selection, make_plan, require_cells, resolve
 from buildctl.results import document
 
@@ -457,24 +458,27 @@ def bootstrap_cmd(suite: str, mirror: str, tag: str | None, if_missing: bool) ->
 @click.argument("src", type=click.Path(path_type=Path))
 @click.option("--rocm", default=None, help="ROCm minor line of the dev image (default: matrix default)")
 @click.option("--source", default=None, help="source of the dev image (default: matrix default)")
-@click.option("--arch", "archs", multiple=True, required=True, help="offload arch to compile for (repeatable)")
+@click.option("--arch", "archs", multiple=True, required=True,
+              help="offload arch to compile for (repeatable): a matrix arch or product, or any gfx arch hipcc knows")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="report folder")
+@recipe_options
 @click.argument("recipe_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def migrate_cmd(ctx: click.Context, src: Path, rocm: str | None, source: str | None, archs: tuple[str, ...],
-                out: Path, recipe_args: tuple[str, ...]) -> None:
+def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str | None, archs: tuple[str, ...],
+                out: Path, recipe_args: tuple[str, ...], **recipe: Any) -> None:
     """Hipify SRC, compile it for each --arch in the dev image and write report.json / report.md to --out.
 
-    Extra arguments (e.g. --baseline, --fail-on error, --jobs 2) go to the recipe.
+    The recipe's options below work anywhere on the command line; other arguments go to the recipe.
     """
     from buildctl.engine import docker_client
-    from buildctl.migrate import Mounts, annotate_report, check_paths, pick_dev_image, run_migrate
+    from buildctl.migrate import Mounts, annotate_report, check_paths, pick_dev_image, run_migrate, split_archs
 
     project = _project(ctx)
-    chosen = resolve(project, Selection((source,) if source else (), (rocm,) if rocm else (), tuple(archs),
+    matrix_archs, archs = split_archs(project, tuple(archs))
+    chosen = resolve(project, Selection((source,) if source else (), (rocm,) if rocm else (), matrix_archs,
                                         ("dev",))).selection
-    archs = chosen.archs
     rocm = chosen.rocm[0]
+    recipe_args = (*recipe_arguments(recipe), *recipe_args)
     dev_cells = make_plan(project, Selection(chosen.sources, chosen.rocm, (), ("dev",))).cells
     if not dev_cells:
         raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `buildctl matrix --image dev`)")

@@ -19,10 +19,29 @@ import docker
 
 from buildctl.doctor import diagnose
 from buildctl.engine import image_exists
-from buildctl.errors import BuildError, InputError
-from buildctl.plan import Cell
+from buildctl.errors import BuildError, ConfigError, InputError
+from buildctl.load import Project
+from buildctl.plan import Cell, _arch_name
 
 RECIPE_DIR = "/opt/rocmig/recipes/migrate"
+OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}|gfx[0-9]+(-[0-9]+)?-generic")
+
+def split_archs(project: Project, values: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(archs of the matrix, every requested arch) for `--arch` values: matrix archs and products map to
+    their gfx name; another gfx offload arch (gfx908, gfx1030, gfx11-generic, ...) is passed on for the
+    recipe to check against the toolchain. Raises ConfigError for anything else."""
+    matrix: list[str] = []
+    every: list[str] = []
+    for value in values:
+        try:
+            names = _arch_name(project, value)
+            matrix += names
+        except ConfigError:
+            if not OFFLOAD_ARCH.fullmatch(value):
+                raise
+            names = [value]
+        every += names
+    return tuple(dict.fromkeys(matrix)), tuple(dict.fromkeys(every))
 
 
 def pick_dev_image(client: docker.DockerClient, dev_cells: list[Cell], archs: list[str]) -> Cell:
@@ -68,8 +87,8 @@ class Mounts:
     def relabel(self, text: str) -> str:
         """Replace the container's /src and /out paths in `text` by the host paths."""
         src_host = str(self.src.parent if self.src.is_file() else self.src)
-        text = re.sub(r"(?<![\w/.])/src(?=/|\b)", src_host, text)
-        return re.sub(r"(?<![\w/.])/out(?=/|\b)", str(self.out), text)
+        text = re.sub(r"(?:(?<![\w/.])|(?<=-I))/src(?=/|\b)", src_host.replace("\\", "\\\\"), text)
+        return re.sub(r"(?:(?<![\w/.])|(?<=-I))/out(?=/|\b)", str(self.out).replace("\\", "\\\\"), text)
 
 
 COMPILE_COMMANDS_TARGET = "/project-flags/compile_commands.json"
@@ -134,6 +153,18 @@ def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: 
     return code, "".join(chunks)
 
 
+def relabel_logs(mounts: Mounts) -> None:
+    """Rewrite the compiler logs under OUT/build with the host's paths (the recipe wrote /src and /out)."""
+    build = mounts.out / "build"
+    if not build.is_dir():
+        return
+    for log in build.rglob("*.log"):
+        text = log.read_text(encoding="utf-8", errors="replace")
+        relabelled = mounts.relabel(text)
+        if relabelled != text:
+            log.write_text(relabelled, encoding="utf-8")
+
+
 def annotate_report(root: Path, mounts: Mounts) -> int:
     """Relabel the report's container paths, match each failed unit's first compiler error against the
     error case library (buildctl.doctor) and rewrite the report; returns how many compile results matched.
@@ -142,6 +173,7 @@ def annotate_report(root: Path, mounts: Mounts) -> int:
     loaded from the project root) renders the result into report.md and report.html. A report without
     "complete": true (an interrupted run) is left as it is.
     """
+    relabel_logs(mounts)
     path = mounts.out / "report.json"
     if not path.exists():
         return 0
@@ -159,9 +191,10 @@ def annotate_report(root: Path, mounts: Mounts) -> int:
                 result["doctor"] = [{"id": m.entry.id, "title": m.entry.title, "fix": m.entry.fix[0],
                                      "doc": f"{handbook}#{m.entry.id}"} for m in matches]
                 matched += bool(matches)
-    spec = importlib.util.spec_from_file_location("rocmig_migrate_report",
-                                                  root / "recipes" / "migrate" / "migrate" / "report.py")
-    assert spec is not None and spec.loader is not None
+    writer = root / "recipes" / "migrate" / "migrate" / "report.py"
+    spec = importlib.util.spec_from_file_location("rocmig_migrate_report", writer)
+    if spec is None or spec.loader is None:
+        raise BuildError(f"{writer}: the migrate recipe's report writer cannot be loaded")
     report = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(report)
     report.write_all(mounts.out, data)

@@ -105,7 +105,19 @@ def test_odd_files_in_a_tree_are_decoded_or_skipped_never_fatal(tmp_path):
 
 def test_unknown_arch_lists_valid_ones(tmp_path, table, capsys):
     code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx9999", "--out", tmp_path / "o", "--arch-table", table], capsys)
-    assert code == 2 and err == "migrate: --arch gfx9999: unknown offload arch; valid: gfx1100, gfx90a, gfx942, gfx950"
+    assert code == 2 and err.startswith("migrate: --arch gfx9999: unknown offload arch; valid: gfx1100, gfx90a, gfx942, gfx950, "
+                                        "or any other processor hipcc compiles for")
+
+
+def test_wavefront_of_an_arch_outside_the_table_comes_from_the_toolchain():
+    """hipcc's device IR for the arch carries the wavefront size as a target feature (LLVM 22 no longer
+    defines __AMDGCN_WAVEFRONT_SIZE); the lines are hipcc 7.2.4's output for gfx1030 and gfx908."""
+    rdna = 'attributes #0 = { "target-cpu"="gfx1030" "target-features"="+16-bit-insts,+dpp,+wavefrontsize32" }'
+    cdna = 'attributes #0 = { "target-cpu"="gfx908" "target-features"="+mai-insts,+wavefrontsize64" }'
+    assert archs.wavefront_of(rdna) == 32 and archs.wavefront_of(cdna) == 64 and archs.wavefront_of("") is None
+    probed = archs.Arch("gfx1030", "", 32, archs.DEFAULT_LDS_BYTES)
+    picked = archs.select({}, ["gfx1030", "gfx1030"], lambda name: probed if name == "gfx1030" else None)
+    assert picked == [probed]
 
 
 def test_bad_flags_exit_2(tmp_path, table, capsys):

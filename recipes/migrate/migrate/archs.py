@@ -2,18 +2,27 @@
 
 The table is JSON rendered by the lead from matrix.yaml into the image (/etc/rocmig/archs.json):
     {"gfx942": {"family": "CDNA3", "wavefront": 64, "lds_bytes": 65536, ...}, ...}
-The recipe never derives wavefront or LDS from an arch name; it reads them here.
+The recipe never derives wavefront or LDS from an arch name; it reads them here. An offload arch
+the table lacks (gfx908, gfx1030, ...) is taken when the toolchain compiles for it: its wavefront
+size is the one hipcc's LLVM target features give the arch (+wavefrontsize32 / +wavefrontsize64),
+its LDS per workgroup the 64 KiB that LLVM's AMDGPUUsage gives GFX7 to GFX12 (the larger LDS of
+gfx950 is in the table; a larger one elsewhere only makes the LDS check stricter than needed).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
 
 DEFAULT_TABLE = Path("/etc/rocmig/archs.json")
+DEFAULT_LDS_BYTES = 65536  # LLVM AMDGPUUsage: 64 KiB of LDS per work-group on GFX7-GFX12
+WAVEFRONT_FEATURE = re.compile(r"[+]wavefrontsize(32|64)\b")
 
 
 @dataclass(frozen=True)
@@ -55,17 +64,42 @@ def load_table(path: Path) -> dict[str, Arch]:
     return table
 
 
-def select(table: dict[str, Arch], names: list[str]) -> list[Arch]:
-    """Return the Arch for each requested name, in order, without duplicates.
+def wavefront_of(ir: str) -> int | None:
+    """The wavefront size in the target features of device LLVM IR (+wavefrontsize32/64), or None."""
+    found = set(WAVEFRONT_FEATURE.findall(ir))
+    return int(found.pop()) if len(found) == 1 else None
+
+
+def toolchain_arch(name: str, hipcc: Path) -> Arch | None:
+    """The Arch of an offload arch the table lacks, as hipcc compiles for it (see module doc), or None
+    when hipcc does not take the name (or cannot run)."""
+    if not re.fullmatch(r"gfx[0-9a-z-]+", name):
+        return None
+    args = [str(hipcc), "-x", "hip", "--cuda-device-only", f"--offload-arch={name}", "-nogpulib", "-nogpuinc",
+            "-S", "-emit-llvm", "-o", "-", "-"]
+    try:
+        proc = subprocess.run(args, input="__attribute__((device)) void rocmig_probe() {}\n", capture_output=True,
+                              text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    wave = wavefront_of(proc.stdout) if proc.returncode == 0 else None
+    return Arch(name=name, family="", wavefront=wave, lds_bytes=DEFAULT_LDS_BYTES) if wave else None
+
+
+def select(table: dict[str, Arch], names: list[str], probe: Callable[[str], Arch | None] | None = None) -> list[Arch]:
+    """Return the Arch for each requested name, in order, without duplicates; a name the table lacks
+    is given to `probe` (toolchain_arch with the image's hipcc).
 
     Raises InputError naming the unknown arch and the valid values.
     """
     picked: list[Arch] = []
     for name in names:
-        if name not in table:
-            raise InputError(f"--arch {name}: unknown offload arch; valid: {', '.join(sorted(table))}")
-        if table[name] not in picked:
-            picked.append(table[name])
+        arch = table.get(name) or (probe(name) if probe else None)
+        if arch is None:
+            raise InputError(f"--arch {name}: unknown offload arch; valid: {', '.join(sorted(table))}, or any other "
+                             "processor hipcc compiles for (clang --target=amdgcn-amd-amdhsa -mcpu=help)")
+        if arch not in picked:
+            picked.append(arch)
     return picked
 
 

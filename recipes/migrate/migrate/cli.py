@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 from . import archs, pipeline, report, rules, tree
-from .errors import InputError, MigrateError
+from .compile import find_hipcc
+from .errors import InputError, MigrateError, ToolError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,8 +26,8 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"usage: {message}")
 
 
-def parse(argv: list[str]) -> argparse.Namespace:
-    """Parse the command line; raises InputError (exit 2) on a bad flag."""
+def parser() -> argparse.ArgumentParser:
+    """The recipe's argument parser (buildctl.migrate_options mirrors its options on the host)."""
     p = _Parser(prog="python3 -m migrate", description="Migrate a CUDA tree to HIP and compile it per offload arch.")
     p.add_argument("src", type=Path, help="CUDA source tree or one source file (read only)")
     p.add_argument("--arch", action="append", required=True, help="offload arch (repeat), e.g. gfx942")
@@ -45,7 +46,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--include-dir", action="append", default=[],
                    help="include folder for every unit, relative to SRC (repeat)")
     p.add_argument("--define", action="append", default=[], help="NAME or NAME=VALUE for every unit (repeat)")
-    args = p.parse_args(argv)
+    return p
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """Parse the command line; raises InputError (exit 2) on a bad flag."""
+    args = parser().parse_args(argv)
     if args.jobs < 1:
         raise InputError(f"--jobs {args.jobs}: must be 1 or more")
     if args.max_file_bytes < 1:
@@ -53,12 +59,20 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def _probe(name: str) -> archs.Arch | None:
+    """An offload arch outside the arch table, as the image's hipcc compiles for it (None without hipcc)."""
+    try:
+        return archs.toolchain_arch(name, find_hipcc())
+    except ToolError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the recipe; returns the exit code (see module doc). Errors print one line to stderr."""
     try:
         args = parse(sys.argv[1:] if argv is None else argv)
         table = archs.load_table(args.arch_table)
-        selected = archs.select(table, args.arch)
+        selected = archs.select(table, args.arch, _probe)
         opts = pipeline.Options(src=args.src, out=args.out, archs=tuple(selected), jobs=args.jobs,
                                 baseline=args.baseline, max_file_bytes=args.max_file_bytes, timeout=args.timeout,
                                 extra_flags=tuple(args.hipcc_flag), opt=f"-{args.opt}",

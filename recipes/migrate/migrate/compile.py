@@ -60,12 +60,23 @@ def find_hipcc() -> Path:
     return Path(found)
 
 
-def first_error(output: str) -> str:
+REQUESTED = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+: )note: in instantiation of .* requested here$", re.M)
+
+
+def first_error(output: str, user_root: str = "") -> str:
     """The first `error:` line of compiler output (with its file:line:col when given), or the last
-    non-empty line when no error line is found."""
+    non-empty line when no error line is found. When that error lies in a header outside
+    `user_root` (a HIP static assertion) and clang names the user's line that requested the
+    template, that line is quoted, with the header's location in parentheses."""
     m = ERROR_LINE.search(output)
     if m:
-        return m.group(0).strip()
+        line, loc = m.group(0).strip(), m.group("loc") or ""
+        if user_root and loc and not loc.startswith(user_root):
+            following = ERROR_LINE.search(output, m.end())
+            for note in REQUESTED.finditer(output, m.end(), following.start() if following else len(output)):
+                if note.group("loc").startswith(user_root):
+                    return f"{note.group('loc')}{line[len(loc):]} (in {loc.rstrip(': ')})"
+        return line
     lines = [line for line in output.splitlines() if line.strip()]
     return lines[-1].strip() if lines else "hipcc failed without output"
 
@@ -96,7 +107,7 @@ def _hipcc(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
         return Result("timeout", f"hipcc ran past {timeout} s", rel_log, seconds, opt), output
     if code == 0 and obj.exists():
         return Result("ok", "", rel_log, seconds, opt), output
-    return Result("failed", first_error(output), rel_log, seconds, opt), output
+    return Result("failed", first_error(output, str(out_root)), rel_log, seconds, opt), output
 
 
 def _build(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path, extra: list[str],

@@ -21,6 +21,9 @@
   runtime_guard  `#ifdef __CUDA_RUNTIME_H__` (a helper header's test that cuda_runtime.h came first)
                  -> HIP_INCLUDE_HIP_HIP_RUNTIME_H, the include guard of hip/hip_runtime.h, to which
                  hipify-perl renames that include; __CUDA_RUNTIME_API_H__ likewise (hip_runtime_api.h)
+  runtime_include_once  the second #include of hip/hip_runtime.h that hipify-perl leaves (it adds one
+                 at the top and also renames the file's own cuda_runtime.h include): the later one, at
+                 file level, is dropped; the header's include guard made it a no-op
   wmma           <mma.h>, nvcuda::wmma -> <rocwmma/rocwmma.hpp>, rocwmma (same names: fragment,
                  matrix_a/b, accumulator, row/col_major, mem_row/col_major, load/store_matrix_sync,
                  fill_fragment, mma_sync); the tile-per-wavefront question stays a finding
@@ -247,9 +250,33 @@ CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*$", re.
 
 def runtime_guard(text: str) -> str:
     """cuda_runtime.h's include guard tested in #if lines -> hip_runtime.h's (see module doc)."""
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         line = m.group(0)
         for cuda, hip in RUNTIME_GUARDS.items():
             line = re.sub(rf"\b{cuda}\b", hip, line)
         return line
     return CONDITIONAL.sub(sub, text)
+
+
+RUNTIME_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"][ \t]*\n', re.MULTILINE)
+
+
+def runtime_include_once(text: str) -> str:
+    """Drop file-level repeats of `#include hip/hip_runtime.h` after the first one (see module doc)."""
+    found = list(RUNTIME_INCLUDE.finditer(text))
+    if len(found) < 2:
+        return text
+    depth_at: dict[int, int] = {}
+    depth = 0
+    for m in re.finditer(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b|^[ \t]*#[ \t]*include\b", text, re.MULTILINE):
+        word = m.group(1)
+        if word in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif word == "endif":
+            depth = max(0, depth - 1)
+        else:
+            depth_at[m.start()] = depth
+    top = [m for m in found if depth_at.get(m.start(), 1) == 0]
+    for m in reversed(top[1:]):
+        text = text[:m.start()] + text[m.end():]
+    return text

@@ -14,7 +14,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
   builtin-types-header, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
-  cg-reduce, wmma-rocwmma, cuda-runtime-guard: CUDA features hipify-perl leaves (features.py)
+  cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
                         `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
                         operators, so the user copies are ambiguous (ROCm/hip#3510)
@@ -189,6 +189,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     """
     cuda_lines = cuda_text.split("\n")
     steps = [
+        ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),
         ("hip-header-layout", "library headers moved to their ROCm >= 6 folders",
          lambda t: header_layout(t, cuda_lines, mapping)),
         ("bf16-header-type", "CUDA bfloat16 header/type -> hip/hip_bf16.h / __hip_bfloat16",

@@ -1,0 +1,68 @@
+"""`buildctl migrate`: the recipe's options are shown by --help and parsed anywhere on the command
+line; --arch takes matrix archs, products and any other gfx offload arch; logs get host paths."""
+
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from buildctl.cli import main
+from buildctl.errors import ConfigError
+from buildctl.load import load_project
+from buildctl.migrate import Mounts, host_files, relabel_logs, split_archs
+from buildctl.migrate_options import RECIPE_OPTIONS, recipe_arguments
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import cli as recipe_cli  # noqa: E402
+
+HOST_ONLY = {"--arch", "--out", "--arch-table", "--help"}  # set by buildctl itself, or a path inside the image
+
+
+def test_host_offers_every_recipe_option():
+    recipe = {s for a in recipe_cli.parser()._actions for s in a.option_strings if s.startswith("--")}
+    assert {flag for flag, _ in RECIPE_OPTIONS} == recipe - HOST_ONLY
+
+
+def test_help_lists_the_recipe_options():
+    text = main.commands["migrate"].get_help(click.Context(main.commands["migrate"], info_name="migrate"))
+    for flag, _ in RECIPE_OPTIONS:
+        assert flag in text
+
+
+@pytest.mark.parametrize("argv", [
+    ["--jobs", "3", "--baseline", "src", "--arch", "gfx942", "--out", "o", "--hipcc-flag=-DX", "--define", "A=1"],
+    ["src", "--arch", "gfx942", "--out", "o", "--define", "A=1", "--jobs", "3", "--hipcc-flag", "-DX", "--baseline"],
+])
+def test_recipe_options_anywhere(argv):
+    ctx = main.commands["migrate"].make_context("migrate", list(argv))
+    values = {k: v for k, v in ctx.params.items() if k not in ("src", "rocm", "source", "archs", "out", "recipe_args")}
+    assert recipe_arguments(values) == ["--jobs", "3", "--baseline", "--hipcc-flag=-DX", "--define=A=1"]
+    assert ctx.params["recipe_args"] == ()
+    parsed = recipe_cli.parse(["/src", "--arch", "gfx942", "--out", "/out", *recipe_arguments(values)])
+    assert parsed.jobs == 3 and parsed.baseline and parsed.hipcc_flag == ["-DX"] and parsed.define == ["A=1"]
+
+
+def test_arch_beyond_the_matrix_is_passed_to_the_recipe():
+    project = load_project(ROOT)
+    assert split_archs(project, ("gfx942", "gfx908", "gfx1030", "gfx11-generic")) == \
+        (("gfx942",), ("gfx942", "gfx908", "gfx1030", "gfx11-generic"))
+    with pytest.raises(ConfigError):
+        split_archs(project, ("sm_90",))
+
+
+def test_compile_commands_mounted_and_logs_relabelled(tmp_path):
+    db = tmp_path / "compile_commands.json"
+    db.write_text("[]")
+    args, volumes = host_files(["--baseline", "--compile-commands", str(db)])
+    assert args == ["--baseline", "--compile-commands", "/project-flags/compile_commands.json"]
+    assert volumes == {str(db): {"bind": "/project-flags/compile_commands.json", "mode": "ro"}}
+    src, out = tmp_path / "proj", tmp_path / "report"
+    (out / "build" / "hip").mkdir(parents=True)
+    src.mkdir()
+    log = out / "build" / "hip" / "k.cu.gfx942.log"
+    log.write_text("$ hipcc -I/out/hip/inc /out/hip/k.cu\n/out/hip/k.cu:3:1: error: x (from /src/k.cu)\n")
+    relabel_logs(Mounts(src, out))
+    assert log.read_text() == (f"$ hipcc -I{out}/hip/inc {out}/hip/k.cu\n{out}/hip/k.cu:3:1: error: x (from {src}/k.cu)\n")
