@@ -30,7 +30,7 @@ from typing import Any
 from docker import DockerClient
 
 from buildctl.console import UI, escape
-from buildctl.errors import CredentialsError, DigestMismatchError, InputError, RegistryError, UnreachableError
+from buildctl.errors import BuildError, CredentialsError, DigestMismatchError, RegistryError, UnreachableError
 from buildctl.load import Project
 from buildctl.plan import REPOSITORY, Cell, Plan
 from buildctl.registry import Registry
@@ -119,7 +119,7 @@ def push_plan(project: Project, plan: Plan, registry: Registry, client: DockerCl
               keep_going: bool = False, test: bool = True) -> list[CellPush]:
     """Staged push of every cell of `plan` (see the module doc); returns one CellPush per cell.
 
-    Raises InputError before pushing anything when a selected image is not built; CredentialsError or
+    Raises BuildError (exit 5) before pushing anything when a selected image is not built; CredentialsError or
     UnreachableError from the registry check. Cell failures are recorded, not raised.
     """
     import docker.errors
@@ -133,9 +133,10 @@ def push_plan(project: Project, plan: Plan, registry: Registry, client: DockerCl
         except docker.errors.ImageNotFound:
             missing.append(cell.ref)
     if missing:
-        raise InputError(f"not built: {', '.join(missing)}; run `python -m buildctl build` for this selection first "
+        raise BuildError(f"not built: {', '.join(missing)}; run `python -m buildctl build` for this selection first "
                          "(nothing was pushed)")
-    registry.ping()
+    with console.status(f"checking registry {registry.name}"):
+        registry.ping()
     results = [CellPush(c) for c in plan.cells]
     by_ref = {r.cell.ref: r for r in results}
     stop = False
@@ -194,7 +195,8 @@ def pull_plan(plan: Plan, registry: Registry, client: DockerClient, console: UI)
     """
     from buildctl.tags import tag_local
 
-    registry.ping()
+    with console.status(f"checking registry {registry.name}"):
+        registry.ping()
     pulled = []
     for cell in plan.cells:
         name, tag = cell.ref.rsplit(":", 1)
