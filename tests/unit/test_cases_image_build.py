@@ -5,7 +5,6 @@ tests check the same on built debian-lane images). The kinds, not only the sampl
 matrix is checked, not one.
 """
 
-import json
 import re
 from pathlib import Path
 
@@ -16,9 +15,6 @@ from buildctl.plan import Selection, make_plan
 from buildctl.render import render_cell
 
 ROOT = Path(__file__).resolve().parents[2]
-from tests.shared_cases import CASES_DIR
-
-CASES = CASES_DIR / "cases.json"
 
 
 @pytest.fixture(scope="module")
@@ -29,18 +25,11 @@ def rendered(tmp_path_factory):
     return {cell.ref: (cell, render_cell(project, cell, out)) for cell in plan.cells}
 
 
-def _case(case_id: str) -> dict:
-    if not CASES.exists():
-        pytest.skip(f"{CASES} is absent (the shared cases are not in this checkout)")
-    return next(c for c in json.loads(CASES.read_text()) if c["id"] == case_id)
-
-
 def _stages(dockerfile: str) -> list[str]:
     return re.split(r"(?m)^(?=FROM )", dockerfile)[1:]
 
 
 def test_c01_runtime_stages_hold_wheels_not_compilers(rendered):
-    assert "multi-stage" in " ".join(_case("C01")["expected"]["fix"])
     checked = 0
     for ref, (cell, folder) in rendered.items():
         if cell.role not in ("train", "serve"):
@@ -57,7 +46,6 @@ def test_c01_runtime_stages_hold_wheels_not_compilers(rendered):
 
 
 def test_c02_repo_radeon_key_is_fetched_fresh_and_scoped(rendered):
-    assert "EXPKEYSIG" in json.dumps(_case("C02")) or "expired" in json.dumps(_case("C02")).lower()
     checked = 0
     for cell, folder in rendered.values():
         if cell.role != "base" or cell.release.source != "amd":
@@ -73,7 +61,6 @@ def test_c02_repo_radeon_key_is_fetched_fresh_and_scoped(rendered):
 
 
 def test_c04_torch_family_from_the_rocm_index_in_one_step_then_constrained(rendered):
-    assert "constraints" in json.dumps(_case("C04")["expected"])
     seen: dict[str, int] = {}
     for ref, (cell, folder) in rendered.items():
         text = (folder / "Dockerfile").read_text()
@@ -95,7 +82,6 @@ def test_c04_torch_family_from_the_rocm_index_in_one_step_then_constrained(rende
 
 
 def test_c07_builder_parallelism_is_bounded_and_archs_restricted(rendered):
-    assert "MAX_JOBS" in json.dumps(_case("C07")["expected"])
     checked = 0
     for ref, (cell, folder) in rendered.items():
         text = (folder / "Dockerfile").read_text()

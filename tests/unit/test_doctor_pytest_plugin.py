@@ -56,6 +56,6 @@ def test_plugin_sections(tmp_path):
     assert "3 failed, 1 passed" in out
 
 
-def test_repository_conftest_registers_the_plugin():
-    conftest = (REPO_ROOT / "tests" / "conftest.py").read_text()
-    assert 'pytest_plugins = ["buildctl.doctor.pytest_plugin"]' in conftest
+def test_repository_conftest_registers_the_plugin(request):
+    """The plugin is loaded in this very run (tests/conftest.py registers it), not just named in a file."""
+    assert request.config.pluginmanager.has_plugin("buildctl.doctor.pytest_plugin")
