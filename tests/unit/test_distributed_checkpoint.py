@@ -38,7 +38,8 @@ def test_refuses_overwrite(tmp_path):
 
 @pytest.mark.parametrize("damage, message", [
     (lambda d: (d / "model.pt").write_bytes((d / "model.pt").read_bytes()[:-1]), "truncated or corrupt"),
-    (lambda d: (d / "model.pt").write_bytes(b"x" + (d / "model.pt").read_bytes()[1:]), "SHA-256"),
+    (lambda d: (d / "model.pt").write_bytes(bytes([(d / "model.pt").read_bytes()[0] ^ 0xFF])
+                                            + (d / "model.pt").read_bytes()[1:]), "SHA-256"),
     (lambda d: (d / "optim.pt").unlink(), "missing: partial"),
     (lambda d: (d / "manifest.json").unlink(), "manifest missing"),
     (lambda d: (d / "manifest.json").write_text("{not json"), "manifest unreadable"),
