@@ -18,10 +18,9 @@ from buildctl.doctor.advice import collect_next
 from buildctl.doctor.matcher import cached_catalog
 from buildctl.doctor.models import CatalogError
 from buildctl.doctor.reading import BinaryInput, LogText, read_stream
-
-EXIT_MATCH = 0
-EXIT_NO_MATCH = 1
-EXIT_BAD_INPUT = 2
+from buildctl.errors import EXIT_BAD_INPUT
+from buildctl.errors import EXIT_NEGATIVE as EXIT_NO_MATCH
+from buildctl.errors import EXIT_OK as EXIT_MATCH
 
 
 def _read_log(log: str) -> LogText:

@@ -291,8 +291,8 @@ def check_env(conf: dict, cfg: Path, device: str, facts: EnvFacts) -> Report:
     if facts.hip_version is None:
         kind = f"a CUDA build (torch.version.cuda={facts.cuda_version})" if facts.cuda_version else "a CPU-only build"
         rep.error(f"torch {facts.torch_version} is {kind}, but a GPU run on AMD needs a ROCm build "
-                  f"(torch.version.hip set): install torch from https://download.pytorch.org/whl/rocm<X.Y>, "
-                  f"or pass --device cpu")
+                  f"(torch.version.hip set): this image's torch is pinned (PIP_CONSTRAINT) and cannot be replaced; "
+                  f"use an amd-lane train image (rocmig/train:rocm<full>-<arch>, docs/tags.md), or pass --device cpu")
         return rep
     if not facts.gpu_archs:
         rep.error(f"ROCm torch {facts.torch_version} (HIP {facts.hip_version}) sees no GPU: run the container with "
