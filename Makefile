@@ -27,7 +27,7 @@ TEST_IMAGES ?= all
 $(BIN)/python: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(BIN)/python
 
 venv: $(BIN)/python

@@ -20,6 +20,7 @@ import click
 
 from buildctl import __version__
 from buildctl.bake import BuildOptions, default_max_jobs
+from buildctl.bench.cli import bench, compare
 from buildctl.console import UI, escape
 from buildctl.doctor.cli import doctor
 from buildctl.errors import (
@@ -507,6 +508,8 @@ def _print_diagnosis(text: str) -> None:
         click.echo("rocmig doctor:\n" + format_matches(matches), err=True)
 
 
+main.add_command(bench)
+main.add_command(compare)
 main.add_command(doctor)
 main.add_command(kernels)
 main.add_command(report_group)
