@@ -72,6 +72,17 @@ def bench(ctx: click.Context, out: Path, quick: bool, no_tune: bool, names: str,
     args = ["--out", str(out), "--kernels", names, "--budget-s", str(budget_s)]
     args += ["--quick"] if quick else []
     args += ["--no-tune"] if no_tune else []
+    missing = [m for m in ("torch", "tilelang") if importlib.util.find_spec(m) is None]
+    if missing:
+        import shlex
+
+        out_abs = out.resolve()
+        cmd = ["docker", "run", "--rm", "--device=/dev/kfd", "--device=/dev/dri", "--group-add", "video",
+               "--group-add", "render", "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{out_abs.parent}:/work/out",
+               KERNELS_IMAGE, "python", "-m", "kernels.bench.gpu", "--out", f"/work/out/{out_abs.name}",
+               *args[2:]]
+        raise InputError(f"kernels bench needs {' and '.join(missing)} and a GPU, which this Python lacks: run it in "
+                         f"an amd-lane kernels image on the GPU host: {shlex.join(cmd)}")
     code = _run_module(ctx.obj["root"], "kernels.bench.gpu", args)
     if code != 0:
         raise ChildExit(f"kernels bench exited with status {code} (see its message above)", code)

@@ -61,6 +61,7 @@ CASES = [
     (["migrate", "{tmp}", "--arch", "gfx943", "--out", "{tmp}/report"], 2, "did you mean gfx942?"),
     (["doctor", "{tmp}/missing.log"], 2, "missing.log"),
     (["kernels", "configs", "--target", "gfx943"], 2, "--target"),
+    (["kernels", "bench", "--out", "{tmp}/bench.json", "--quick"], 2, "docker run --rm --device=/dev/kfd"),
     (["--root", "{broken}", "render", "--image", "dev", "--out", "{tmp}/out"], 2,
      "templates/dev.Dockerfile.j2:"),
 ]
