@@ -60,17 +60,22 @@ class Strict(BaseModel):
         return data
 
 
-SourceName = Literal["amd", "debian"]
+SourceName = Literal["amd", "debian", "therock"]
 
 
 class Source(Strict):
-    """Where ROCm comes from. Templates: os_image takes {ubuntu}/{suite}, apt_repo takes {full}."""
+    """Where ROCm comes from. Templates: os_image takes {ubuntu}/{suite}, apt_repo takes {full}.
+
+    files: files of templates/files/ copied into the rocmig/ folder of every cell of this source (the
+    therock source's device_guard.py), on top of those its image roles list.
+    """
 
     description: Text
     os_image: OsImage
     apt_repo: Url
     apt_key: Url | None = None
     registry_probe: Url | None = None
+    files: list[RelPath] = []
 
 
 SupportStatus = Literal["supported", "maintenance", "deprecated", "end-of-life"]
@@ -120,6 +125,23 @@ class TorchPins(Strict):
     tools: list[Requirement508] = []
 
 
+class TheRockPins(Strict):
+    """TheRock's Python packages of one release on AMD's wheel index (source therock).
+
+    sdk: rocm-sdk-core, rocm-sdk-libraries, rocm-sdk-devel and rocm-sdk-device-<arch>; torch, torchvision:
+    also the versions of amd-torch-device-<arch> and amd-torchvision-device-<arch>; triton: AMD's Triton
+    build. Versions are the full local versions the index serves (2.11.0+rocm10.0.0). Source: SGLang's
+    docker/rocm.Dockerfile (rocm1000-base stage), TheRock docs/packaging/python_packaging.md.
+    """
+
+    index: Url
+    sdk: Pep440Version
+    torch: Pep440Version
+    torchvision: Pep440Version
+    torchaudio: Pep440Version
+    triton: Pep440Version
+
+
 class RocmRelease(Strict):
     """One ROCm minor line of one source, with its full release, OS and package sets per image role."""
 
@@ -131,13 +153,16 @@ class RocmRelease(Strict):
     apt_suite: DebianSuite | None = None
     torch: TorchPins | None = None
     torch_note: Text | None = None
+    therock: TheRockPins | None = None
     packages: dict[RoleName, list[DebianPackage]]
     support: Support = Support()
 
     @model_validator(mode="after")
     def _os_fits_source(self) -> Self:
-        if self.source == "amd" and self.ubuntu is None:
-            raise ValueError("ubuntu: required for source amd (allowed: 22.04, 24.04)")
+        if self.source in ("amd", "therock") and self.ubuntu is None:
+            raise ValueError(f"ubuntu: required for source {self.source} (allowed: 22.04, 24.04)")
+        if (self.source == "therock") != (self.therock is not None):
+            raise ValueError("therock: the package pins of TheRock's index, required for source therock only")
         if self.source == "debian" and (self.suite is None or self.apt_suite is None):
             raise ValueError("suite and apt_suite: required for source debian (e.g. trixie, experimental)")
         if not self.full.startswith(self.version + "."):
@@ -149,7 +174,7 @@ class RocmRelease(Strict):
     @property
     def os_version(self) -> str:
         """'ubuntu-22.04' or 'debian-trixie'."""
-        return f"ubuntu-{self.ubuntu}" if self.source == "amd" else f"debian-{self.suite}"
+        return f"debian-{self.suite}" if self.source == "debian" else f"ubuntu-{self.ubuntu}"
 
 
 AccountName = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]*$")]

@@ -2,7 +2,8 @@
 
 Pins checked: each planned cell's torch family on its PyTorch ROCm wheel index
 (https://download.pytorch.org/whl/<index>/<package>/) and the PyPI frameworks its components install
-(https://pypi.org/simple/<name>/); both are PEP 503 simple pages listing one link per file. An index that does not answer is not
+(https://pypi.org/simple/<name>/), and the therock source's packages on its AMD index (therock_pins); all
+are PEP 503 simple pages listing one link per file. An index that does not answer is not
 an error here: the pin is reported as unchecked and the build names it if it fails there.
 """
 
@@ -14,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from buildctl.load import Project
-from buildctl.plan import Plan
+from buildctl.plan import Cell, Plan
 
 TIMEOUT_S = 10
 TORCH_INDEX = "https://download.pytorch.org/whl/{index}/{package}/"
@@ -49,9 +50,33 @@ def _simple_index_pin(url: str, package: str, version: str) -> PinCheck:
     if status is None:
         return PinCheck(package, version, url, None, body)
     name = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]", package))
-    file = re.compile(rf"{name}-{re.escape(version)}(\+[\w.]+)?(-|\.tar\.gz|\.zip)", re.IGNORECASE)
+    # Index pages write the local-version '+' as is or URL-encoded (%2B: torch-2.11.0%2Brocm10.0.0-...).
+    plus = r"(?:\+|%2B)"
+    wanted = plus.join(re.escape(part) for part in version.split("+"))
+    file = re.compile(rf"{name}-{wanted}({plus}[\w.]+)?(-|\.tar\.gz|\.zip)", re.IGNORECASE)
     return PinCheck(package, version, url, status == 200 and bool(file.search(body)),
                     "" if status == 200 else f"HTTP {status}")
+
+
+# Roles of the therock source whose images (or builder stages) install TheRock's development tree.
+THEROCK_DEVEL_ROLES = ("dev", "serve", "train", "kernels")
+
+
+def therock_pins(cell: Cell) -> list[tuple[str, str]]:
+    """(package, version) of TheRock's packages the cell installs from its index: the SDK's arch-neutral
+    part and the cell arch's device package (base), rocm-sdk-devel (roles that compile), the torch family
+    with its device packages (torch). Empty for the other sources."""
+    r = cell.release.therock
+    if r is None:
+        return []
+    arch = cell.arch_name
+    if cell.role == "base":
+        return [("rocm-sdk-core", r.sdk), ("rocm-sdk-libraries", r.sdk), (f"rocm-sdk-device-{arch}", r.sdk)]
+    if cell.role == "torch":
+        return [("torch", r.torch), ("torchvision", r.torchvision), ("torchaudio", r.torchaudio),
+                (f"amd-torch-device-{arch}", r.torch), (f"amd-torchvision-device-{arch}", r.torchvision),
+                ("triton", r.triton)]
+    return [("rocm-sdk-devel", r.sdk)] if cell.role in THEROCK_DEVEL_ROLES else []
 
 
 def check_pins(project: Project, plan: Plan) -> list[PinCheck]:
@@ -64,6 +89,8 @@ def check_pins(project: Project, plan: Plan) -> list[PinCheck]:
                                      ("torchaudio", torch.torchaudio), (torch.triton_dist, torch.triton)):
                 if version:
                     wanted[("torch", torch.index, package, str(version))] = None
+        for package, version in therock_pins(cell):
+            wanted[("index", cell.release.therock.index if cell.release.therock else "", package, version)] = None
         for component in cell.components:
             fw = project.matrix.frameworks[component]
             if fw.pypi:
@@ -73,6 +100,9 @@ def check_pins(project: Project, plan: Plan) -> list[PinCheck]:
         if key[0] == "torch":
             _, index, package, version = key
             results.append(_simple_index_pin(TORCH_INDEX.format(index=index, package=package), package, version))
+        elif key[0] == "index":
+            _, index, package, version = key
+            results.append(_simple_index_pin(f"{index.rstrip('/')}/{package}/", package, version))
         else:
             _, package, version = key
             results.append(_simple_index_pin(PYPI.format(package=package.lower()), package, version))

@@ -312,7 +312,7 @@ def _rule_matches(rule: Rule, cell: Cell) -> bool:
 
 def _component_exclusion(project: Project, cell: Cell, name: str) -> tuple[str, str] | None:
     fw = project.matrix.frameworks[name]
-    if fw.needs_rocm_torch and cell.release.torch is None:
+    if fw.needs_rocm_torch and cell.release.torch is None and cell.release.therock is None:
         return NEEDS_ROCM_TORCH, f"{name} compiles against ROCm PyTorch: {cell.release.torch_note}"
     if fw.requires_python and cell.os is not None \
             and version_tuple(cell.os.python) < version_tuple(fw.requires_python):

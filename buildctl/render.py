@@ -112,8 +112,11 @@ def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{cell.tag}.", dir=final.parent))
     try:
-        dockerfile = env.get_template(cell.image.template).render(
-            cell=cell, project_frameworks=project.matrix.frameworks)
+        # A source may carry its own template of a role (templates/<source>/<template>).
+        own = f"{cell.release.source}/{cell.image.template}"
+        template = own if (project.root / "templates" / own).is_file() else cell.image.template
+        dockerfile = env.get_template(template).render(
+            cell=cell, project_frameworks=project.matrix.frameworks, template_name=template)
         _write(staging / "Dockerfile", dockerfile)
         _write(staging / "rocmig" / "cell.json", _json(cell.coordinates()))
         # The lifecycle (support) is plan data, not image content: it stays out of the context and the key.
@@ -124,7 +127,7 @@ def render_cell(project: Project, cell: Cell, out_root: Path) -> Path:
             _write(staging / "rocmig" / "apt-setup.sh", setup, 0o755)
             prune = env.get_template("partials/prune-archs.sh.j2").render(cell=cell)
             _write(staging / "rocmig" / "prune-archs.sh", prune, 0o755)
-        for name in cell.image.files:
+        for name in (*cell.image.files, *cell.source.files):
             shutil.copy(project.root / "templates" / "files" / name, staging / "rocmig" / name)
         for name in cell.image.rendered:
             text = env.get_template(f"partials/{name}.j2").render(cell=cell)

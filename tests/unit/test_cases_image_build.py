@@ -76,6 +76,11 @@ def test_c04_torch_family_from_the_rocm_index_in_one_step_then_constrained(rende
             assert "PIP_CONSTRAINT=/etc/rocmig/constraints.txt" in text
         if cell.role in ("train", "serve", "kernels"):
             assert "torch_guard.py check" in text, ref
+            if cell.release.therock:
+                # TheRock's compilers (rocm-sdk-devel, no torch) come from its index, under PIP_CONSTRAINT.
+                devel = f"pip install --index-url {cell.release.therock.index} rocm-sdk-devel=={cell.release.therock.sdk} "
+                assert devel in text, ref
+                text = text.replace(devel, "")
             assert "--index-url" not in text and "--extra-index-url" not in text, ref
     # the loop must have met both torch kinds and every child role, or it proved nothing
     assert all(seen.get(k) for k in ("torch", "torch-rocm-wheels", "train", "serve", "kernels")), seen
