@@ -228,6 +228,20 @@ def _lane_job(registry: str, push: bool, project: Project) -> dict[str, Any]:
             "steps": steps}
 
 
+# Exit 1 of `matrix releases` means "found": open an issue with its Markdown unless one with the same title
+# is open; any other failure fails the job.
+RELEASE_CHECK = f"""status=0
+mkdir -p build
+{BUILDCTL} matrix releases --markdown build/releases.md || status=$?
+if [ "$status" = 1 ]; then
+  title="ROCm release newer than matrix.yaml: $(head -n 1 build/releases.md | sed 's/^# //')"
+  open=$(gh issue list --state open --search "in:title $title" --json title --jq 'length')
+  if [ "$open" = 0 ]; then gh issue create --title "$title" --body-file build/releases.md; fi
+elif [ "$status" != 0 ]; then
+  exit "$status"
+fi"""
+
+
 def nightly_workflow(project: Project) -> dict[str, Any]:
     """Every lane, every pin on its index, and the check for ROCm releases newer than the matrix."""
     return {"name": "nightly", "on": {"schedule": [{"cron": "17 3 * * *"}], "workflow_dispatch": {}},
@@ -236,6 +250,11 @@ def nightly_workflow(project: Project) -> dict[str, Any]:
                 "pins": {"name": "every pin on its index", "runs-on": HOSTED, "steps": [
                     _checkout(), *_setup(),
                     {"name": "plan --check-pins", "run": f"{BUILDCTL} plan --check-pins --all"}]},
+                "rocm-releases": {"name": "ROCm releases newer than matrix.yaml", "runs-on": HOSTED, "steps": [
+                    _checkout(), *_setup(),
+                    {"name": "look up the indexes; open an issue for a new release",
+                     "env": {"GH_TOKEN": "${{ github.token }}"},
+                     "run": RELEASE_CHECK}]},
                 "full-matrix": _lane_job(CI_REGISTRY, True, project)}}
 
 

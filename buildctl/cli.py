@@ -32,7 +32,7 @@ from buildctl.errors import (
     RegistryError,
     RocmigError,
 )
-from buildctl.ghflow_cli import bump_cmd, ci_group, report_group, review_cmd, support_cmd
+from buildctl.ghflow_cli import bump_cmd, ci_group, releases_cmd, report_group, review_cmd, support_cmd
 from buildctl.kernels_cli import kernels
 from buildctl.lifecycle import deprecation_warnings, refuse_end_of_life
 from buildctl.load import Project, load_project
@@ -517,6 +517,7 @@ main.add_command(review_cmd)
 main.add_command(ci_group)
 main.add_command(support_cmd)
 matrix_cmd.add_command(bump_cmd)
+matrix_cmd.add_command(releases_cmd)
 
 
 def exit_code(args: list[str] | None = None) -> int:

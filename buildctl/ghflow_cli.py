@@ -160,3 +160,33 @@ def bump_cmd(ctx: click.Context, source: str, version: str, from_line: str | Non
     line = ".".join(version.split(".")[:2])
     click.echo(f"then: python -m buildctl plan --check-pins --source {source} --rocm {line} --all; python -m buildctl "
                "ci render; python -m buildctl tags --write; python -m buildctl support --write (docs/maintenance.md)")
+
+
+@click.command("releases")
+@click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="also write the report as Markdown (the nightly workflow's issue body) to FILE")
+@click.option("--json", "as_json", is_flag=True, help="print the findings as JSON")
+@click.pass_context
+def releases_cmd(ctx: click.Context, markdown_out: Path | None, as_json: bool) -> None:
+    """Look up AMD's apt repository, PyTorch's ROCm wheels and TheRock's index for ROCm releases newer than
+    matrix.yaml's (network). Exits 1 when one is found; an index that does not answer is reported as not
+    checked."""
+    from dataclasses import asdict
+
+    from buildctl.load import load_project
+    from buildctl.releases import markdown, newer_releases
+
+    if markdown_out is not None and not markdown_out.parent.is_dir():
+        raise InputError(f"--markdown: folder {markdown_out.parent} does not exist")
+    found, unchecked = newer_releases(load_project(ctx.obj["root"]))
+    text = markdown(found, unchecked)
+    if markdown_out is not None:
+        markdown_out.write_text(text)
+    if as_json:
+        click.echo(json.dumps({"found": [asdict(f) for f in found], "unchecked": [asdict(u) for u in unchecked]},
+                              indent=2))
+    else:
+        click.echo(text, nl=False)
+    if found:
+        raise NegativeResult(f"{len(found)} ROCm release(s) newer than matrix.yaml: "
+                             + ", ".join(f"{f.source} {f.version}" for f in found))

@@ -99,6 +99,9 @@ def test_nightly_checks_every_pin_and_release_promotes_on_tags():
     pins = wf["workflows/nightly.yml"]["jobs"]["pins"]["steps"][-1]["run"]
     project = load_project(ROOT)
     assert "plan --check-pins --all" in pins
+    releases = wf["workflows/nightly.yml"]["jobs"]["rocm-releases"]["steps"][-1]["run"]
+    assert "matrix releases --markdown build/releases.md" in releases and "gh issue create" in releases
+    assert wf["workflows/nightly.yml"]["permissions"]["issues"] == "write"
     release = wf["workflows/release.yml"]
     assert release["on"] == {"push": {"tags": ["v*"]}}
     lanes = release["jobs"]["release"]["strategy"]["matrix"]["include"]
