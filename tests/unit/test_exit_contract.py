@@ -58,7 +58,7 @@ CASES = [
     (["pull", "--registry", "127.0.0.1:{port}", "--retries", "1"], 4, "registry 127.0.0.1:{port}"),
     (["--root", "{copy}", "tags", "--check"], 1, "is stale"),
     (["migrate", "{tmp}/no-such-tree", "--arch", "gfx942", "--out", "{tmp}/report"], 2, "no-such-tree"),
-    (["migrate", "{tmp}", "--arch", "gfx943", "--out", "{tmp}/report"], 2, "did you mean gfx942?"),
+    (["migrate", "{copy}/recipes", "--arch", "gfx94", "--out", "{tmp}/report"], 2, "did you mean gfx942?"),
     (["doctor", "{tmp}/missing.log"], 2, "missing.log"),
     (["kernels", "configs", "--target", "gfx943"], 2, "--target"),
     (["kernels", "bench", "--out", "{tmp}/bench.json", "--quick"], 2, "docker run --rm --device=/dev/kfd"),
