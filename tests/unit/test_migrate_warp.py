@@ -257,3 +257,23 @@ def test_warp_rewrite_is_idempotent_and_keeps_64bit_hip_masks():
     assert warp.rewrite(once, model) == once
     hip = "v = __shfl_xor_sync(0xffffffffffffffffull, v, 1);"
     assert warp.rewrite(hip, warp.Model(model.full_mask, legacy=False, any_mask=False)) == hip
+
+
+def test_wrapper_definitions_are_not_calls():
+    """torch_scatter 2.1.2 (csrc/cuda/utils.cuh) overloads __shfl_up_sync for at::Half: the definition
+    stays as written, the call inside it gets the exact form."""
+    from migrate import fixups
+    text = ("__device__ __inline__ at::Half __shfl_up_sync(const unsigned mask, const at::Half var,\n"
+            "                                              const unsigned int delta, const int width = 32) {\n"
+            "  return __shfl_up_sync(mask, var.operator __half(), delta);\n}\n")
+    out = warp.rewrite(text, warp.Model(fixups.full_mask_regex([]), legacy=True, any_mask=True))
+    assert out.split("{")[0] == text.split("{")[0]
+    assert "__shfl_up_sync(((unsigned long long)(unsigned)(mask) << (__lane_id() & 32)), var.operator __half(), delta, 32)" in out
+
+
+def test_wavefront_macro_tested_for_is_fine_used_bare_is_an_error():
+    source = ("#if defined(__AMDGCN_WAVEFRONT_SIZE)\n#define W __AMDGCN_WAVEFRONT_SIZE\n#endif\n"
+              "#if __AMDGCN_WAVEFRONT_SIZE == 64\n#endif\n")
+    hits = {(f.line, f.rule) for f in migrate(source).findings["k.cu"]}
+    assert (1, "amdgcn-wavefront-macro") not in hits
+    assert {(2, "amdgcn-wavefront-macro"), (4, "amdgcn-wavefront-macro")} <= hits

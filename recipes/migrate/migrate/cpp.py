@@ -22,34 +22,22 @@ SIZEOF = {"char": 1, "int8_t": 1, "uint8_t": 1, "short": 2, "half": 2, "__half":
           "__half2": 4}
 
 
+BLANKABLE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(?:\"|(?=\n)|\Z)|'(?:\\.|[^'\\\n])*(?:'|(?=\n)|\Z)",
+                       re.DOTALL)
+
+
+def _blank_match(m: re.Match[str]) -> str:
+    text = m.group(0)
+    if text[0] in "\"'":  # keep the quotes, blank the contents
+        inner = text[1:-1] if len(text) > 1 and text[-1] == text[0] else text[1:]
+        return text[0] + re.sub(r"[^\n]", " ", inner) + text[1 + len(inner):]
+    return re.sub(r"[^\n]", " ", text)
+
+
 def blank(text: str) -> str:
     """Return `text` with comments and the contents of string/char literals replaced by spaces;
     same length, newlines kept, so offsets and line numbers stay valid."""
-    out = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "/" and i + 1 < n and text[i + 1] == "/":
-            while i < n and text[i] != "\n":
-                out[i] = " "
-                i += 1
-        elif c == "/" and i + 1 < n and text[i + 1] == "*":
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            for k in range(i, end):
-                if text[k] != "\n":
-                    out[k] = " "
-            i = end
-        elif c in "\"'":
-            k = i + 1
-            while k < n and text[k] != c and text[k] != "\n":
-                k += 2 if text[k] == "\\" else 1
-            for j in range(i + 1, min(k, n)):
-                out[j] = " "
-            i = k + 1
-        else:
-            i += 1
-    return "".join(out)
+    return BLANKABLE.sub(_blank_match, text)
 
 
 def _condition(expr: str, undefined: frozenset[str] = frozenset()) -> bool | None:
@@ -145,19 +133,29 @@ CONST = re.compile(r"\b(?:static\s+)?(?:constexpr\s+|const\s+)?(?:unsigned\s+int
                    r"uint32_t|int32_t|int64_t|uint64_t)\s+(\w+)\s*=\s*([^;{}]+);")
 
 
+ASSIGNMENT = re.compile(r"(?<![\w.>])\b([A-Za-z_]\w*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+
+
 def symbols(blanked: str) -> dict[str, str]:
     """Object-like #defines and integer variables initialized once (const/constexpr or never assigned
     again in the file) of one file: {name: expression}. A name defined twice with different
     expressions, or assigned again, maps to "" (ambiguous)."""
     found: dict[str, str] = {}
+    initialized: set[str] = set()
     for regex in (DEFINE, CONST):
         for m in regex.finditer(blanked):
             name, value = m.group(1), m.group(2).strip()
             if found.get(name, value) != value:
                 value = ""
             found[name] = value
+            if regex is CONST:
+                initialized.add(name)
+    assigned: dict[str, int] = {}
+    for m in ASSIGNMENT.finditer(blanked):
+        assigned[m.group(1)] = assigned.get(m.group(1), 0) + 1
     for name, value in found.items():
-        if value and len(re.findall(rf"(?<![\w.>])\b{re.escape(name)}\s*([-+*/%&|^]|<<|>>)?=(?!=)", blanked)) > \
+        count = assigned.get(name, 0)
+        if value and count and not (count == 1 and name in initialized) and count > \
                 len(re.findall(rf"\b{re.escape(name)}\s*=\s*{re.escape(value)}", blanked)):
             found[name] = ""
     return found

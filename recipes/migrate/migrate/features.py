@@ -100,6 +100,8 @@ def insert_after_includes(text: str, block: str) -> str:
 
 def simd_video(text: str) -> str:
     """__v<op><2|4>(...) -> rocmig_v<op><2|4>(...) with the used helpers inserted (see module doc)."""
+    if "__v" not in text:
+        return text
     blanked = cpp.blank(text)
     used = sorted({(m.group(1), int(m.group(2))) for m in SIMD_CALL.finditer(blanked)})
     if not used:
@@ -113,6 +115,8 @@ def simd_video(text: str) -> str:
 
 
 def _cast_first_arg(text: str, name: str, cast: str) -> str:
+    if name not in text:
+        return text
     blanked = cpp.blank(text)
     out, pos = [], 0
     for m in re.finditer(rf"(?<![\w.:]){name}\s*\(", blanked):
@@ -148,6 +152,8 @@ ATOMIC_SYSTEM = {
 
 def atomic_system(text: str) -> str:
     """atomicInc_system / atomicDec_system -> system-scope HIP implementations (see module doc)."""
+    if "_system" not in text:
+        return text
     blanked = cpp.blank(text)
     used = [n for n in ATOMIC_SYSTEM if re.search(rf"(?<![\w.:]){n}\s*\(", blanked)]
     if not used:
@@ -225,6 +231,8 @@ __device__ T reduce(const Group& g, T v, Op op) {
 
 def cg_reduce(text: str) -> str:
     """cooperative_groups/reduce.h -> rocmig_cg::reduce (see module doc)."""
+    if "::" not in text and "reduce.h" not in text:
+        return text
     blanked = cpp.blank(text)
     if not CG_REDUCE_INCLUDE.search(text) and not CG_NAMES.search(blanked):
         return text

@@ -115,12 +115,14 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
     raw_lines = text.split("\n")
     names = {**ctx.symbols, **{k: v for k, v in cpp.symbols(blanked).items() if v}}
     findings: list[Finding] = []
+    # a rule that matches no line matches nowhere in the file (MULTILINE anchors; \s may span lines,
+    # so the file-wide test only lets more rules through): test the file first, then its lines
+    present = [c for c in rules if c.patterns and any(re.compile(p.pattern, re.MULTILINE).search(blanked)
+                                                      for p in c.patterns)]
     for number, line in enumerate(blanked.split("\n"), start=1):
         if number in dead:
             continue
-        for compiled in rules:
-            if not compiled.patterns:
-                continue
+        for compiled in present:
             m = matches(compiled, line)
             if m:
                 r = compiled.rule

@@ -48,6 +48,9 @@ WARP_SIZE_DECL = re.compile(r"\b(?:int|unsigned|auto|size_t|long|short|uint32_t|
 HIP_MARKERS = re.compile(r"\b(__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|USE_ROCM|"
                          r"ROCM_WAVEFRONT_SIZE|__AMDGCN_WAVEFRONT_SIZE|__HIP_PLATFORM_AMD)\b|[<\"]hip/")
 GROUP_MASK = re.compile(r"<<\s*\(\s*__lane_id\s*\(\s*\)\s*&\s*32\s*\)\s*\)?\s*$")
+PARAMETER = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*[A-Za-z_][\w:<>]*(?:\s*[*&]+\s*|\s+)[A-Za-z_]\w*(?:\s*=.*)?$",
+                       re.DOTALL)
+DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*$", re.MULTILINE)
 WAVEFRONT_NAMES = re.compile(r"\b(__AMDGCN_WAVEFRONT_SIZE|ROCM_WAVEFRONT_SIZE)\b")
 
 
@@ -85,7 +88,9 @@ class Call:
 
 
 def calls(text: str, blanked: str | None = None) -> list[Call]:
-    """Outermost warp-intrinsic calls of `text` in order (comments and strings are skipped)."""
+    """Outermost warp-intrinsic calls of `text` in order (comments and strings are skipped); a
+    declaration or definition of a function with such a name (a wrapper the project overloads for
+    its own types: `at::Half __shfl_up_sync(const unsigned mask, ...)`) is not a call."""
     blanked = cpp.blank(text) if blanked is None else blanked
     found: list[Call] = []
     pos = 0
@@ -101,7 +106,8 @@ def calls(text: str, blanked: str | None = None) -> list[Call]:
             return found
         inner = blanked[m.end():k - 1]
         args = [] if not inner.strip() else _split(text[m.end():k - 1], inner)
-        found.append(Call(m.group(1), m.start(), k, tuple(args)))
+        if not any(PARAMETER.match(cpp.blank(a)) for a in args):
+            found.append(Call(m.group(1), m.start(), k, tuple(args)))
         pos = k
 
 
@@ -139,6 +145,8 @@ class Model:
 def rewrite(text: str, model: Model) -> str:
     """`text` with every CUDA warp operation that has an exact 32-lane-group form rewritten (see the
     module doc); calls already in a group form, and calls the model does not cover, are kept."""
+    if not CALL.search(text):
+        return text
     out, pos = [], 0
     for call in calls(text):
         out.append(text[pos:call.start])
@@ -152,7 +160,7 @@ def _rewrite_call(text: str, call: Call, model: Model) -> str:
     original = text[call.start:call.end]
     if _followed_by_half(text, call.end) or (call.name == "__lane_id"):
         return original
-    args = [rewrite(a, model) for a in call.args]
+    args = [rewrite(a, model) if CALL.search(a) else a for a in call.args]
     name = call.name
     full = bool(args) and bool(model.full_mask.fullmatch(args[0]))
     if name.endswith("_sync") and name[:-5] in SHUFFLES and len(args) in (3, 4):
@@ -188,6 +196,8 @@ def _rewrite_call(text: str, call: Call, model: Model) -> str:
 
 def rewrite_warp_size(text: str) -> str:
     """Device-code `warpSize` (not a member such as prop.warpSize) -> 32, CUDA's value."""
+    if "warpSize" not in text:
+        return text
     blanked = cpp.blank(text)
     spans = [m.span() for m in WARP_SIZE.finditer(blanked)]
     for start, end in reversed(spans):
@@ -208,6 +218,8 @@ class Op:
 
 def ops(text: str, symbols: dict[str, str], dead: set[int] | frozenset[int] = frozenset()) -> list[Op]:
     """Classify the warp operations of migrated (HIP) code, skipping lines in `dead`."""
+    if not CALL.search(text) and "warpSize" not in text and not WAVEFRONT_NAMES.search(text):
+        return []
     blanked = cpp.blank(text)
     found: list[Op] = []
 
@@ -241,10 +253,13 @@ def ops(text: str, symbols: dict[str, str], dead: set[int] | frozenset[int] = fr
         elif name in ("__ballot", "__ballot64", "__any", "__all", "__activemask", "__match_any", "__match_all"):
             grouped = call.name.endswith("_sync") and call.args and GROUP_MASK.search(call.args[0])
             add(call.start, "group32" if grouped else "wavefront", shown)
+    tests = {cpp.line_of(blanked, m.start()) for m in DIRECTIVE.finditer(blanked)}  # #if lines test, not use
     for m in WARP_SIZE.finditer(blanked):
-        add(m.start(), "wavefront", "warpSize")
+        if cpp.line_of(blanked, m.start()) not in tests:
+            add(m.start(), "wavefront", "warpSize")
     for m in WAVEFRONT_NAMES.finditer(blanked):
-        add(m.start(), "wavefront", m.group(1))
+        if cpp.line_of(blanked, m.start()) not in tests:
+            add(m.start(), "wavefront", m.group(1))
     found.sort(key=lambda o: o.line)
     return found
 
