@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -111,15 +112,35 @@ def aiperf_env(req: LevelRequest) -> dict[str, str]:
     return env
 
 
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM AIPerf's process group, SIGKILL it after 10 s."""
+    for sig, wait_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=wait_s)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def run_level(req: LevelRequest, artifacts: Path, log: Path) -> dict[str, Any]:
     """Run AIPerf for one level; its output goes to `log`. Returns the parsed export.
 
     Raises:
         BuildError: AIPerf failed (every request failed, server unreachable); names the log and its last line.
+        KeyboardInterrupt and the like pass through after AIPerf's processes are stopped.
     """
     with log.open("w") as fh:
-        code = subprocess.run(argv(req, artifacts), stdout=fh, stderr=subprocess.STDOUT, env=aiperf_env(req),
-                              check=False).returncode
+        # Its own process group: AIPerf starts a dozen service processes, all stopped together below.
+        proc = subprocess.Popen(argv(req, artifacts), stdout=fh, stderr=subprocess.STDOUT, env=aiperf_env(req),
+                                start_new_session=True)
+        try:
+            code = proc.wait()
+        except BaseException:
+            _stop_group(proc)
+            raise
     export = artifacts / EXPORT
     if code != 0 or not export.is_file():
         tail = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]

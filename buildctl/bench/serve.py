@@ -12,6 +12,7 @@ import datetime
 import io
 import json
 import shutil
+import signal
 import sys
 import tarfile
 import tempfile
@@ -189,6 +190,9 @@ def run_bench(opts: BenchOptions) -> Run:
          f"{sampler.source if sampler else 'not sampled'}, output length held by {enforced or 'nothing'}")
     levels = []
     work = Path(tempfile.mkdtemp(prefix="rocmig-bench-"))
+    # SIGTERM (a CI step's timeout, `kill`) ends the run like Ctrl-C: AIPerf stopped, the temporary folder
+    # removed, no run file written (exit 130).
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         tokenizer = _tokenizer(opts.tokenizer or str(facts.info.get("model_path") or model), cont, work)
         for n, conc in enumerate(opts.levels, 1):
@@ -209,6 +213,7 @@ def run_bench(opts: BenchOptions) -> Run:
                  f"{level.output_tok_s or 0:.1f} tok/s, {level.errors} error(s)"
                  + (f", peak {mem.peak_mib} MiB" if mem and mem.peak_mib is not None else ""))
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if opts.keep_artifacts:
             kept = opts.out.with_name(opts.out.name + ".aiperf")
             shutil.rmtree(kept, ignore_errors=True)
@@ -226,6 +231,10 @@ def run_bench(opts: BenchOptions) -> Run:
                                                                  load_generator=tool), levels=levels)
     write_atomic(opts.out, run.to_json())
     return run
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _ms(value: float | None) -> str:
