@@ -21,6 +21,7 @@ differs from a fresh render, as the rendered Dockerfiles do. Workflows:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +43,9 @@ CI_REGISTRY = "${{ vars.ROCMIG_CI_REGISTRY || 'ghcr.io' }}"
 RELEASE_REGISTRY = "${{ vars.ROCMIG_REGISTRY || 'ghcr.io' }}"
 REGISTRY_ENV = {"ROCMIG_REGISTRY_USER": "${{ github.actor }}",
                 "ROCMIG_REGISTRY_PASSWORD": "${{ secrets.ROCMIG_REGISTRY_PASSWORD || secrets.GITHUB_TOKEN }}"}
-# Benchmark regression checks of the pr workflow: (name, script under bench/, arguments). A check is
-# rendered only when its script exists; each compares a fresh run with the figures stored in bench/results.
-BENCH_CHECKS = (
-    ("migrate", "bench/migrate_bench.py", "--check bench/results/migrate.json"),
-    ("doctor", "bench/doctor_bench.py", "--check bench/results/doctor.json"),
-)
+# Benchmark regression checks of the pr workflow: the checks of bench/results/regression.json, each run by
+# bench/regression.py against its stored figures (one step per check).
+REGRESSION_RESULTS = Path("bench") / "results" / "regression.json"
 
 
 @dataclass(frozen=True)
@@ -96,8 +94,10 @@ def _job_id(cell: Cell) -> str:
 
 
 def _bench_steps(root: Path) -> list[dict[str, Any]]:
-    return [{"name": f"{name} benchmark against stored figures", "run": f".venv/bin/python {script} {args}"}
-            for name, script, args in BENCH_CHECKS if (root / script).is_file()]
+    path = root / REGRESSION_RESULTS
+    checks = json.loads(path.read_text()) if path.is_file() else {}
+    return [{"name": f"{name} benchmark against stored figures", "run": f".venv/bin/python bench/regression.py {name}"}
+            for name in checks]
 
 
 def pr_workflow(project: Project) -> dict[str, Any]:
@@ -192,11 +192,14 @@ def gpu_workflow(project: Project) -> dict[str, Any]:
                          + " ".join(f"--image {c.role}" for c in cells if c.arch_name == arch)
                          + f" --registry \"{CI_REGISTRY}\""},
                  {"name": "hardware report and pytest -m amdgpu",
-                  "run": f"status=0\n{BUILDCTL} report hardware --run-tests --out report/hardware.md || status=$?\n"
+                  "run": f"status=0\nmkdir -p report\n{BUILDCTL} report hardware --run-tests --out report/hardware.md || status=$?\n"
                          "cat report/hardware.md >> \"$GITHUB_STEP_SUMMARY\"\nexit \"$status\""}]
         if arch in serve:
-            steps.append({"name": "serve smoke test", "run": ".venv/bin/python -m pytest -m amdgpu tests/images -k serve "
-                                                            "-q --junitxml=report/serve-junit.xml"})
+            steps.append({"name": "serve smoke test: the serve image sees the GPU and imports SGLang",
+                          "run": "docker run --rm --device=/dev/kfd --device=/dev/dri --group-add video "
+                                 "--group-add \"$(stat -c %g /dev/kfd)\" --ipc=host --shm-size 16g --entrypoint python "
+                                 f"{serve[arch].ref} -c 'import sglang, torch; assert torch.cuda.is_available(); "
+                                 "print(sglang.__version__, torch.cuda.get_device_name(0))' | tee report/serve-smoke.txt"})
         steps.append(_upload(f"hardware-{arch}", "report/"))
         jobs[f"gpu-{arch}"] = {"name": f"{arch} ({', '.join(project.matrix.archs[arch].products)})", "if": trigger,
                                "runs-on": ["self-hosted", "linux", "rocm", arch], "timeout-minutes": 120,
