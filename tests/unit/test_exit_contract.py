@@ -59,6 +59,8 @@ CASES = [
     (["--root", "{copy}", "tags", "--check"], 1, "is stale"),
     (["migrate", "{tmp}/no-such-tree", "--arch", "gfx942", "--out", "{tmp}/report"], 2, "no-such-tree"),
     (["migrate", "{copy}/recipes", "--arch", "gfx94", "--out", "{tmp}/report"], 2, "did you mean gfx942?"),
+    (["migrate", "{tmp}", "--arch", "gfx942", "--rocm", "7.3", "--out", "{tmp}-report"], 2, "did you mean 7.2?"),
+    (["migrate", "{tmp}", "--out", "{tmp}-report"], 2, "Missing option '--arch'"),
     (["doctor", "{tmp}/missing.log"], 2, "missing.log"),
     (["kernels", "configs", "--target", "gfx943"], 2, "--target"),
     (["kernels", "bench", "--out", "{tmp}/bench.json", "--quick"], 2, "docker run --rm --device=/dev/kfd"),
