@@ -31,6 +31,7 @@ $(BIN)/python: pyproject.toml
 	touch $(BIN)/python
 
 venv: $(BIN)/python
+	@echo "venv: buildctl is $(BIN)/buildctl; '. $(BIN)/activate' puts it on PATH (or use $(BIN)/python -m buildctl)"
 
 # scripts/ensure-docker.sh starts what a build needs when it is missing (root on Debian: the steps of
 # scripts/setup-docker.sh), else prints the exact command to run.
