@@ -10,6 +10,7 @@ it touches and report what sits on a changed line:
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import importlib.util
 import io
@@ -178,6 +179,33 @@ def python_prose_lines(text: str) -> set[int]:
     return prose - code
 
 
+_AMD_NAME = re.compile(r"rocm|hip", re.IGNORECASE)
+
+
+def python_nvidia_only_lines(text: str) -> set[int]:
+    """Lines of Python source that only run where the platform is not ROCm: the body of an `if` whose test
+    negates a ROCm/HIP check (`if not self.is_rocm_pytorch():`, `if torch.version.hip is None:`) and the
+    `else` of an `if` that asserts one (`if is_rocm():`). Empty when the text does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    lines: set[int] = set()
+
+    def span(nodes: list[ast.stmt]) -> set[int]:
+        return {n for node in nodes for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not _AMD_NAME.search(ast.unparse(node.test)):
+            continue
+        test = node.test
+        negated = (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or (
+            isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq))
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in (None, False))
+        lines |= span(node.body) if negated else span(node.orelse)
+    return lines
+
+
 def _review_hits(rules: list[ReviewRule], path: str, text: str, lines: set[int], migrate: ModuleType,
                  undefined: frozenset[str]) -> list[Finding]:
     applicable = [r for r in rules if r.applies_to(path)]
@@ -190,7 +218,8 @@ def _review_hits(rules: list[ReviewRule], path: str, text: str, lines: set[int],
         dead = migrate.cpp.dead_lines(scanned, undefined)
         scan_lines = scanned.split("\n")
     else:
-        dead, scan_lines = python_prose_lines(text) if path.endswith(".py") else set(), raw_lines
+        dead = python_prose_lines(text) | python_nvidia_only_lines(text) if path.endswith(".py") else set()
+        scan_lines = raw_lines
     found = []
     for number in sorted(lines):
         if number > len(scan_lines) or number in dead:

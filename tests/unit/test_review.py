@@ -102,6 +102,27 @@ def test_dead_on_amd_branches_and_python_prose(repo):
     assert rules_hit(findings) == {("setup_env.py", 5, "hardcoded-cuda-path")}
 
 
+def test_build_scripts_in_python(repo):
+    """nvcc flags and CUDA libraries handed over by Python build scripts; lines as DeepSpeed 0.19.8 writes
+    them (deepspeed/ops/op_builder/fused_adam.py and async_io.py, PyPI sdist): the NVIDIA-only branch of a
+    ROCm check is not flagged, an unguarded one is."""
+    (repo / "op_builder").mkdir()
+    (repo / "op_builder" / "fused_adam.py").write_text(
+        "import sys\n\n\nclass FusedAdamBuilder:\n    def nvcc_args(self):\n"
+        "        nvcc_flags = ['-O3'] + self.version_dependent_macros()\n"
+        "        if not self.is_rocm_pytorch():\n            nvcc_flags.extend(\n"
+        "                ['-allow-unsupported-compiler' if sys.platform == \"win32\" else '', '-lineinfo', '--use_fast_math'] +\n"
+        "                self.compute_capability_args())\n        return nvcc_flags\n")
+    (repo / "op_builder" / "async_io.py").write_text(
+        "import os\n\n\ndef extra_ldflags(CUDA_HOME):\n    if CUDA_HOME is None:\n"
+        "        ldflags = ['-laio']  # the ROCM case\n    else:\n"
+        "        CUDA_LIB64 = os.path.join(CUDA_HOME, \"lib64\")\n"
+        "        ldflags = [f'-L{CUDA_HOME}', f'-L{CUDA_LIB64}', '-laio', '-lcuda', '-lcudart']\n    return ldflags\n")
+    hits = rules_hit(review(load_project(ROOT), repo, "main"))
+    assert ("op_builder/async_io.py", 9, "cuda-library-link") in hits
+    assert not any(f == "op_builder/fused_adam.py" for f, _, _ in hits), hits
+
+
 def test_python_prose_lines():
     text = 'x = 1\n"""doc\n/usr/local/cuda\n"""\ny = "/usr/local/cuda"  # c\n# only a comment\n'
     assert python_prose_lines(text) == {2, 3, 4, 6}
