@@ -81,10 +81,10 @@ def _check_references(path: Path, matrix: Matrix, roles: set[str]) -> None:
                 f"{path}: rocm[{release.source} {release.version}].source: {release.source!r} is not "
                 f"declared under sources (allowed: {', '.join(matrix.sources)})")
         for role in release.packages:
-            if role not in roles:
+            if role.removesuffix("-build") not in roles:
                 raise ConfigError(
                     f"{path}: rocm[{release.source} {release.version}].packages.{role}: unknown image role "
-                    f"(allowed: {', '.join(sorted(roles))})")
+                    f"(allowed: {', '.join(sorted(roles))}, or <role>-build for a role's builder stage)")
     for rule in matrix.rules:
         where = f"{path}: rules[{rule.id}].when"
         for arch in rule.when.arch or []:

@@ -126,8 +126,10 @@ def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resoluti
 
     torch: the venv tools. Other roles, per component: its runtime_deps when it is installed without its
     own dependency set (SGLang); the Requires-Dist of its sdist when it is built from the sdist (compiled
-    against torch, or PyPI has no wheel of it); name==version otherwise. Components built from git
-    (a `git` source, or no sdist on PyPI: sgl-kernel) have no PyPI step. Network: PyPI's simple pages.
+    against torch, or PyPI has no wheel of it); name==version otherwise (a component also built from git,
+    TileLang, has that release's requirements). Components with no PyPI name (aiter), or whose PyPI
+    release has no sdist to read (sglang-kernel: CUDA wheels only) have no PyPI step. Network: PyPI's
+    simple pages.
     """
     torch, os_facts = cell.release.torch, cell.os
     if torch is None or os_facts is None:
@@ -144,7 +146,7 @@ def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resoluti
         if fw.runtime_deps:
             requirements += fw.runtime_deps
             continue
-        if fw.pypi is None or fw.git is not None:
+        if fw.pypi is None:
             continue
         files = pypi_files(fw.pypi, fw.version)
         has_wheel = any(f["filename"].endswith(".whl") for f in files)
@@ -164,9 +166,13 @@ def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resoluti
 def _pip(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in _PIP_ENV}
     env["PIP_CONFIG_FILE"] = os.devnull
-    return subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
-                           "--quiet", "--index-url", "https://pypi.org/simple", *args],
-                          cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--progress-bar", "off",
+           "--index-url", "https://pypi.org/simple", *args]
+    try:
+        return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, -1, "", f"ERROR: pip did not finish in {TIMEOUT_S} s")
 
 
 def _target(resolution: Resolution) -> list[str]:
@@ -177,8 +183,11 @@ def _target(resolution: Resolution) -> list[str]:
 
 
 def _error(stderr: str) -> str:
-    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
-    return " | ".join(lines[-6:])
+    """pip's reason in one line: its ERROR lines and the requirements it names as the conflict."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
+    cause = [ln for ln in lines if ln.startswith("ERROR") or " depends on " in ln or "requested" in ln
+             or "requires a different Python" in ln]
+    return " | ".join((cause or lines)[-8:])
 
 
 def resolve(resolution: Resolution) -> Outcome:
@@ -192,7 +201,7 @@ def resolve(resolution: Resolution) -> Outcome:
             args += ["--constraint", "constraints.txt"]
         done = _pip(args + list(resolution.requirements), work)
         if done.returncode != 0:
-            outcome.problems.append(f"{resolution.label}: pip cannot resolve: {_error(done.stderr)}")
+            outcome.problems.append(f"{resolution.label}: pip cannot resolve: {_error(done.stdout + done.stderr)}")
             return outcome
         report = json.loads((work / "report.json").read_text())
         outcome.chosen = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
@@ -234,7 +243,8 @@ def _cuda_pulls(report: dict[str, Any], resolution: Resolution) -> list[str]:
 def _check_no_deps(spec: str, resolution: Resolution, chosen: dict[str, str], work: Path) -> list[str]:
     done = _pip(_target(resolution) + ["--no-deps", "--report", "nodeps.json", spec], work)
     if done.returncode != 0:
-        return [f"{resolution.label}: {spec} (installed with --no-deps) does not install: {_error(done.stderr)}"]
+        return [f"{resolution.label}: {spec} (installed with --no-deps) does not install: "
+                f"{_error(done.stdout + done.stderr)}"]
     item = json.loads((work / "nodeps.json").read_text())["install"][0]
     have = set(chosen) | set(TORCH_FAMILY)
     return [f"{resolution.label}: {spec} requires {req}, which the image does not install"
