@@ -214,4 +214,7 @@ def pull_plan(plan: Plan, registry: Registry, client: DockerClient, console: UI)
         pulled.append({**cell_fields(cell), "remote": remote, "digest": digest, "local_tags": list(cell.local_refs)})
     for line in tag_local(client, list(plan.cells)):
         console.info(line)
+    last_of_role = {entry["image"]: entry for entry in pulled}  # tag_local points latest at the last one
+    for entry in last_of_role.values():
+        entry["local_tags"] = [*entry["local_tags"], f"{REPOSITORY}/{entry['image']}:latest"]
     return pulled
