@@ -23,7 +23,8 @@ def report_group() -> None:
 @report_group.command("hardware")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON instead of Markdown")
 @click.option("--run-tests", is_flag=True,
-              help="also run `pytest -m amdgpu tests` (JUnit XML next to --out, or build/amdgpu-junit.xml)")
+              help="also run `pytest -m amdgpu tests` (JUnit XML next to --out, or build/amdgpu-junit.xml) and, "
+                   "on an AMD GPU, `buildctl kernels bench --quick --no-tune`")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="write the report to FILE")
 @click.pass_context
 def report_hardware_cmd(ctx: click.Context, as_json: bool, run_tests: bool, out: Path | None) -> None:
@@ -33,14 +34,20 @@ def report_hardware_cmd(ctx: click.Context, as_json: bool, run_tests: bool, out:
     """
     from dataclasses import replace
 
-    from buildctl.report_hw import collect, markdown, run_amdgpu_tests
+    from buildctl.report_hw import collect, markdown, run_amdgpu_tests, run_kernels_bench
 
     if out is not None and not out.parent.is_dir():
         raise InputError(f"--out: folder {out.parent} does not exist")
     report = collect()
     if run_tests:
-        junit = (out.parent if out else ctx.obj["root"] / "build") / "amdgpu-junit.xml"
-        report = replace(report, tests=run_amdgpu_tests(ctx.obj["root"], junit))
+        folder = out.parent if out else ctx.obj["root"] / "build"
+        report = replace(report, tests=run_amdgpu_tests(ctx.obj["root"], folder / "amdgpu-junit.xml"))
+        if report.gpus and Path("/dev/kfd").exists():
+            bench, why = run_kernels_bench(folder / "kernels-bench.json")
+            report = replace(report, kernels_bench=str(bench) if bench else None,
+                             notes=report.notes + ([why] if why else []))
+        else:
+            report = replace(report, notes=report.notes + ["kernels bench: not run (no AMD GPU)"])
     text = json.dumps(report.to_json(), indent=2) + "\n" if as_json else markdown(report)
     if out is not None:
         out.write_text(text)

@@ -70,6 +70,7 @@ class Report:
     gpus: list[Gpu]
     notes: list[str]
     tests: TestSummary | None = None
+    kernels_bench: str | None = None  # path of a `buildctl kernels bench` result JSON
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -216,6 +217,39 @@ def run_amdgpu_tests(project_root: Path, junit: Path) -> TestSummary:
     return summarize_junit(junit, proc.returncode)
 
 
+KERNELS_BENCH_BUDGET_S = 900
+
+
+def run_kernels_bench(out: Path) -> tuple[Path | None, str]:
+    """Run `buildctl kernels bench --quick --no-tune` (the TileLang kernels against torch on GPU 0) into out.
+
+    Returns (result path, "") or (None, why it did not run: its exit code and last line). Exit 2 of the
+    bench means no usable GPU or no tile table for its arch.
+    """
+    import sys
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "buildctl", "kernels", "bench", "--quick", "--no-tune",
+                           "--budget-s", str(KERNELS_BENCH_BUDGET_S), "--out", str(out)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode == 0 and out.is_file():
+        return out, ""
+    last = (proc.stderr or proc.stdout).strip().splitlines()
+    return None, f"kernels bench: exit {proc.returncode}{': ' + last[-1] if last else ''}"
+
+
+def kernels_section(path: Path) -> list[str]:
+    """Markdown lines for a kernels bench result: device and target, then kernels.bench.report's table."""
+    from kernels.bench.report import goal_met, render_table
+
+    result = json.loads(path.read_text())
+    met = [goal_met(c, result["goals"]) for c in result["cases"]]
+    return ["", f"### `buildctl kernels bench` on {result['device']} ({result['target']})", "",
+            f"{sum(m is True for m in met)} of {len(met)} cases meet their goal; "
+            f"{sum(m is None for m in met)} had no correct config. Result: `{path}`", "",
+            render_table(result)]
+
+
 def _size(n: int | None) -> str:
     return "-" if n is None else f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n // 1024} KiB"
 
@@ -252,6 +286,8 @@ def markdown(report: Report) -> str:
                   (f"{t.tests} tests: {passed} passed, {t.failures} failed, {t.errors} errors, "
                    f"{t.skipped} skipped in {t.seconds} s (JUnit XML: `{t.path}`)")]
         lines += [f"- failed: `{name}`" for name in t.failed]
+    if report.kernels_bench is not None:
+        lines += kernels_section(Path(report.kernels_bench))
     if report.notes:
         lines += ["", "<details><summary>what could not be read</summary>", ""]
         lines += [f"- {n}" for n in report.notes]

@@ -149,6 +149,18 @@ def test_junit_summary_of_a_real_pytest_run(tmp_path):
     assert "3 tests: 1 passed, 1 failed, 0 errors, 1 skipped" in text and "`test_sample::test_bad`" in text
 
 
+def test_kernels_bench_section_from_a_real_result():
+    """The kernels bench table of a real run (kernels/bench/results/h200.json, the H200 run of the kernels
+    benchmark) goes into the report with how many cases meet their goal."""
+    result = ROOT / "kernels" / "bench" / "results" / "h200.json"
+    data = json.loads(result.read_text())
+    text = markdown(Report(Host("x", "k", "m", None, None, None, None, None, None), [], [],
+                           kernels_bench=str(result)))
+    assert f"### `buildctl kernels bench` on {data['device']} ({data['target']})" in text
+    assert f"of {len(data['cases'])} cases meet their goal" in text
+    assert text.count("| gemm |") == sum(c["kernel"] == "gemm" for c in data["cases"])
+
+
 def _buildctl(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "buildctl", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
