@@ -341,6 +341,8 @@ def test_parent_of_another_cell_or_not_a_digest_is_refused():
     wrong = buildctl("build", "--image", "dev", "--parent", dev_id)
     assert wrong.returncode == 2 and "io.rocmig.role='dev' (need 'base')" in wrong.stderr
     loose = buildctl("build", "--image", "dev", "--parent", "rocmig/base:latest")
-    assert loose.returncode == 2 and "is not IMAGE@sha256:<digest> or sha256:<image ID>" in loose.stderr
+    assert loose.returncode == 2 and "is not IMAGE@sha256:<digest> or an image ID" in loose.stderr
+    short = buildctl("build", "--image", "dev", "--parent", dev_id.removeprefix("sha256:")[:12])
+    assert short.returncode == 2 and "io.rocmig.role='dev' (need 'base')" in short.stderr  # short IDs resolve
     roots = buildctl("build", "--image", "base", "--parent", dev_id)
     assert roots.returncode == 2 and "root cells" in roots.stderr
