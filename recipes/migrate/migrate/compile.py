@@ -31,12 +31,16 @@ RETRY_OPT = "-O2"
 @dataclass(frozen=True)
 class Job:
     """One unit to compile: rel (tree path), source (absolute path of the file to compile),
-    include_dirs (absolute), defines per arch group key (wavefront) -> ["NAME=VALUE", ...]."""
+    include_dirs (absolute), defines per arch group key (wavefront) -> ["NAME=VALUE", ...], flags
+    (more hipcc flags of this unit: -fopenmp, -iquote DIR, a PyTorch extension's defines and -I),
+    std (C++ standard: c++17, or c++20 for PyTorch extensions as cpp_extension builds them)."""
 
     rel: str
     source: Path
     include_dirs: tuple[Path, ...]
     defines: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    std: str = "c++17"
 
 
 @dataclass(frozen=True)
@@ -86,9 +90,9 @@ def _hipcc(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
     """One hipcc call for `archs`; object and log at <base>.o / <base>.log. Returns (result, output)."""
     obj, log = base.with_name(base.name + ".o"), base.with_name(base.name + ".log")
     defines = job.defines.get(archs[0].wavefront, ())
-    args = [str(hipcc), "-c", "-x", "hip", "-std=c++17", opt, "-w",
+    args = [str(hipcc), "-c", "-x", "hip", f"-std={job.std}", opt, "-w",
             *(f"--offload-arch={a.name}" for a in archs),
-            *(f"-D{d}" for d in defines), *(f"-I{d}" for d in job.include_dirs), *extra,
+            *(f"-D{d}" for d in defines), *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra,
             str(job.source), "-o", str(obj)]
     obj.parent.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,10 @@
 
 Output folder layout (all under --out):
   cuda/      untouched copy of the input sources
-  hip/       migrated tree (hipify-perl + exact fixups)
+  hip/       migrated tree (per unit hipify-clang or hipify-perl, headers hipify-perl; + exact fixups)
+  hipify-perl/  hipify-perl's translation of the units hipify-clang made (fallback and baseline)
+  fallback/  hipify-perl + fixups of those units, compiled when hipify-clang's output fails
+  torch/     the tree hipified by torch.utils.hipify (extension mode) for units that include PyTorch
   baseline/  plain hipify-perl output (--baseline only)
   build/     code objects and one compiler log per unit and arch group
   report.json, report.md, report.html (written last, atomically)
@@ -19,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REPORT_SCHEMA_VERSION, advice, cpp, flags, hipify, includes, tree
+from . import REPORT_SCHEMA_VERSION, advice, cpp, flags, hipify, includes, semantic, sysdeps, torch_ext, tree
 from .archs import Arch, wavefront_groups
 from .compile import Job, compile_all, find_hipcc
 from .errors import InputError
@@ -123,14 +126,35 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     cuda_dir, hip_dir, base_dir, build_dir = (opts.out / d for d in ("cuda", "hip", "baseline", "build"))
     tree.write_tree(cuda_dir, {f.rel: f.text for f in source.files})
     hip_warnings = hipify_tree(cuda_dir, list(source.files), hip_dir, opts.jobs)
+    units = tree.units(source)
+    unit_rels = {u.rel for u in units}
+    cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files})
+    tool, no_tool = semantic.find_tool()
+    semantic_units = {}
+    for u in units:
+        need, own = cuda_graph.closure(u.rel), project.for_unit(u.rel)
+        if not need.torch:
+            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)], list(own.defines))
+    perl_dir = opts.out / "hipify-perl"
+    clang = semantic.translate_units(tool, semantic_units, cuda_dir, hip_dir, perl_dir, opts.jobs, opts.timeout) if tool else {}
     timings = {"hipify_s": round(time.time() - started, 2)}
 
-    migrated = advice.migrate_tree({f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files},
-                                   rules, list(opts.archs), project.all_dirs(), includes.system_include_dirs(hipcc))
+    sysdirs = includes.system_include_dirs(hipcc)
+    texts = {f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files}
+    migrated = advice.migrate_tree(texts, rules, list(opts.archs), project.all_dirs(), sysdirs)
     final_texts, graph = migrated.final, migrated.graph
+    made_by_clang = sorted(rel for rel, made in clang.items() if made.ok)
+    if made_by_clang:
+        perl_texts = {**texts, **{rel: (texts[rel][0], (perl_dir / rel).read_text(encoding="utf-8")) for rel in made_by_clang}}
+        alternative = advice.migrate_tree(perl_texts, rules, list(opts.archs), project.all_dirs(), sysdirs)
+        tree.write_tree(opts.out / "fallback", {rel: alternative.final[rel] for rel in made_by_clang})
     files_out: dict[str, dict] = {}
     for f in source.files:
+        why_perl = (no_tool if f.rel in semantic_units else
+                    "includes PyTorch headers: torch.utils.hipify is its translator" if f.rel in unit_rels else
+                    "header or non-unit file (hipify-clang translates units only)")
         files_out[f.rel] = {"path": f.rel, "kind": f.kind, "unit": False, "encoding": f.encoding,
+                            "translator": _translator(clang.get(f.rel), why_perl),
                             "hipify_warnings": [{"line": w.line, "message": w.message} for w in hip_warnings[f.rel]],
                             "findings": [x.__dict__ for x in migrated.findings[f.rel]],
                             "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff}
@@ -139,14 +163,19 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     if opts.baseline:
         base_dir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(hip_dir, base_dir, dirs_exist_ok=True)
+        if perl_dir.is_dir():
+            shutil.copytree(perl_dir, base_dir, dirs_exist_ok=True)
     tree.write_tree(hip_dir, final_texts)
     timings["fixups_scan_s"] = round(time.time() - started - timings["hipify_s"], 2)
 
     defines = _defines(final_texts, opts.archs)
     groups = wavefront_groups(list(opts.archs))
-    torch_dirs = includes.torch_include_dirs()
-    units = tree.units(source)
+    torch = torch_ext.find()
+    torch_units = [u.rel for u in units if graph.closure(u.rel).torch]
+    torch_dir = opts.out / "torch"
+    torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_units) if torch and torch_units else {}
     jobs, base_jobs = [], []
+    fallback_jobs: dict[str, Job] = {}
     seen_fingerprints: dict[str, str] = {}
     twins: dict[str, str] = {}  # unit -> earlier unit with the same fingerprint (compiled once)
     for u in units:
@@ -156,7 +185,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         entry = files_out[u.rel]
         entry["unit"] = True
         entry["include_dirs"] = list(dirs)
-        if need.torch and not torch_dirs:
+        if need.torch and torch is None:
             skipped = {"status": "needs-torch", "first_error": f"includes <{need.torch_header}>; no PyTorch C++ headers in this image",
                        "log": "", "seconds": 0.0, "opt": ""}
             entry["compile"] = {a.name: dict(skipped) for a in opts.archs}
@@ -168,16 +197,38 @@ def run(opts: Options, rules: list[Rule]) -> dict:
             twins[u.rel] = seen_fingerprints[key]
             continue
         seen_fingerprints[key] = u.rel
-        extra_dirs = tuple(Path(d) for d in torch_dirs) if need.torch else ()
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
                                            for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
-        jobs.append(Job(u.rel, hip_dir / u.rel, tuple(hip_dir / d for d in dirs) + extra_dirs, per_group))
+        unit_flags, std = sysdeps.unit_flags(graph.edges, final_texts, u.rel), "c++17"
+        if need.torch and torch is not None:
+            entry["translator"] = {"name": "torch.utils.hipify", "reason": f"includes <{need.torch_header}>: hipified "
+                                   f"as PyTorch's extension build does; PyTorch headers: {torch.origin}"}
+            unit_flags, std = unit_flags + tuple(torch_ext.flags(torch)), torch_ext.STD
+            jobs.append(Job(u.rel, torch_dir / torch_map[u.rel], tuple(torch_dir / d for d in dirs), per_group,
+                            unit_flags, std))
+        else:
+            jobs.append(Job(u.rel, hip_dir / u.rel, tuple(hip_dir / d for d in dirs), per_group, unit_flags))
+        if u.rel in made_by_clang:
+            fallback_jobs[u.rel] = Job(u.rel, opts.out / "fallback" / u.rel, tuple(hip_dir / d for d in dirs), per_group,
+                                       unit_flags + ("-iquote", str((hip_dir / u.rel).parent)))
         if opts.baseline:
-            base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in dirs) + extra_dirs,
-                                 {g[0].wavefront: own.defines for g in groups}))
+            base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in dirs),
+                                 {g[0].wavefront: own.defines for g in groups}, unit_flags, std))
     t0 = time.time()
     results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags),
                           opts.timeout, opts.opt)
+    failed = [fallback_jobs[rel] for rel, per_arch in results.items()
+              if rel in fallback_jobs and any(r.status != "ok" for r in per_arch.values())]
+    if failed:
+        again = compile_all(hipcc, failed, groups, build_dir / "fallback", opts.out, opts.jobs, list(opts.extra_flags),
+                            opts.timeout, opts.opt)
+        for rel, per_arch in again.items():
+            if sum(r.status == "ok" for r in per_arch.values()) > sum(r.status == "ok" for r in results[rel].values()):
+                first = next(r.first_error for r in results[rel].values() if r.status != "ok")
+                results[rel] = per_arch
+                shutil.copyfile(opts.out / "fallback" / rel, hip_dir / rel)
+                files_out[rel]["translator"] = {"name": "hipify-perl", "reason": "hipify-clang's translation failed to "
+                                                f"compile ({first}); hipify-perl's compiled"}
     timings["compile_s"] = round(time.time() - t0, 2)
     for rel, per_arch in results.items():
         files_out[rel]["compile"] = {a: r.__dict__ for a, r in per_arch.items()}
@@ -200,9 +251,12 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         "archs": [{"name": a.name, "family": a.family, "wavefront": a.wavefront, "lds_bytes": a.lds_bytes}
                   for a in opts.archs],
         "tools": {"hipcc": tool_version([str(hipcc), "--version"]),
-                  "hipify_perl": tool_version([str(hipify.find_hipify()), "-version"])},
+                  "hipify_perl": tool_version([str(hipify.find_hipify()), "-version"]),
+                  "hipify_clang": tool_version([str(tool.path), "--version"]) if tool else f"not used: {no_tool}",
+                  "cuda_headers": str(tool.cuda_path) if tool else "",
+                  "torch_headers": {"origin": torch.origin, "include": list(torch.include_dirs)} if torch else None},
         "options": {"jobs": opts.jobs, "baseline": opts.baseline, "extra_flags": list(opts.extra_flags), "opt": opts.opt,
-                    "arch_groups": [[a.name for a in g] for g in groups], "torch_include": torch_dirs,
+                    "arch_groups": [[a.name for a in g] for g in groups],
                     "project_flags": {"source": project.source, "include_dirs": list(project.common.include_dirs),
                                       "defines": list(project.common.defines), "units": len(project.units),
                                       "outside_tree": list(project.outside)}},
@@ -212,6 +266,17 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         "input_sha256": hashlib.sha256("".join(f.rel + f.sha256 for f in source.files).encode()).hexdigest(),
         "files": [files_out[f.rel] for f in source.files],
     }
+
+
+def _translator(made: semantic.Outcome | None, why_perl: str) -> dict:
+    """The report's translator entry of a file: {name, reason}. Units are hipify-clang's when its parse
+    succeeded; headers, and units whose parse failed or did not run (why_perl), are hipify-perl's.
+    PyTorch extension units are set to torch.utils.hipify when they are compiled."""
+    if made is not None and made.ok:
+        return {"name": "hipify-clang", "reason": ""}
+    if made is not None:
+        return {"name": "hipify-perl", "reason": f"hipify-clang failed: {made.reason}"}
+    return {"name": "hipify-perl", "reason": why_perl}
 
 
 def _defines(texts: dict[str, str], archs: tuple[Arch, ...]) -> list[dict]:

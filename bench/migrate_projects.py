@@ -1,0 +1,177 @@
+"""Measure the migrate recipe on real CUDA projects from PyPI sdists, per offload arch.
+
+For each project: download the sdist (pip download; for sdists whose metadata step imports torch,
+which pip cannot prepare here, the file is taken from PyPI's simple index, PEP 691 - the index pip
+itself reads), unpack it, run the recipe of this working tree in the dev image with --baseline, and
+count per arch the units that compiled (migrated, and plain hipify-perl as the baseline), the
+translator of each unit, the failures with their first error, and the wall time.
+
+    .venv/bin/python bench/migrate_projects.py [--project NAME==VERSION ...] [--arch gfx942 --arch gfx1100]
+        [--jobs 2] [--subset N] [--out build/bench/migrate] [--markdown]
+
+Output: one JSON line per project on stdout (with --markdown, a table for docs/benchmarks.md), and
+OUT/<project>/report.json. Needs the dev image ($ROCMIG_DEV_IMAGE, default
+rocmig/dev:rocm7.2.4-gfx942-debian), Docker and PyPI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import ssl
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGE = os.environ.get("ROCMIG_DEV_IMAGE", "rocmig/dev:rocm7.2.4-gfx942-debian")
+PROJECTS = ("causal-conv1d==1.7.0", "mamba-ssm==2.3.2.post1", "torch-scatter==2.1.2", "torch-cluster==1.6.3",
+            "bitsandbytes==0.50.2", "gsplat==1.5.3", "flash-attn==2.8.3.post2")
+SIMPLE = "https://pypi.org/simple/{name}/"
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _is_sdist(filename: str, name: str, version: str) -> bool:
+    parts = filename.rsplit("-", 1)
+    return len(parts) == 2 and _norm(parts[0]) == _norm(name) and parts[1] in (f"{version}.tar.gz", f"{version}.zip")
+
+
+def _cached(cache: Path, name: str, version: str) -> Path | None:
+    return next((p for p in sorted(cache.iterdir()) if _is_sdist(p.name, name, version)), None)
+
+
+def fetch_sdist(spec: str, cache: Path) -> Path:
+    """The sdist of `spec` (NAME==VERSION) under `cache`, downloaded when absent. Raises RuntimeError
+    when PyPI has no sdist of that version."""
+    name, version = spec.split("==")
+    cache.mkdir(parents=True, exist_ok=True)
+    found = _cached(cache, name, version)
+    if found:
+        return found
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
+                    "--dest", str(cache), spec], capture_output=True, text=True, timeout=600, check=False)
+    found = _cached(cache, name, version)
+    if found:
+        return found
+    # pip could not prepare the metadata (the setup imports torch): read the simple index.
+    context = ssl.create_default_context(cafile=CA_BUNDLE if os.path.exists(CA_BUNDLE) else None)
+    request = urllib.request.Request(SIMPLE.format(name=name), headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, context=context, timeout=60) as response:
+        files = json.load(response)["files"]
+    for f in files:
+        if _is_sdist(f["filename"], name, version):
+            target = cache / f["filename"]
+            with urllib.request.urlopen(f["url"], context=context, timeout=600) as response, open(target, "wb") as out:
+                shutil.copyfileobj(response, out)
+            return target
+    raise RuntimeError(f"{spec}: no sdist on PyPI")
+
+
+def unpack(sdist: Path, dest: Path) -> Path:
+    """Unpack `sdist` into `dest`; returns the project folder."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    if sdist.suffix == ".zip":
+        with zipfile.ZipFile(sdist) as z:
+            z.extractall(dest)
+    else:
+        with tarfile.open(sdist) as t:
+            t.extractall(dest, filter="data")
+    entries = list(dest.iterdir())
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
+
+
+def subset(src: Path, n: int) -> None:
+    """Keep only the first `n` .cu units (sorted by path) of `src`, for quick iterations."""
+    units = sorted(src.rglob("*.cu"))
+    for path in units[n:]:
+        path.unlink()
+
+
+def run(src: Path, out: Path, archs: list[str], jobs: int) -> subprocess.CompletedProcess:
+    """The recipe of this working tree in the dev image: `src` read-only, `out` writable."""
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
+           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", "-v", f"{ROOT / 'recipes'}:/opt/rocmig/recipes:ro",
+           "-v", f"{src}:/src:ro", "-v", f"{out}:/out", IMAGE, "python3", "-m", "migrate", "/src", "--out", "/out/run",
+           *sum((["--arch", a] for a in archs), []), "--jobs", str(jobs), "--baseline", "--fail-on", "never"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=7200, check=False)
+
+
+def summarize(spec: str, report: dict, wall: float) -> dict:
+    """Per arch: units, ok, failed (path -> first error), baseline ok; translators of the units."""
+    units = [f for f in report["files"] if f["unit"]]
+    per_arch = {}
+    for arch in (a["name"] for a in report["archs"]):
+        ok = [f["path"] for f in units if f["compile"][arch]["status"] == "ok"]
+        base_ok = [f["path"] for f in units if f.get("baseline", {}).get(arch, {}).get("status") == "ok"]
+        failed = {f["path"]: f["compile"][arch]["first_error"][:240] for f in units if f["compile"][arch]["status"] != "ok"}
+        per_arch[arch] = {"units": len(units), "ok": len(ok), "baseline_ok": len(base_ok), "failed": failed}
+    translators: dict[str, int] = {}
+    for f in units:
+        name = f.get("translator", {}).get("name", "hipify-perl")
+        translators[name] = translators.get(name, 0) + 1
+    return {"project": spec, "wall_s": round(wall, 1), "timings": report.get("timings", {}), "archs": per_arch,
+            "translators": translators}
+
+
+def markdown(rows: list[dict]) -> str:
+    """The docs/benchmarks.md table."""
+    lines = ["| project (sdist) | arch | units | compiled | % | plain hipify-perl | translators | wall s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for arch, a in r["archs"].items():
+            pct = 100.0 * a["ok"] / a["units"] if a["units"] else 0.0
+            tr = ", ".join(f"{k} {v}" for k, v in sorted(r["translators"].items()))
+            lines.append(f"| {r['project']} | {arch} | {a['units']} | {a['ok']} | {pct:.0f} | {a['baseline_ok']} | {tr} | {r['wall_s']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry; exit 0, or 5 when a recipe run failed."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--project", action="append", help="NAME==VERSION (repeat); default: the PROJECTS list")
+    p.add_argument("--arch", action="append", help="offload arch (repeat); default gfx942 and gfx1100")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--subset", type=int, default=0, help="keep only the first N .cu units of each project")
+    p.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "migrate")
+    p.add_argument("--markdown", action="store_true")
+    args = p.parse_args(argv)
+    archs = args.arch or ["gfx942", "gfx1100"]
+    rows, code = [], 0
+    for spec in args.project or PROJECTS:
+        sdist = fetch_sdist(spec, ROOT / "build" / "cache" / "sdists")
+        work = args.out / _norm(spec.split("==")[0])
+        src = unpack(sdist, work / "src")
+        if args.subset:
+            subset(src, args.subset)
+        started = time.monotonic()
+        proc = run(src, work / "out", archs, args.jobs)
+        wall = time.monotonic() - started
+        report_path = work / "out" / "run" / "report.json"
+        if proc.returncode not in (0, 1) or not report_path.exists():
+            print(json.dumps({"project": spec, "error": proc.stderr.strip()[-500:]}), flush=True)
+            code = 5
+            continue
+        row = summarize(spec, json.loads(report_path.read_text()), wall)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    if args.markdown:
+        print(markdown(rows))
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

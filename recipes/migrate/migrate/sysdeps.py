@@ -1,0 +1,55 @@
+"""hipcc flags a unit needs for system libraries it uses: OpenMP and MPI.
+
+A unit (or a header it includes from the tree) that includes <omp.h> or has an `#pragma omp` line is
+compiled with -fopenmp (clang 22 with libomp-22-dev in the debian lane). A unit that includes <mpi.h>
+gets the compile flags of the MPI installation: `pkg-config --cflags mpi` (Debian's mpi-default-dev
+alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+import shutil
+import subprocess
+
+OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
+MPI = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]mpi\.h[>"]', re.M)
+
+
+@functools.lru_cache(maxsize=1)
+def mpi_flags() -> tuple[str, ...]:
+    """Compile flags of the installed MPI (see module doc); () when none answers."""
+    for args in (["pkg-config", "--cflags", "mpi"], ["pkg-config", "--cflags", "ompi"], ["mpicc", "--showme:compile"]):
+        if not shutil.which(args[0]):
+            continue
+        try:
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if proc.returncode == 0 and proc.stdout.strip():
+            return tuple(f for f in shlex.split(proc.stdout) if f.startswith(("-I", "-D", "-pthread")))
+    return ()
+
+
+def flags_for(texts: list[str]) -> tuple[str, ...]:
+    """Flags for a unit whose include closure (the unit and the tree files it includes) has `texts`."""
+    out: list[str] = []
+    if any(OPENMP.search(t) for t in texts):
+        out.append("-fopenmp")
+    if any(MPI.search(t) for t in texts):
+        out.extend(mpi_flags())
+    return tuple(out)
+
+
+def unit_flags(edges: dict[str, list[tuple[str, str]]], texts: dict[str, str], unit: str) -> tuple[str, ...]:
+    """flags_for over `unit` and every tree file it includes, transitively (edges: IncludeGraph.edges,
+    {rel: [(included rel, -I folder)]})."""
+    seen, stack = {unit}, [unit]
+    while stack:
+        for target, _folder in edges.get(stack.pop(), []):
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return flags_for([texts[r] for r in sorted(seen) if r in texts])

@@ -1,0 +1,68 @@
+"""Real input, never seen by the recipe's authors when it was written: a PyTorch CUDA extension from its
+PyPI sdist (causal-conv1d 1.7.0: three .cu units that include torch/ATen/c10 and CUB), migrated in the dev
+image for gfx942. Its units are hipified by torch.utils.hipify, as PyTorch's own extension build does,
+and compiled against the image's ROCm-flavoured PyTorch headers (a reconstruction in the debian lane).
+
+Needs PyPI (the sdist is downloaded into build/cache/sdists/, skipped when PyPI cannot be reached) and
+the dev image ($ROCMIG_DEV_IMAGE, skipped when it is not built). About a minute on a 2-core host.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.images.test_migrate_cases import digests, image_or_skip, run_recipe
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from migrate_projects import fetch_sdist  # noqa: E402
+
+pytestmark = [pytest.mark.docker, pytest.mark.pypi]
+SPEC = "causal-conv1d==1.7.0"
+
+
+@pytest.fixture(scope="module")
+def sdist_run(tmp_path_factory):
+    image_or_skip()
+    try:
+        sdist = fetch_sdist(SPEC, ROOT / "build" / "cache" / "sdists")
+    except (OSError, RuntimeError) as exc:
+        pytest.skip(f"cannot download the {SPEC} sdist from PyPI: {exc}")
+    work = tmp_path_factory.mktemp("sdist")
+    with tarfile.open(sdist) as tar:
+        tar.extractall(work, filter="data")
+    src = next(work.iterdir())
+    before = digests(src)
+    out = tmp_path_factory.mktemp("out")
+    proc = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--jobs", "2", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "run" / "report.json").read_text())
+    return {"report": report, "before": before, "after": digests(src)}
+
+
+def test_torch_extension_units_are_hipified_by_torch_and_compile(sdist_run):
+    report = sdist_run["report"]
+    units = [f for f in report["files"] if f["unit"]]
+    assert len(units) >= 3
+    torch_units = [f for f in units if f["translator"]["name"] == "torch.utils.hipify"]
+    assert torch_units, [f["translator"] for f in units]
+    statuses = {f["path"]: f["compile"]["gfx942"]["status"] for f in units}
+    assert "needs-torch" not in statuses.values(), statuses
+    ok = sum(s == "ok" for s in statuses.values())
+    failures = {f["path"]: f["compile"]["gfx942"]["first_error"] for f in units if f["compile"]["gfx942"]["status"] != "ok"}
+    assert ok / len(units) >= 0.9, failures
+    assert report["tools"]["torch_headers"]["origin"] in ("reconstruction", "install")
+
+
+def test_every_file_names_its_translator_and_the_input_is_untouched(sdist_run):
+    names = {f["translator"]["name"] for f in sdist_run["report"]["files"]}
+    assert names <= {"hipify-clang", "hipify-perl", "torch.utils.hipify"}
+    for f in sdist_run["report"]["files"]:
+        if f["translator"]["name"] != "hipify-clang":
+            assert f["translator"]["reason"], f
+    assert sdist_run["before"] == sdist_run["after"]

@@ -1,0 +1,113 @@
+"""The migrate recipe's semantic translator setup (hipify-clang + a CUDA header layout) and the system
+library flags (OpenMP, MPI) it derives per unit. Runs on the host: no image needed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "recipes" / "migrate"))
+
+from migrate import semantic, sysdeps  # noqa: E402
+
+
+def _layout(root: Path, parts: tuple[str, ...] = semantic.LAYOUT) -> Path:
+    for part in parts:
+        target = root / part
+        if part.endswith(".h"):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("#define CUDA_VERSION 12050\n")
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.fixture()
+def bin_dir(tmp_path):
+    """A PATH folder holding an executable named hipify-clang (find_tool only checks it is there)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    exe = folder / "hipify-clang"
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    return folder
+
+
+def test_no_hipify_clang_on_path_means_hipify_perl(tmp_path):
+    tool, why = semantic.find_tool({"PATH": str(tmp_path), semantic.CUDA_PATH_ENV: str(_layout(tmp_path / "cuda"))})
+    assert tool is None and "hipify-clang not on PATH" in why
+
+
+def test_cuda_path_unset_or_incomplete_is_named(tmp_path, bin_dir):
+    tool, why = semantic.find_tool({"PATH": str(bin_dir)})
+    assert tool is None and semantic.CUDA_PATH_ENV in why
+    partial = _layout(tmp_path / "cuda", ("include/cuda.h", "bin"))
+    tool, why = semantic.find_tool({"PATH": str(bin_dir), semantic.CUDA_PATH_ENV: str(partial)})
+    assert tool is None and "nvvm/libdevice" in why and str(partial) in why
+
+
+def test_complete_layout_gives_a_tool_and_the_unit_flags_reach_the_command(tmp_path, bin_dir):
+    cuda = _layout(tmp_path / "cuda")
+    tool, why = semantic.find_tool({"PATH": str(bin_dir), semantic.CUDA_PATH_ENV: str(cuda)})
+    assert why == "" and tool is not None and tool.cuda_path == cuda
+    args = semantic.command(tool, Path("/t/a.cu"), Path("/o/a.cu"), [Path("/t/include")], ["BF16_AVAILABLE", "N=4"])
+    assert args[:4] == [str(bin_dir / "hipify-clang"), "/t/a.cu", "-o=/o/a.cu", f"--cuda-path={cuda}"]
+    assert "-I=/t/include" in args and "-D=BF16_AVAILABLE" in args and "-D=N=4" in args
+    clang = args[args.index("--") + 1:]
+    # The CUDA headers must come before /usr/include (ROCm's thrust/ and hip/ live there).
+    assert clang[clang.index("-isystem") + 1] == str(cuda / "include")
+    assert "-nocudalib" in clang and "cuda" == clang[clang.index("-x") + 1]
+
+
+def test_first_error_skips_hipify_clangs_own_driver_lines():
+    output = ("error: cannot find libdevice for sm_52; provide path to different CUDA installation\n"
+              "error: cannot find CUDA installation; provide its path via '--cuda-path'\n"
+              "[HIPIFY] CUDA_VERSION: 12050\n"
+              "/src/k.cu:12:10: fatal error: 'cutlass/cutlass.h' file not found\n"
+              "/src/k.cu:40:3: error: use of undeclared identifier 'foo'\n")
+    assert semantic.first_error(output) == "/src/k.cu:12:10: fatal error: 'cutlass/cutlass.h' file not found"
+    assert semantic.first_error("Segmentation fault\n") == "Segmentation fault"
+
+
+def test_translate_keeps_hipify_perl_output_when_hipify_clang_fails(tmp_path, bin_dir):
+    failing = bin_dir / "hipify-clang"
+    failing.write_text("#!/bin/sh\necho \"/src/a.cu:1:10: fatal error: 'x.h' file not found\" >&2\nexit 1\n")
+    tool = semantic.Tool(failing, _layout(tmp_path / "cuda"))
+    dst = tmp_path / "a.cu"
+    dst.write_text("hipify-perl output\n")
+    outcome = semantic.translate(tool, tmp_path / "src.cu", dst, [], [], timeout=30)
+    assert not outcome.ok and "'x.h' file not found" in outcome.reason and "exit 1" in outcome.reason
+    assert dst.read_text() == "hipify-perl output\n"
+    assert not any(p.name.endswith(".hipify-clang") for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("#include <omp.h>\nint f();\n", ("-fopenmp",)),
+    ("void f() {\n  #pragma omp parallel for\n  for (;;) {}\n}\n", ("-fopenmp",)),
+    ("// #pragma omp parallel\n/* #include <omp.h> */\n", ()),
+    ("#include <cuda_runtime.h>\n", ()),
+])
+def test_openmp_flag(text, expected):
+    assert sysdeps.flags_for([text]) == expected
+
+
+def test_openmp_found_through_a_tree_header():
+    edges = {"k.cu": [("inc/par.h", "inc")], "inc/par.h": [("inc/omp_use.h", "")], "inc/omp_use.h": []}
+    texts = {"k.cu": '#include "par.h"\n', "inc/par.h": '#include "omp_use.h"\n', "inc/omp_use.h": "#include <omp.h>\n"}
+    assert sysdeps.unit_flags(edges, texts, "k.cu") == ("-fopenmp",)
+    assert sysdeps.unit_flags(edges, {**texts, "inc/omp_use.h": ""}, "k.cu") == ()
+
+
+def test_mpi_flags_come_from_the_installation(monkeypatch, tmp_path):
+    sysdeps.mpi_flags.cache_clear()
+    pc = tmp_path / "pkg-config"
+    pc.write_text("#!/bin/sh\n[ \"$2\" = mpi ] && echo '-I/usr/lib/x86_64-linux-gnu/openmpi/include -pthread -L/x -lmpi'\n")
+    pc.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    try:
+        assert sysdeps.flags_for(["#include <mpi.h>\n"]) == ("-I/usr/lib/x86_64-linux-gnu/openmpi/include", "-pthread")
+    finally:
+        sysdeps.mpi_flags.cache_clear()
