@@ -128,7 +128,9 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     hip_warnings = hipify_tree(cuda_dir, list(source.files), hip_dir, opts.jobs)
     units = tree.units(source)
     unit_rels = {u.rel for u in units}
-    cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files})
+    sysdirs = includes.system_include_dirs(hipcc)
+    cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, include_dirs=project.all_dirs(),
+                                       system_dirs=sysdirs)
     tool, no_tool = semantic.find_tool()
     semantic_units = {}
     for u in units:
@@ -139,7 +141,6 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     clang = semantic.translate_units(tool, semantic_units, cuda_dir, hip_dir, perl_dir, opts.jobs, opts.timeout) if tool else {}
     timings = {"hipify_s": round(time.time() - started, 2)}
 
-    sysdirs = includes.system_include_dirs(hipcc)
     texts = {f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files}
     migrated = advice.migrate_tree(texts, rules, list(opts.archs), project.all_dirs(), sysdirs)
     final_texts, graph = migrated.final, migrated.graph
