@@ -343,16 +343,24 @@ def _build_failure(bad: list[CellResult]) -> RocmigError:
 @click.option("--registry", metavar="HOST[:PORT]", help="also count keys this registry has as built")
 @click.option("--check-pins", is_flag=True,
               help="check that every version pin of the plan exists on its index (network); a missing pin exits 2")
+@click.option("--check-resolve", is_flag=True,
+              help="run pip's resolver on the plan's pip steps against PyPI (network); a problem exits 2")
 @registry_options
 @click.pass_context
 def plan_cmd(ctx: click.Context, selection: Selection, everything: bool, out: Path, as_json: bool,
              apt_mirror: str | None, apt_check_valid_until: bool | None, registry: str | None, check_pins: bool,
-             username: str | None, retries: int) -> None:
+             check_resolve: bool, username: str | None, retries: int) -> None:
     """Say for each cell of a build whether it builds or is skipped, and why (renders into --out)."""
     project = _project(ctx)
     plan = _planned(ctx, project, selection, everything)
     if check_pins:
         _report_pins(project, plan)
+    if check_resolve:
+        from buildctl.resolve import check_plan
+
+        problems = [p for outcome in check_plan(project, plan) for p in outcome.problems]
+        if problems:
+            raise ConfigError("pip's resolver: " + "; ".join(problems))
     out = output_dir(out, "--out")
     _render_all(project, plan, out)
     options = BuildOptions(apt_mirror, _valid_until(apt_check_valid_until), None)

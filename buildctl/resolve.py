@@ -25,6 +25,7 @@ import sys
 import tarfile
 import tempfile
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from buildctl.load import Project
-from buildctl.plan import Cell
+from buildctl.plan import Cell, Plan
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 CUDA_NAME = re.compile(r"^(nvidia-|cuda-|cupy-cuda|flashinfer|triton$)")
@@ -250,3 +251,23 @@ def _check_no_deps(spec: str, resolution: Resolution, chosen: dict[str, str], wo
     return [f"{resolution.label}: {spec} requires {req}, which the image does not install"
             for req in _requires(item, resolution.python)
             if not CUDA_NAME.match(canonicalize_name(req.name)) and canonicalize_name(req.name) not in have]
+
+
+def plan_resolutions(project: Project, plan: Plan, cache: Path) -> list[Resolution]:
+    """The distinct resolutions of a plan's cells (cells of one release and role mostly share one)."""
+    unique: dict[tuple[object, ...], Resolution] = {}
+    for cell in plan.cells:
+        for r in cell_resolutions(project, cell, cache):
+            unique.setdefault((r.python, r.glibc, r.requirements, r.constraints, r.no_deps), r)
+    return list(unique.values())
+
+
+def check_plan(project: Project, plan: Plan, workers: int = 2) -> list[Outcome]:
+    """Resolve every distinct resolution of `plan` (pip in `workers` parallel runs); one Outcome each.
+
+    Network: PyPI. Each pip run is bounded by TIMEOUT_S (a run past it is a problem, not a hang).
+    """
+    with tempfile.TemporaryDirectory(prefix="rocmig-sdists-") as tmp:
+        resolutions = plan_resolutions(project, plan, Path(tmp))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(resolve, resolutions))

@@ -9,7 +9,8 @@ pulling PyPI's (CUDA) triton.
 """
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from buildctl.load import load_project
 from buildctl.model import version_tuple
 from buildctl.plan import Selection, make_plan
-from buildctl.resolve import Resolution, cell_resolutions, platform_tags, resolve
+from buildctl.resolve import Resolution, check_plan, plan_resolutions, platform_tags, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCH_211 = ("torch==2.11.0", "torchvision==0.26.0", "torchaudio==2.11.0")
@@ -41,13 +42,9 @@ def test_amd_cells_pip_steps_resolve(sdists):
     """gfx942 cells hold every component (sgl-kernel, aiter and flash-attention gate other archs out)."""
     project = load_project(ROOT)
     plan = make_plan(project, Selection(sources=("amd",), rocm=_releases(project), archs=("gfx942",)))
-    unique: dict[tuple, Resolution] = {}
-    for cell in plan.cells:
-        for r in cell_resolutions(project, cell, sdists):
-            unique.setdefault((r.python, r.glibc, r.requirements, r.constraints, r.no_deps), r)
-    assert len(unique) >= 4 and {r.label.split(":")[0] for r in unique.values()} >= {"rocmig/serve", "rocmig/train"}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        outcomes = list(pool.map(resolve, unique.values()))
+    labels = {r.label.split(":")[0] for r in plan_resolutions(project, plan, sdists)}
+    assert labels >= {"rocmig/torch", "rocmig/serve", "rocmig/train", "rocmig/kernels"}
+    outcomes = check_plan(project, plan)
     problems = [p for o in outcomes for p in o.problems]
     assert not problems, "\n".join(problems)
     serve = [o for o in outcomes if "rocmig/serve:rocm7.2.4" in o.resolution.label]
@@ -78,3 +75,16 @@ def test_platform_tags_follow_glibc():
     tags = platform_tags("2.35")
     assert tags[0] == "manylinux_2_35_x86_64" and "manylinux_2_36_x86_64" not in tags
     assert "manylinux2014_x86_64" in tags and tags[-1] == "linux_x86_64"
+
+
+def test_plan_check_resolve_exits_2_naming_the_fault(project_copy):
+    """`buildctl plan --check-resolve` on a matrix whose LLaMA-Factory lost its requires_python: the jammy
+    train cell would install it on Python 3.10; the resolver refuses before any build (exit 2)."""
+    matrix = project_copy / "matrix.yaml"
+    matrix.write_text(matrix.read_text().replace('    requires_python: "3.11"\n', "", 1))
+    done = subprocess.run([sys.executable, "-m", "buildctl", "--root", str(project_copy), "plan", "--check-resolve",
+                           "--source", "amd", "--rocm", "6.2", "--arch", "gfx942", "--image", "train",
+                           "--out", str(project_copy / "build")],
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "rocmig/train:rocm6.2.4-gfx942 (Python 3.10)" in done.stderr and "Python" in done.stderr
