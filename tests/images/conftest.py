@@ -68,13 +68,13 @@ def image_under_test(ref: str) -> str:
 
 
 def start_container(ref: str, extra: tuple[str, ...] = ()) -> str:
-    """Start `ref` (or its registry copy: image_under_test) detached (sleeping) and return the container name;
-    fails the test if the image is absent."""
+    """Start `ref` (or its registry copy: image_under_test) detached, sleeping in place of its entrypoint,
+    and return the container name; fails the test if the image is absent."""
     ref = image_under_test(ref)
     if _docker("image", "inspect", ref).returncode != 0:
         pytest.fail(f"image {ref} is not built: run `make images` first")
     name = f"rocmig-test-{uuid.uuid4().hex[:8]}"
-    result = _docker("run", "-d", "--name", name, *extra, ref, "sleep", "infinity")
+    result = _docker("run", "-d", "--name", name, "--entrypoint", "sleep", *extra, ref, "infinity")
     assert result.returncode == 0, result.stderr
     return name
 

@@ -56,3 +56,17 @@ def test_labels_user_no_cuda(torch_host):
     assert_cell_labels(inspect_image(cell.ref), cell)
     assert host.user().uid != 0
     assert_no_cuda(host)
+
+
+def test_sympy_dynamo_and_a_small_compile(torch_host):
+    """What users import: sympy, torch._dynamo, and torch.compile of a small function (AOTAutograd backend:
+    the runtime images hold no C++ compiler, which inductor's CPU code generation needs) equal to eager."""
+    cell, host = torch_host
+    host.run_test("python -c 'import sympy, torch._dynamo'")
+    script = ("import torch\n"
+              "f = lambda x, w: torch.nn.functional.gelu(x @ w).sum(-1)\n"
+              "x, w = torch.randn(8, 16), torch.randn(16, 4)\n"
+              "c = torch.compile(f, backend='aot_eager', fullgraph=True)\n"
+              "assert torch.allclose(c(x, w), f(x, w)), 'compiled differs from eager'\n"
+              "print(torch._dynamo.utils.counters['stats']['unique_graphs'])\n")
+    assert int(host.check_output(f"python -c \"{script}\"").splitlines()[-1]) >= 1
