@@ -277,3 +277,12 @@ def test_wavefront_macro_tested_for_is_fine_used_bare_is_an_error():
     hits = {(f.line, f.rule) for f in migrate(source).findings["k.cu"]}
     assert (1, "amdgcn-wavefront-macro") not in hits
     assert {(2, "amdgcn-wavefront-macro"), (4, "amdgcn-wavefront-macro")} <= hits
+
+
+def test_hip_code_with_64bit_masks_is_left_alone():
+    """A tree with HIP code paths keeps its 64-bit __activemask and masks: no rewrite, no suggestion."""
+    source = ("#include <hip/hip_runtime.h>\n__device__ float f(float v) {\n"
+              "  unsigned long long m = __activemask();\n  return __shfl_sync(m, v, 0);\n}\n")
+    migrated = migrate(source)
+    assert migrated.fixes["k.cu"] == []
+    assert all(f.suggestion == "" for f in migrated.findings["k.cu"])

@@ -59,9 +59,9 @@ def _projected(state: FileState, raw: list[scan.Finding], full_mask: re.Pattern)
     the warp operations are classified as they will be once the suggestion is taken (a 32-bit CUDA
     mask left in a *_sync call does not compile for HIP, so it works on neither width)."""
     lines = state.final.split("\n")
-    model = warp.Model(full_mask, legacy=False, any_mask=True)
     for finding in raw:
-        index = state.final_line(finding.line) if finding.rule == "warp-mask-32bit" else None
+        index = state.final_line(finding.line) if finding.rule in ("warp-mask-32bit", "warp-vote-32bit-result") else None
+        model = warp.Model(full_mask, legacy=False, any_mask=True, activemask=finding.rule == "warp-vote-32bit-result")
         if index is not None:
             lines[index] = warp.rewrite(lines[index], model)
     return "\n".join(lines)
@@ -111,6 +111,10 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
     wide = [(f, op) for f in sorted(scope) for op in file_ops.get(f, []) if op.kind in ("wavefront", "unknown")]
     first_wide: tuple[str, warp.Op] | None = next(((f, op) for f, op in wide if op.kind == "wavefront"),
                                                   wide[0] if wide else None)
+    # suggestions only where the line shows a 32-bit mask or a 32-bit ballot result (a 64-bit mask
+    # written for HIP must stay as it is)
+    narrow = {f.line for f in findings if f.rule in ("warp-mask-32bit", "warp-vote-32bit-result")}
+    narrow_votes = {f.line for f in findings if f.rule == "warp-vote-32bit-result"}
     out = []
     for finding in findings:
         finding = _status(finding, by_id[finding.rule], state, blanked_lines, dead)
@@ -125,15 +129,15 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
                 finding = replace(finding, suggestion="",
                                   note=f"hip/{f}:{op.line} `{op.text}` works on the whole wavefront{width} while "
                                        "this line assumes 32-lane warps; make them agree by hand (see warp-width-mixed)")
-        if finding.status == "open" and finding.rule in MASK_RULES:
+        if finding.status == "open" and finding.rule in MASK_RULES and finding.line in narrow:
             final = state.final_line(finding.line)
             if final is not None:
-                model = warp.Model(full_mask, legacy=False, any_mask=True)
+                model = warp.Model(full_mask, legacy=False, any_mask=True,
+                                   activemask=finding.line in narrow_votes)
                 new = warp.rewrite(final_lines[final], model)
                 if new != final_lines[final]:
                     finding = replace(finding, suggestion=new.strip(),
-                                      note="exact when the mask is CUDA's 32-bit lane mask (a 64-bit mask "
-                                           "written for HIP stays as it is)")
+                                      note="exact for CUDA's 32-bit lane mask or ballot, which this line keeps in 32 bits")
         out.append(finding)
     out += _mixed(rel, state, file_ops.get(rel, []), first_wide, by_id.get(MIXED_RULE))
     return out

@@ -18,7 +18,8 @@ amd_warp_sync_functions.h (ROCm/clr):
   __any_sync(all, p) / __all_sync(all, p) -> HALF(__ballot(p)) != 0u / == HALF(__ballot(1))
   __any_sync(m, p) / __all_sync(m, p)    -> __any_sync(GROUP(m), p) / __all_sync(GROUP(m), p)
   __match_any_sync(m, v)                 -> HALF(__match_any_sync(GROUP(m), v))
-  __activemask()                         -> HALF(__ballot(1))
+  __activemask()                         -> HALF(__ballot(1))  (CUDA-only trees; elsewhere only where
+                                            the result is kept in 32 bits, as a suggestion)
   where GROUP(m) = ((unsigned long long)(unsigned)(m) << (__lane_id() & 32)) places CUDA's 32-bit
   lane mask (CUDA's mask parameter is `unsigned`) on the lane's 32-lane group, and
   HALF(b) = ((unsigned)((b) >> (__lane_id() & 32))) takes that group's 32 bits of a 64-bit result.
@@ -135,11 +136,13 @@ class Model:
     """What the rewrite may assume about a tree: full_mask (regex matching a whole all-32-lanes mask
     argument), legacy (CUDA-only tree: pre-9 forms and warpSize are CUDA's 32-lane ones),
     any_mask (rewrite *_sync calls whose mask is not provably all lanes too: exact when the mask is
-    CUDA's 32-bit one, which every mask of a CUDA-only tree is)."""
+    CUDA's 32-bit one, which every mask of a CUDA-only tree is), activemask (rewrite __activemask():
+    CUDA's is 32-bit, HIP's 64-bit; default: as legacy)."""
 
-    full_mask: re.Pattern
+    full_mask: re.Pattern[str]
     legacy: bool
     any_mask: bool
+    activemask: bool | None = None
 
 
 def rewrite(text: str, model: Model) -> str:
@@ -182,7 +185,7 @@ def _rewrite_call(text: str, call: Call, model: Model) -> str:
             return f"{name}({group(args[0])}, {args[1]})"
     elif name == "__match_any_sync" and len(args) == 2 and (full or model.any_mask):
         return half(f"__match_any_sync({group(args[0])}, {args[1]})")
-    elif name == "__activemask" and not args:
+    elif name == "__activemask" and not args and (model.legacy if model.activemask is None else model.activemask):
         return half("__ballot(1)")
     elif model.legacy and name in SHUFFLES and len(args) == 2:
         return f"{name}({args[0]}, {args[1]}, 32)"
