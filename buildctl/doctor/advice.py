@@ -15,6 +15,8 @@ class LogKind:
     name: str
     markers: re.Pattern[str]
     collect: tuple[str, ...]
+    # Lines hit are multiplied by this: broad markers (hip, gpu, torch ...) also fill build logs.
+    weight: float = 1.0
 
 
 _COMMON = (
@@ -24,7 +26,7 @@ _COMMON = (
 
 KINDS: tuple[LogKind, ...] = (
     LogKind("image build (apt / Docker)", re.compile(
-        r"apt-get|dpkg|^#\d+ \[|buildx|dockerfile|Err:\d+|E: |docker build", re.IGNORECASE | re.MULTILINE), (
+        r"apt-get|dpkg|^#\d+ \[|buildx|dockerfile|(?-i:^Err:\d+|^E: )|docker build", re.IGNORECASE | re.MULTILINE), (
         "apt-cache policy rocm-hip-runtime hipcc  # which repository and version apt would install",
         "cat /etc/apt/sources.list.d/*.list  # which mirrors the image uses",
         "curl -sSI <the --apt-mirror URL>/dists/  # does the mirror answer at all",
@@ -55,15 +57,15 @@ KINDS: tuple[LogKind, ...] = (
         "ls -l /dev/kfd /dev/dri; id  # device nodes and the user's groups",
         "env | grep -E 'HIP_|HSA_|ROCR_|ROCM|CUDA_VISIBLE'  # variables that change which GPU and code path run",
         "AMD_LOG_LEVEL=3 <the failing command>  # the HIP runtime's own log of the failing call",
-    )),
+    ), 0.5),
 )
 
 
 def kind_of(lines: Sequence[str]) -> LogKind | None:
-    """The kind whose markers hit most lines of the log (first in KINDS on a tie); None when none hit."""
-    best: tuple[int, LogKind] | None = None
+    """The kind whose markers hit most lines of the log, times its weight (first in KINDS on a tie); None when none hit."""
+    best: tuple[float, LogKind] | None = None
     for kind in KINDS:
-        count = sum(1 for line in lines if kind.markers.search(line))
+        count = kind.weight * sum(1 for line in lines if kind.markers.search(line))
         if count and (best is None or count > best[0]):
             best = (count, kind)
     return best[1] if best else None
