@@ -1,0 +1,147 @@
+"""`buildctl bench serve` and `buildctl compare` against the real server: `docker run rocmig/serve` in its
+CPU mode (transformers serve with the bundled model), from the host, as a user would run them.
+
+Two runs with two concurrency settings, compared (the shared level, with --allow-different-workload); the
+plots read back as images; a run killed midway leaves no run file. Small lengths and few prompts keep it
+to about a minute of server time on two cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+from matplotlib import image as mpimg
+
+from tests.images.conftest import image_under_test, slice_cells
+
+ROOT = Path(__file__).resolve().parents[2]
+CELLS = slice_cells("serve")
+WORKLOAD = ("--input-len", "16", "--output-len", "4", "--num-prompts", "4", "--dtype", "bfloat16")
+
+pytestmark = [pytest.mark.docker,
+              pytest.mark.skipif(not CELLS, reason="serve is not among the selected images (ROCMIG_IMAGES)")]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(docker_engine):
+    """`docker run -p 127.0.0.1:PORT:30000 rocmig/serve` (no arguments: the bundled model); its base URL."""
+    ref = image_under_test(CELLS[0].ref)
+    if subprocess.run(["docker", "image", "inspect", ref], capture_output=True).returncode != 0:
+        pytest.fail(f"image {ref} is not built: run `make images` first")
+    port, name = _free_port(), f"rocmig-bench-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["docker", "run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:30000", ref],
+                   check=True, capture_output=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/v1/models", timeout=5) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                time.sleep(2)
+        else:
+            logs = subprocess.run(["docker", "logs", name], capture_output=True, text=True)
+            pytest.fail(f"{ref} did not answer /v1/models in 300 s: {logs.stdout[-2000:]}{logs.stderr[-2000:]}")
+        yield url, name, ref
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+
+
+def _bench(url: str, out: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "buildctl", "bench", "serve", "--url", url, "--out", str(out),
+                             *WORKLOAD, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen[str]) -> str:
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return err
+
+
+def test_two_runs_compared(server, tmp_path):
+    url, name, ref = server
+    one, two = tmp_path / "c1.json", tmp_path / "c12.json"
+    log = _finish(_bench(url, one, "--concurrency", "1", "--label", "c1"))
+    assert "tokenizer /opt/rocmig/models/tiny-llama copied out of container" in log
+    _finish(_bench(url, two, "--concurrency", "1,2", "--label", "c12", "--container", name))
+    for path, levels in ((one, [1]), (two, [1, 2])):
+        run = json.loads(path.read_text())
+        assert run["server"]["kind"] == "transformers" and run["workload"]["output_len_enforced"] == "min_new_tokens"
+        assert run["environment"]["image"] and run["environment"]["image_digest"].startswith("sha256:")
+        assert run["environment"]["torch"] and run["environment"]["transformers"]
+        assert [lv["concurrency"] for lv in run["levels"]] == levels
+        for lv in run["levels"]:
+            assert lv["completed"] == 4 and lv["errors"] == 0
+            assert lv["output_len_mean"] == 4  # the server's usage count: min_new_tokens held the length
+            assert 0 < lv["ttft_ms"]["p50"] <= lv["e2e_ms"]["p50"]
+            assert lv["itl_ms"]["p50"] > 0 and lv["output_tok_s"] > 0
+            assert lv["memory"]["source"] == "process" and lv["memory"]["samples"] >= 2
+            assert lv["memory"]["peak_mib"] >= lv["memory"]["mean_mib"] > 50  # a model server, not a shell
+
+    refused = subprocess.run([sys.executable, "-m", "buildctl", "compare", str(one), str(two), "--out",
+                              str(tmp_path / "r")], cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode == 2 and "workload.concurrency" in refused.stderr
+    report = tmp_path / "report"
+    done = subprocess.run([sys.executable, "-m", "buildctl", "compare", str(one), str(two), "--out", str(report),
+                           "--allow-different-workload"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    md = (report / "report.md").read_text()
+    assert "### Concurrency 1" in md and "### Concurrency 2" not in md and "The workloads differ" in md
+    for png in ("ttft.png", "itl.png", "throughput.png", "memory.png"):
+        pixels = mpimg.imread(report / png)[..., :3]
+        assert pixels.std() > 0.05, f"{png} is blank"
+        assert (np.abs(pixels - np.array([1.0, 0.498, 0.055])).max(axis=-1) < 0.1).sum() > 20, f"{png}: no after line"
+
+
+def _started(url: str, out: Path, tmp: Path) -> subprocess.Popen[str]:
+    """A two-level run in its own process group, TMPDIR in `tmp`; returns once its first level started."""
+    proc = subprocess.Popen([sys.executable, "-m", "buildctl", "bench", "serve", "--url", url, "--out", str(out),
+                             *WORKLOAD, "--concurrency", "1,2"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(tmp)})
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("[1/2]"):
+            break
+    time.sleep(3)
+    return proc
+
+
+def test_killed_run_leaves_no_file(server, tmp_path):
+    url, _, _ = server
+    termed, killed = tmp_path / "termed.json", tmp_path / "killed.json"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = _started(url, termed, temp)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 130
+    assert not termed.exists() and not list(temp.iterdir()), "SIGTERM left files behind"
+
+    proc = _started(url, killed, temp)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole job, as a CI timeout kills it: nothing can clean up
+    proc.wait(timeout=30)
+    orphans = [p for p in psutil.process_iter(["cmdline"]) if str(temp) in " ".join(p.info["cmdline"] or [])]
+    for orphan in orphans:  # AIPerf's own group outlives a SIGKILL of buildctl's
+        orphan.kill()
+    assert not killed.exists()
+    assert not list(tmp_path.glob(".killed.json.*")) and not list(tmp_path.glob(".termed.json.*"))
