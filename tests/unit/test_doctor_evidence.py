@@ -117,3 +117,24 @@ def test_fixtures_belong_to_catalog_entries():
     ids = {e.id for e in ENTRIES}
     assert set(load_fixtures()) <= ids
     assert Path(FIXTURES_DIR / "variants").is_dir()
+
+
+@pytest.mark.parametrize(("log", "kind"), [
+    ("apt-cmake-hipcc-build.log", "compile (hipcc / clang / CMake)"),
+    ("docker-buildx-bake.log", "image build (apt / Docker)"),
+    ("torch-training-rocm.log", "GPU runtime (HIP / PyTorch)"),
+    ("rccl-tests-allreduce.log", "multi-GPU (RCCL / torch.distributed)"),
+])
+def test_a_log_without_a_match_is_told_apart_by_kind(log: str, kind: str) -> None:
+    from buildctl.doctor.advice import kind_of
+
+    lines = (Path(__file__).parent / "doctor_logs" / "healthy" / log).read_text().splitlines()
+    found = kind_of(lines)
+    assert found is not None and found.name == kind
+
+
+def test_a_lowercase_e_colon_is_not_an_apt_error_line() -> None:
+    from buildctl.doctor.advice import kind_of
+
+    found = kind_of(["dlopen HIP dep /opt/rocm/lib/libhsa-runtime64.so.1 failed: cannot open shared object file: x"])
+    assert found is not None and found.name == "GPU runtime (HIP / PyTorch)"
