@@ -69,6 +69,8 @@ def test_only_the_cell_arch_device_packages_and_the_guard_after_each_install(tmp
         if cell.role in ("dev", "serve", "train", "kernels"):
             assert "rocm-sdk-devel==10.0.0" in text and "rocm-sdk init" in text
         assert "download.pytorch.org" not in text and "repo.radeon.com" not in text
+        if cell.role != "torch":
+            assert not re.search(r"\btriton==", text), f"{cell.ref}: TheRock's torch brings its Triton"
 
 
 def _dist(site: Path, name: str, version: str) -> None:
