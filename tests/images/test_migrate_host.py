@@ -40,6 +40,8 @@ def test_single_file_with_doctor_matches(tmp_path):
     handbook = (ROOT / "docs" / "troubleshooting.md").as_uri()
     assert f"({handbook}#hip-warp-sync-mask-32bit)" in (out / "report.md").read_text()
     assert report["source"] == str(src) and report["out"] == str(out)
-    assert compiled["first_error"].startswith("/") and "/out/" not in compiled["first_error"]
+    # the user's line that requested HIP's static assertion, with the host's path (not the container's /out)
+    assert compiled["first_error"].startswith(f"{out}/hip/leader.cu:4:"), compiled["first_error"]
+    assert "(in /usr/include/hip/amd_detail/amd_warp_sync_functions.h:" in compiled["first_error"]
     assert entry["compile"]["gfx90a"]["status"] == "failed"
     assert src.read_text() == SOURCE
