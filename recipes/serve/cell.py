@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ETC = Path("/etc/rocmig")
 
@@ -16,7 +17,8 @@ class Cell:
     arch: gfx arch the image's kernels were built for ('gfx942'); family: 'CDNA3', 'RDNA3', ...;
     wavefront: 64 or 32 (lanes); source: 'amd' (ROCm PyTorch) or 'debian' (Debian's CPU PyTorch);
     ref: the image reference ('rocmig/serve:rocm7.2.4-gfx942'); components: what the image holds
-    ('sglang', 'sgl-kernel', 'aiter'); archs: the matrix's arch table (name -> family, wavefront, ...).
+    ('sglang', 'sgl-kernel', 'aiter'); archs: the matrix's arch table (name -> family, wavefront, ...);
+    excluded: (component, reason) for each component the cell left out.
     """
 
     arch: str
@@ -26,7 +28,8 @@ class Cell:
     rocm_full: str
     ref: str
     components: tuple[str, ...]
-    archs: dict[str, dict]
+    archs: dict[str, dict[str, Any]]
+    excluded: tuple[tuple[str, str], ...] = ()
 
     @property
     def cdna(self) -> bool:
@@ -48,4 +51,5 @@ def load_cell(etc: Path = ETC) -> Cell:
     archs = json.loads((etc / "archs.json").read_text(encoding="utf-8"))
     return Cell(arch=data["arch"], family=data["family"], wavefront=int(data["wavefront"]),
                 source=data["source"], rocm_full=data["rocm_full"], ref=data["ref"],
-                components=tuple(data["components"]), archs=archs)
+                components=tuple(data["components"]), archs=archs,
+                excluded=tuple((e["component"], e["reason"]) for e in data.get("excluded_components", [])))

@@ -50,6 +50,10 @@ def gpu_launch(cell: Cell, user: list[str], env: dict[str, str]) -> launch.Launc
         raise ServeError(NO_GPU_ENGINE, f"this image's torch {version} is a CPU build ({cell.source} lane): for "
                          f"the GPU use the amd lane's image (make images SOURCE=amd IMAGES=serve ARCH={cell.arch}), "
                          "or leave out --device to serve on the CPU")
+    if importlib.util.find_spec("sgl_kernel") is None:
+        why = dict(cell.excluded).get("sgl-kernel", "not installed")
+        raise ServeError(NO_GPU_ENGINE, f"SGLang cannot start in {cell.ref}: its sgl-kernel was left out ({why}); "
+                         "serve on the CPU with --device cpu, or use an image of an arch sgl-kernel builds for")
     return launch.plan_gpu(cell, user, env, importlib.util.find_spec("aiter") is not None)
 
 

@@ -34,7 +34,7 @@ def healthy(url: str) -> bool:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(url, timeout=1) as resp:
-            return resp.status == 200
+            return bool(resp.status == 200)
     except (urllib.error.URLError, OSError):
         return False
 
@@ -55,11 +55,11 @@ class Supervisor:
 
     def __init__(self, argv: tuple[str, ...], env: Mapping[str, str], log: Callable[[str], None]) -> None:
         self.argv, self.env, self.log = argv, dict(env), log
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.stopping = False
         self.stop_at = 0.0
 
-    def _on_signal(self, signum: int, _frame) -> None:
+    def _on_signal(self, signum: int, _frame: object) -> None:
         if self.proc is None or self.stopping:
             return
         self.stopping = True

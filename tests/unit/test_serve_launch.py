@@ -107,3 +107,12 @@ def test_cpu_engine_maps_sglang_flags():
     assert "--tp" in ignored and "--mem-fraction-static" in ignored and "--dtype" not in ignored
     with pytest.raises(ValueError, match="--dtype fp8"):
         launch.plan_cpu(["--dtype", "fp8"], "test")
+
+
+def test_cells_without_sgl_kernel_say_why(rendered):
+    """The GPU preflight names why SGLang cannot start where sgl-kernel was left out (RDNA, the debian lane)."""
+    for key in [("amd", "7.2", "gfx1100"), ("debian", "7.2", "gfx942")]:
+        cell = load_cell(rendered[key] / "rocmig")
+        assert "sgl-kernel" not in cell.components
+        assert dict(cell.excluded)["sgl-kernel"]
+    assert "sgl-kernel" in load_cell(rendered[("amd", "7.2", "gfx942")] / "rocmig").components
