@@ -530,17 +530,19 @@ matrix_cmd.add_command(releases_cmd)
 
 def exit_code(args: list[str] | None = None) -> int:
     """Run the CLI on `args` (default: sys.argv[1:]) and return its exit code (buildctl.errors): a
-    RocmigError becomes one `buildctl: error: ...` line on stderr and its class's code, a click usage
-    error click's message and 2, Ctrl-C 130."""
+    RocmigError or click usage error becomes one `buildctl: error: ...` line on stderr and its class's
+    code (a usage error: 2, with the subcommand's --help to read), Ctrl-C 130."""
     try:
         # Without standalone mode click returns a command's ctx.exit(code) instead of exiting with it.
-        code = main.main(args=args, standalone_mode=False)
+        # prog_name: command paths say `buildctl doctor` also when run as `python -m buildctl`.
+        code = main.main(args=args, prog_name="buildctl", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("buildctl: interrupted (Ctrl-C)", err=True)
         return EXIT_INTERRUPTED
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx else "buildctl"
-        click.echo(f"{where}: error: {' '.join(exc.format_message().split())} (see `{where} --help`)", err=True)
+        click.echo(f"buildctl: error: {' '.join(exc.format_message().split())} (see `{where} --help`)",
+                   err=True)
         return exc.exit_code
     except click.ClickException as exc:
         click.echo(f"buildctl: error: {' '.join(exc.format_message().split())}", err=True)

@@ -1,6 +1,6 @@
 """The exit contract (README "Exit codes", buildctl/errors.py) through the console entry point, as a shell
-sees it: every subcommand's documented bad inputs give their code and one line on stderr (with -q, which
-drops the progress lines; `warning:` lines, such as a deprecated ROCm line's, may come before it), never a
+sees it: every subcommand's documented bad inputs give their code and one `buildctl: error: ` line on stderr
+(with -q, which drops the progress lines; `warning:` lines, such as a deprecated ROCm line's, may come before it), never a
 traceback."""
 
 from __future__ import annotations
@@ -62,6 +62,10 @@ CASES = [
     (["migrate", "{tmp}", "--arch", "gfx942", "--rocm", "7.3", "--out", "{tmp}-report"], 2, "did you mean 7.2?"),
     (["migrate", "{tmp}", "--out", "{tmp}-report"], 2, "Missing option '--arch'"),
     (["doctor", "{tmp}/missing.log"], 2, "missing.log"),
+    (["doctor", "--limit", "0", "/dev/null"], 2, "buildctl: error: Invalid value for '--limit': 0 is not in the range"),
+    (["doctor", "--limit", "0", "/dev/null"], 2, "(see `buildctl doctor --help`)"),
+    (["doctor", "/dev/null"], 2, "buildctl: error: /dev/null: the log is empty"),
+    (["kernels", "configs", "--no-such-flag"], 2, "buildctl: error: No such option '--no-such-flag'"),
     (["kernels", "configs", "--target", "gfx943"], 2, "--target"),
     (["kernels", "bench", "--out", "{tmp}/bench.json", "--quick"], 2, "docker run --rm --device=/dev/kfd"),
     (["--root", "{broken}", "render", "--image", "dev", "--out", "{tmp}/out"], 2,
@@ -112,6 +116,7 @@ def test_documented_bad_inputs(args, code, text, tmp_path, project_copy, request
     if code:
         lines = [ln for ln in result.stderr.strip().splitlines() if not ln.startswith("warning: ")]
         assert len(lines) == 1, result.stderr
+        assert lines[0].startswith("buildctl: error: "), lines[0]
         assert sub(text) in lines[0], lines[0]
 
 
