@@ -1,7 +1,7 @@
 """`buildctl doctor [LOG|-]`: name the known cause of a failing ROCm build or run log.
 
 Exit codes (also in docs/doctor.md): 0 at least one catalog entry matched; 1 nothing matched;
-2 bad input (LOG missing, unreadable or not text, bad --limit, invalid catalog).
+2 bad input (LOG missing, unreadable, not text or empty, bad --limit, invalid catalog).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def doctor(ctx: click.Context, log: str, as_json: bool, limit: int) -> None:
     Prints the best matches with their score and confidence, the evidence (log lines, error signatures,
     text similarity), the root cause, the fix, commands that confirm the cause and one that checks the
     fix; with no match, what to collect next. Logs of any size are read in bounded memory (beyond 5 MiB:
-    head, tail and the error lines between). Exit 0: matched; 1: no known cause; 2: bad input.
+    head, tail and the error lines between). Exit 0: matched; 1: no known cause; 2: bad input (also an empty log).
     """
     name = "<stdin>" if log == "-" else log
     if log == "-" and sys.stdin.isatty():
@@ -54,11 +54,15 @@ def doctor(ctx: click.Context, log: str, as_json: bool, limit: int) -> None:
     try:
         text = _read_log(log)
     except OSError as exc:
-        click.echo(f"buildctl doctor: error: {log}: {exc.strerror or exc} (give a readable log file or '-' for stdin)",
+        click.echo(f"buildctl: error: {log}: {exc.strerror or exc} (give a readable log file or '-' for stdin)",
                    err=True)
         ctx.exit(EXIT_BAD_INPUT)
     except BinaryInput as exc:
-        click.echo(f"buildctl doctor: error: {name}: not a text log: {exc}", err=True)
+        click.echo(f"buildctl: error: {name}: not a text log: {exc}", err=True)
+        ctx.exit(EXIT_BAD_INPUT)
+    if not any(line.strip() for line in text.lines):
+        click.echo(f"buildctl: error: {name}: the log is empty ({text.total_bytes} bytes, no non-blank line); "
+                   "give the failing build or run log", err=True)
         ctx.exit(EXIT_BAD_INPUT)
     if text.note:
         click.echo(f"rocmig doctor: {text.note}", err=True)
@@ -66,7 +70,7 @@ def doctor(ctx: click.Context, log: str, as_json: bool, limit: int) -> None:
         matches = diagnose(text, limit=limit)
         checked = len(cached_catalog())
     except CatalogError as exc:
-        click.echo(f"buildctl doctor: error: {exc}", err=True)
+        click.echo(f"buildctl: error: {exc}", err=True)
         ctx.exit(EXIT_BAD_INPUT)
     if as_json:
         doc: dict[str, object] = {"log": name, "catalog_entries": checked, "lines": text.total_lines,

@@ -139,6 +139,21 @@ def test_binary_input_is_refused_in_one_line_with_exit_2(tmp_path, data, says):
     assert f"{path}: not a text log" in result.output and says in result.output
 
 
+@pytest.mark.parametrize("content", [b"", b"\n", b"  \r\n\t\n"])
+def test_empty_log_is_bad_input_naming_the_file(tmp_path, content):
+    path = tmp_path / "build.log"
+    path.write_bytes(content)
+    result = _run(str(path))
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1
+    assert result.output.startswith(f"buildctl: error: {path}: the log is empty ({len(content)} bytes")
+
+
+def test_empty_stdin_is_bad_input():
+    result = _run("-", stdin="")
+    assert result.exit_code == 2 and "buildctl: error: <stdin>: the log is empty" in result.output
+
+
 def test_binary_on_stdin_is_refused():
     result = CliRunner().invoke(doctor, ["-"], input=ELF_HEAD)
     assert result.exit_code == 2 and "<stdin>: not a text log" in result.output
