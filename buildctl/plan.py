@@ -176,14 +176,38 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
+def closest(value: str, candidates: list[str], cutoff: float = 0.6) -> list[str]:
+    """The candidates most similar to `value` (difflib.SequenceMatcher ratio, case ignored, at least
+    `cutoff`), every one that ties for the best ratio, in the order given; [] when none is close enough."""
+    scores = [(difflib.SequenceMatcher(None, value.lower(), c.lower()).ratio(), c) for c in candidates]
+    best = max((score for score, _ in scores), default=0.0)
+    if best < cutoff:
+        return []
+    return list(dict.fromkeys(c for score, c in scores if score == best))
+
+
+def nearest_versions(value: str, lines: list[str]) -> list[str]:
+    """The ROCm lines ('7.2') numerically nearest to `value` ('7.3', '7.2.9'): least major distance, then
+    least minor distance; every tie, in the order given. Falls back to `closest` when `value` is not a
+    dotted number (a text similarity says nothing about which version is near)."""
+    try:
+        want = (version_tuple(value) + (0,))[:2]
+    except ValueError:
+        return closest(value, lines)
+    def distance(line: str) -> tuple[int, int]:
+        have = (version_tuple(line) + (0,))[:2]
+        return abs(have[0] - want[0]), abs(have[1] - want[1])
+    best = min((distance(line) for line in lines), default=None)
+    return [line for line in lines if distance(line) == best]
+
+
 def _did_you_mean(flag: str, value: str, allowed: list[str], extra: str = "",
-                  also: list[str] | None = None) -> ConfigError:
-    """ConfigError listing `allowed` (and `extra`), with the closest of allowed + also as a hint."""
-    candidates = allowed + (also or [])
-    close = difflib.get_close_matches(value.lower(), [a.lower() for a in candidates], n=1, cutoff=0.6)
-    hint = ""
-    if close:
-        hint = f"; did you mean {next(a for a in candidates if a.lower() == close[0])}?"
+                  also: list[str] | None = None, close: list[str] | None = None) -> ConfigError:
+    """ConfigError listing `allowed` (and `extra`), with `close` as the hint; by default every closest
+    one of allowed + also (all that tie on difflib's similarity ratio, case ignored: 'gfx90a or gfx950')."""
+    if close is None:
+        close = closest(value, allowed + (also or []))
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
     return ConfigError(f"{flag}: unknown value {value!r} (allowed: {', '.join(allowed)}{extra}){hint}")
 
 
@@ -198,7 +222,8 @@ def _rocm_line(project: Project, value: str, sources: tuple[str, ...]) -> str:
     if len(matches) == 1:
         return matches[0]
     fulls = sorted({r.full for r in releases}, key=version_tuple)
-    raise _did_you_mean("--rocm", value, lines, f"; full releases: {', '.join(fulls)}")
+    raise _did_you_mean("--rocm", value, lines, f"; full releases: {', '.join(fulls)}",
+                        close=nearest_versions(value, lines))
 
 
 def _arch_name(project: Project, value: str) -> list[str]:

@@ -93,6 +93,10 @@ def test_lenient_selection_values(project, given, expected):
     (Selection(archs=("gfx943",)), r"--arch: unknown value 'gfx943' .*did you mean gfx942\?"),
     (Selection(archs=("mi300xx",)), r"--arch: unknown value 'mi300xx' .*did you mean MI300X\?"),
     (Selection(images=("srve",)), r"--image: unknown value 'srve' .*did you mean serve\?"),
+    (Selection(archs=("gfx90",)), r"--arch: unknown value 'gfx90' .*did you mean gfx90a or gfx950\?"),
+    (Selection(rocm=("7.2.9",)), r"--rocm: unknown value '7.2.9' .*; did you mean 7.2\?"),
+    (Selection(rocm=("6.0",)), r"--rocm: unknown value '6.0' .*; did you mean 6.1\?"),
+    (Selection(rocm=("seven",)), r"--rocm: unknown value 'seven' \(allowed: [^?]*\)$"),
 ])
 def test_unknown_values_say_did_you_mean(project, given, message):
     with pytest.raises(ConfigError, match=message):
