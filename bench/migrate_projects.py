@@ -7,7 +7,7 @@ count per arch the units that compiled (migrated, and plain hipify-perl as the b
 translator of each unit, the failures with their first error, and the wall time.
 
     .venv/bin/python bench/migrate_projects.py [--project NAME==VERSION ...] [--arch gfx942 --arch gfx1100]
-        [--jobs 2] [--subset N] [--out build/bench/migrate] [--markdown]
+        [--jobs 2] [--subset N] [--out build/bench/migrate] [--markdown] [--no-baseline]
 
 Output: one JSON line per project on stdout (with --markdown, a table for docs/benchmarks.md), and
 OUT/<project>/report.json. Needs the dev image ($ROCMIG_DEV_IMAGE, default
@@ -100,13 +100,14 @@ def subset(src: Path, n: int) -> None:
         path.unlink()
 
 
-def run(src: Path, out: Path, archs: list[str], jobs: int) -> subprocess.CompletedProcess:
+def run(src: Path, out: Path, archs: list[str], jobs: int, baseline: bool = True) -> subprocess.CompletedProcess:
     """The recipe of this working tree in the dev image: `src` read-only, `out` writable."""
     out.mkdir(parents=True, exist_ok=True)
     cmd = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
            "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", "-v", f"{ROOT / 'recipes'}:/opt/rocmig/recipes:ro",
            "-v", f"{src}:/src:ro", "-v", f"{out}:/out", IMAGE, "python3", "-m", "migrate", "/src", "--out", "/out/run",
-           *sum((["--arch", a] for a in archs), []), "--jobs", str(jobs), "--baseline", "--fail-on", "never"]
+           *sum((["--arch", a] for a in archs), []), "--jobs", str(jobs), *(["--baseline"] if baseline else []),
+           "--fail-on", "never"]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=7200, check=False)
 
 
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--subset", type=int, default=0, help="keep only the first N .cu units of each project")
     p.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "migrate")
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--no-baseline", action="store_true", help="skip the plain hipify-perl compile (halves the time)")
     args = p.parse_args(argv)
     archs = args.arch or ["gfx942", "gfx1100"]
     rows, code = [], 0
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.subset:
             subset(src, args.subset)
         started = time.monotonic()
-        proc = run(src, work / "out", archs, args.jobs)
+        proc = run(src, work / "out", archs, args.jobs, not args.no_baseline)
         wall = time.monotonic() - started
         report_path = work / "out" / "run" / "report.json"
         if proc.returncode not in (0, 1) or not report_path.exists():
