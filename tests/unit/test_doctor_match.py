@@ -162,3 +162,14 @@ def test_format_matches_shows_id_score_lines_fix_check_and_doc_anchor():
     assert "fix:" in text and "check: rocminfo" in text
     assert "docs/troubleshooting.md#hip-invalid-launch-configuration" in text
     assert format_matches([]) == "no known cause matched this log"
+
+
+@pytest.mark.parametrize("header", ["cuda/pipeline", "cuda/barrier", "cuda/atomic", "cuda/std/atomic",
+                                    "cuda/std/type_traits", "nv/target"])
+def test_libcudacxx_header_is_not_a_plain_cuda_header(header):
+    # clang's and gcc's wordings of the same missing include, bare (no build command around it).
+    for line in (f"k.hip:2:10: fatal error: '{header}' file not found",
+                 f"k.cu:2:10: fatal error: {header}: No such file or directory"):
+        assert diagnose(line)[0].entry.id == "libcudacxx-header-not-found", line
+    plain = "k.hip:2:10: fatal error: 'cuda_fp16.h' file not found"
+    assert "libcudacxx-header-not-found" not in [m.entry.id for m in diagnose(plain)]
