@@ -44,13 +44,15 @@ def cases_or_skip() -> None:
         pytest.skip(f"{CASES} is absent: the shared case set is not checked out next to this repository")
 
 
-def run_recipe(src: Path, out: Path, *args: str, entry: tuple[str, ...] = ("python3", "-m", "migrate")) -> subprocess.CompletedProcess:
+def run_recipe(src: Path, out: Path, *args: str, entry: tuple[str, ...] = ("python3", "-m", "migrate"),
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `entry args` (default: the recipe of this working tree) in the dev image as the calling
-    user: `src` read-only at /src, `out` at /out."""
+    user: `src` read-only at /src, `out` at /out; `env` adds or overrides environment variables."""
     out.mkdir(parents=True, exist_ok=True)
     mounts = ["-v", f"{ROOT / 'recipes'}:/opt/rocmig/recipes:ro", "-v", f"{src}:/src:ro", "-v", f"{out}:/out"]
     cmd = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
-           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", *mounts, IMAGE, *entry, *args]
+           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", *(f"-e{k}={v}" for k, v in (env or {}).items()),
+           *mounts, IMAGE, *entry, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
 
 
