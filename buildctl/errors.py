@@ -4,7 +4,7 @@
 |------|-----------------------------------------|-------------------------------------------------------------|
 | 0    | (success)                               |                                                             |
 | 1    | NegativeResult                          | the command's own negative result (doctor matched nothing,  |
-|      |                                         | migrate met --fail-on, tags --check found a stale page)     |
+|      |                                         | migrate met --fail-on, a --check found a stale page)        |
 | 2    | ConfigError, InputError, CredentialsError | bad input: matrix.yaml / image.yaml / a template, a flag,  |
 |      |                                         | a path, a pin, registry credentials                         |
 | 3    | EngineError                             | no Docker engine answers, or buildx is missing              |

@@ -149,3 +149,34 @@ def test_ctrl_c_exits_130_without_a_traceback():
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("buildctl: interrupted")
+
+
+def _readme_exit_rows() -> dict[int, str]:
+    """README's "Exit codes" table as {code: meaning}."""
+    section = (ROOT / "README.md").read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    return {int(cells[1]): cells[2].strip() for cells in rows if cells[1].strip().isdigit()}
+
+
+def test_readme_table_has_exactly_the_codes_of_errors_py():
+    codes = {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
+    assert set(_readme_exit_rows()) == codes
+
+
+def _commands(group, path: str):
+    import click
+    yield path, group
+    if isinstance(group, click.Group):
+        for name, sub in group.commands.items():
+            yield from _commands(sub, f"{path} {name}".strip())
+
+
+def test_every_check_flag_is_listed_under_exit_1():
+    """A --check flag exits 1 on drift (a stale page or workflow): README's exit-1 row names each one."""
+    from buildctl.cli import main
+
+    negative = _readme_exit_rows()[errors.EXIT_NEGATIVE]
+    checks = [path for path, cmd in _commands(main, "") if any("--check" in p.opts for p in cmd.params)]
+    assert len(checks) >= 3
+    missing = [path for path in checks if f"`{path} --check`" not in negative]
+    assert missing == [], f"README's exit 1 row does not name: {missing}"
