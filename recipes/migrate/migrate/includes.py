@@ -11,7 +11,6 @@ another OS therefore never shadows the system header.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import posixpath
@@ -145,12 +144,3 @@ def system_include_dirs(hipcc: Path) -> tuple[str, ...]:
             dirs.append(os.path.normpath(line.strip()))
     return tuple(dict.fromkeys(dirs))
 
-
-def torch_include_dirs() -> list[str]:
-    """PyTorch's C++ include folders when a torch install is present (site-packages torch/include),
-    else []. Checked paths: /usr/lib/python3*/*-packages and /usr/local/lib/python3*/*-packages."""
-    for base in sorted(glob.glob("/usr/lib/python3*/*-packages/torch/include")
-                       + glob.glob("/usr/local/lib/python3*/*-packages/torch/include")):
-        if os.path.exists(os.path.join(base, "torch", "extension.h")):
-            return [base, os.path.join(base, "torch", "csrc", "api", "include")]
-    return []
