@@ -3,8 +3,11 @@
 1. Engine: SGLang on the GPU when the image's torch is a ROCm build, transformers' server on the CPU
    when it is a CPU build (the debian lane) or `--device cpu` is given. `--device cuda` (SGLang's name
    for ROCm's HIP devices) asks for the GPU.
-2. Preflight (recipes.serve.preflight): GPU device nodes, their groups, the GPUs' gfx arch; /dev/shm for
-   --tp > 1; the model path; the port. CPU mode then runs SGLang's parser over the user's flags.
+2. Flags: each `--flag` must be one of SGLang's (read from its server_args.py source, no import), so a
+   misplaced docker option exits 2 before any preflight check.
+   Preflight (recipes.serve.preflight): what the image cannot do (a CPU torch, no sgl-kernel), then
+   GPU device nodes, their groups, the GPUs' gfx arch; /dev/shm for --tp > 1; the model path; the
+   port. CPU mode then runs SGLang's parser over the user's flags.
 3. Launch defaults (recipes.serve.launch), each logged with its reason; the user's flags and -e
    variables win.
 4. Supervise (recipes.serve.supervise): time to healthy, SIGTERM forwarded, exit 0 after a stop.
@@ -40,11 +43,9 @@ def torch_build() -> tuple[str, bool]:
 
 
 def gpu_launch(cell: Cell, user: list[str], env: dict[str, str]) -> launch.Launch:
-    """Preflight of the GPU path, then the SGLang launch. Raises ServeError."""
-    nodes = preflight.device_nodes()
-    preflight.check_open(nodes)
-    gpus = preflight.check_arch(cell, env)
-    log(f"GPUs {', '.join(gpus)} ({cell.family}, wavefront {cell.wavefront}): this image's arch {cell.arch}")
+    """Preflight of the GPU path, then the SGLang launch. What this image cannot do at all (a CPU torch, no
+    sgl-kernel: NO_GPU_ENGINE) is checked before what the user can add to docker run (devices, groups).
+    Raises ServeError."""
     version, rocm = torch_build()
     if not rocm:
         raise ServeError(NO_GPU_ENGINE, f"this image's torch {version} is a CPU build ({cell.source} lane): for "
@@ -54,6 +55,10 @@ def gpu_launch(cell: Cell, user: list[str], env: dict[str, str]) -> launch.Launc
         why = dict(cell.excluded).get("sgl-kernel", "not installed")
         raise ServeError(NO_GPU_ENGINE, f"SGLang cannot start in {cell.ref}: its sgl-kernel was left out ({why}); "
                          "serve on the CPU with --device cpu, or use an image of an arch sgl-kernel builds for")
+    nodes = preflight.device_nodes()
+    preflight.check_open(nodes)
+    gpus = preflight.check_arch(cell, env)
+    log(f"GPUs {', '.join(gpus)} ({cell.family}, wavefront {cell.wavefront}): this image's arch {cell.arch}")
     return launch.plan_gpu(cell, user, env, importlib.util.find_spec("aiter") is not None)
 
 
@@ -71,7 +76,7 @@ def choose(cell: Cell, user: list[str], env: dict[str, str]) -> launch.Launch:
         return gpu_launch(cell, user, env)
     why = "you asked --device cpu" if device == "cpu" else (
         f"this image's torch {version} is a CPU build ({cell.source} lane), so the CPU engine serves")
-    return launch.plan_cpu(user, why)
+    return launch.plan_cpu(user, why, env)
 
 
 def check_flags(plan: launch.Launch) -> None:
@@ -86,6 +91,17 @@ def check_flags(plan: launch.Launch) -> None:
     validate.check(plan.sglang_args, parser)
 
 
+def check_known(argv: list[str]) -> None:
+    """Refuse a flag SGLang does not have before any preflight check (a docker run option placed after the
+    image name would otherwise meet a preflight first), from server_args.py's source: no import of SGLang.
+    Raises ServeError(BAD_FLAG)."""
+    source = validate.server_args_source()
+    if source is None:
+        log("SGLang is not installed: flags not checked before the preflight")
+        return
+    validate.check_known(argv, validate.known_flags(source))
+
+
 def main(argv: list[str]) -> int:
     """Entrypoint (see the module doc). Returns the exit code."""
     env = dict(os.environ)
@@ -95,6 +111,7 @@ def main(argv: list[str]) -> int:
         log(f"error: /etc/rocmig/cell.json unusable ({exc}): this image was not built by buildctl")
         return BAD_FLAG
     try:
+        check_known(argv)
         plan = choose(cell, argv, env)
         preflight.check_shm(plan.tp)
         preflight.check_model(plan.model, env)

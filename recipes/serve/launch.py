@@ -12,6 +12,10 @@ an environment variable the user set (docker run -e) always wins over the image'
   SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1, SGLANG_DISABLE_CUDNN_CHECK=1, NCCL_MIN_NCHANNELS=112.
   That image is built for MI300 / MI350 (CDNA3 / CDNA4): its aiter and MI300-tuned RCCL settings are
   applied here on CDNA only.
+- multiprocessing's resource_tracker (a process of the engine's, SGLang's and transformers' alike)
+  warns "resource_tracker: There appear to be N leaked semaphore objects" when SIGTERM ends the engine
+  before its workers release their semaphores (CPython Lib/multiprocessing/resource_tracker.py): at a
+  stop that is noise, so PYTHONWARNINGS ignores that one warning in the engine's processes.
 - The CPU engine is transformers' OpenAI-compatible server (`transformers serve MODEL --device cpu`,
   transformers 5.x, transformers/cli/serve.py); SGLang flags with a transformers counterpart are mapped.
 """
@@ -114,6 +118,18 @@ def gpu_env(cell: Cell, env: Mapping[str, str], has_aiter: bool, tp: int) -> tup
     return add, choices
 
 
+QUIET_WARNINGS = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
+
+
+def quiet_env(env: Mapping[str, str]) -> tuple[dict[str, str], Choice]:
+    """PYTHONWARNINGS for the engine's processes ({name: value}, empty when the user set it) and its choice."""
+    why = "the engine's resource_tracker warning of semaphores left at SIGTERM is noise at a stop"
+    if "PYTHONWARNINGS" in env:
+        return {}, Choice(f"PYTHONWARNINGS={env['PYTHONWARNINGS']}", f"default would be {QUIET_WARNINGS} ({why})",
+                          yours=True)
+    return {"PYTHONWARNINGS": QUIET_WARNINGS}, Choice(f"PYTHONWARNINGS={QUIET_WARNINGS}", why)
+
+
 def plan_gpu(cell: Cell, user: list[str], env: Mapping[str, str], has_aiter: bool) -> Launch:
     """SGLang on the cell's GPU: `python -m sglang.launch_server` with the user's flags and the defaults."""
     attn, attn_why = attention_backend(cell, has_aiter)
@@ -125,6 +141,9 @@ def plan_gpu(cell: Cell, user: list[str], env: Mapping[str, str], has_aiter: boo
     ])
     tp = flags.int_value(argv, "tp", 1)
     add, env_choices = gpu_env(cell, env, has_aiter, tp)
+    quiet, quiet_choice = quiet_env(env)
+    add.update(quiet)
+    env_choices.append(quiet_choice)
     return Launch("sglang", ("python", "-m", "sglang.launch_server", *argv), add, tuple(argv),
                   flags.value(argv, "host") or DEFAULT_HOST, flags.int_value(argv, "port", DEFAULT_PORT),
                   flags.value(argv, "model") or BUNDLED_MODEL, tp, tuple(choices + env_choices))
@@ -140,8 +159,9 @@ def _unmapped(argv: list[str]) -> list[str]:
     return [a.partition("=")[0] for a in argv if a.startswith("--") and a.partition("=")[0] not in names]
 
 
-def plan_cpu(user: list[str], why_cpu: str) -> Launch:
-    """transformers' OpenAI-compatible server on the CPU, with the SGLang flags that map to it.
+def plan_cpu(user: list[str], why_cpu: str, env: Mapping[str, str] | None = None) -> Launch:
+    """transformers' OpenAI-compatible server on the CPU, with the SGLang flags that map to it; `env` is
+    the container's environment (the user's variables win over the engine's).
 
     Raises ValueError naming the flag for a --dtype transformers cannot take.
     """
@@ -174,5 +194,7 @@ def plan_cpu(user: list[str], why_cpu: str) -> Launch:
     if ignored:
         choices.append(Choice("ignored " + " ".join(ignored), "SGLang flags with no counterpart in the CPU engine "
                               "(checked by SGLang's parser, not used)"))
-    return Launch("transformers", tuple(cmd), {}, tuple(argv), host, port, model,
+    quiet, quiet_choice = quiet_env(env or {})
+    choices.append(quiet_choice)
+    return Launch("transformers", tuple(cmd), quiet, tuple(argv), host, port, model,
                   flags.int_value(argv, "tp", 1), tuple(choices))

@@ -153,18 +153,63 @@ def test_port_taken(server):
     assert "port 30000 on 0.0.0.0 is taken" in result.stderr
 
 
-def test_unknown_flag_refused_by_sglang_parser(server):
+def _one_error_line(result: subprocess.CompletedProcess) -> str:
+    """The entrypoint's stderr, which must be exactly one `rocmig-serve: error:` line (no third-party warning)."""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rocmig-serve: error: "), result.stderr[-2000:]
+    return lines[0]
+
+
+def test_unknown_flag_refused_before_preflight(server):
+    """A docker option placed after the image (--shm-size) is an unknown flag, exit 2, even where a
+    preflight check (/dev/shm for --tp 2) would fail: flags are read from SGLang's source first."""
     _, image, _, _ = server
-    result = _run(image, "--tpp", "2")
+    for args in (("--tpp", "2"), ("--tp", "2", "--shm-size", "16m")):
+        result = _run(image, *args)
+        assert result.returncode == errors.BAD_FLAG, result.stderr[-2000:]
+        assert f"unrecognized argument {args[-2]}:" in _one_error_line(result)
+
+
+def test_bad_value_refused_by_sglang_parser_in_one_line(server):
+    _, image, _, _ = server
+    result = _run(image, "--attention-backend", "nope")
     assert result.returncode == errors.BAD_FLAG, result.stderr[-2000:]
-    assert "unrecognized arguments: --tpp 2" in result.stderr
+    line = _one_error_line(result)
+    assert "SGLang's parser refused" in line and "--attention-backend" in line and "'nope'" in line
+
+
+def _cpu_torch(cell) -> bool:
+    """Whether the cell's torch is a CPU build (the debian lane: no PyTorch ROCm wheel in its release)."""
+    return cell.release.torch is None
+
+
+def _preflight(image: str, options: tuple[str, ...]) -> subprocess.CompletedProcess:
+    """The GPU preflight's device and arch checks (recipes.serve.preflight) in a container of `image`, as
+    the entrypoint runs them on an image that can serve on the GPU."""
+    script = ("import os, sys\n"
+              "from recipes.serve import errors, preflight\n"
+              "from recipes.serve.cell import load_cell\n"
+              "try:\n"
+              "    preflight.check_open(preflight.device_nodes())\n"
+              "    preflight.check_arch(load_cell(), os.environ)\n"
+              "except errors.ServeError as exc:\n"
+              "    print(f'rocmig-serve: error: {exc}', file=sys.stderr)\n"
+              "    sys.exit(exc.code)\n")
+    return _docker("run", "--rm", *options, "--entrypoint", "python", image, "-c", script)
 
 
 def test_no_gpu_devices(server):
-    _, image, _, _ = server
+    """Without --device: a CPU-torch image says it cannot serve on the GPU at all (16) before asking for
+    devices; the device check itself (10) runs in its container."""
+    cell, image, _, _ = server
     result = _run(image, "--device", "cuda")
+    missing = "/dev/kfd is missing: run the container with --device=/dev/kfd --device=/dev/dri"
+    if _cpu_torch(cell):
+        assert result.returncode == errors.NO_GPU_ENGINE, result.stderr[-2000:]
+        assert "is a CPU build" in _one_error_line(result)
+        result = _preflight(image, ())
     assert result.returncode == errors.NO_DEVICE, result.stderr[-2000:]
-    assert "/dev/kfd is missing: run the container with --device=/dev/kfd --device=/dev/dri" in result.stderr
+    assert missing in result.stderr
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +230,12 @@ def gpu_nodes(tmp_path_factory):
 
 
 def test_device_of_another_group_names_its_gid(server, gpu_nodes):
-    _, image, _, _ = server
-    result = _run(image, "--device", "cuda", options=(*gpu_nodes, "--group-add", "video"))
+    cell, image, _, _ = server
+    options = (*gpu_nodes, "--group-add", "video")
+    result = _run(image, "--device", "cuda", options=options)
+    if _cpu_torch(cell):
+        assert result.returncode == errors.NO_GPU_ENGINE, result.stderr[-2000:]
+        result = _preflight(image, options)
     assert result.returncode == errors.DEVICE_DENIED, result.stderr[-2000:]
     assert "cannot open /dev/kfd (group 4242, mode 0660)" in result.stderr and "--group-add 4242" in result.stderr
 
@@ -199,16 +248,16 @@ def test_arch_mismatch_names_the_image_to_pull(server, gpu_nodes, tmp_path):
     tmp_path.chmod(0o755)
     opts = (*gpu_nodes, "--group-add", "4242", "-v", f"{tmp_path}:/sys/class:ro")
     result = _run(image, "--device", "cuda", options=opts)
+    if _cpu_torch(cell):
+        assert result.returncode == errors.NO_GPU_ENGINE, result.stderr[-2000:]
+        result = _preflight(image, opts)
     assert result.returncode == errors.ARCH_MISMATCH, result.stderr[-2000:]
     assert f"the GPU is gfx1100 but this image ({cell.ref}) holds {cell.arch_name} kernels" in result.stderr
     assert cell.ref.replace(cell.arch_name, "gfx1100") in result.stderr
-    if cell.release.torch is not None:
-        return
     major, minor, step = (int(x) for x in kfd.override_value(cell.arch_name).split("."))
     (node / "properties").write_text(f"gfx_target_version {major * 10000 + minor * 100 + step}\n")
-    matched = _run(image, "--device", "cuda", options=opts)
-    assert matched.returncode == errors.NO_GPU_ENGINE, matched.stderr[-2000:]
-    assert f"GPUs {cell.arch_name}" in matched.stderr and "is a CPU build" in matched.stderr
+    matched = _preflight(image, opts)
+    assert matched.returncode == 0, matched.stderr[-2000:]
 
 
 def test_small_shm_with_tensor_parallelism(server):
@@ -241,3 +290,4 @@ def test_sigterm_stops_it_in_under_15_s(server):
     logs = _docker("logs", name).stderr
     assert elapsed < 15 and state["ExitCode"] == 0, f"{elapsed:.1f} s, exit {state['ExitCode']}:\n{logs[-2000:]}"
     assert "SIGTERM: stopping the engine" in logs and "engine stopped " in logs
+    assert "leaked semaphore" not in logs, logs[-2000:]
