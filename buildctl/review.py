@@ -44,10 +44,14 @@ class ReviewRule:
     hint: str
     files: tuple[str, ...]
     patterns: tuple[re.Pattern[str], ...]
+    unless_file: tuple[re.Pattern[str], ...] = ()
 
-    def applies_to(self, path: str) -> bool:
+    def applies_to(self, path: str, text: str = "") -> bool:
+        """Whether the rule reviews the file `path` (its name matches `files`) holding `text` (no
+        `unless_file` pattern matches it)."""
         name = Path(path).name
-        return any(fnmatch.fnmatch(name, pattern) for pattern in self.files)
+        return (any(fnmatch.fnmatch(name, pattern) for pattern in self.files)
+                and not any(p.search(text) for p in self.unless_file))
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,12 @@ def load_review_rules(path: Path = RULES_FILE) -> list[ReviewRule]:
             if raw["severity"] not in ("error", "warning", "info"):
                 raise ConfigError(f"{where}.severity: {raw['severity']!r} (allowed: error, warning, info)")
             rules.append(ReviewRule(raw["id"], raw["severity"], raw["message"], raw["hint"], tuple(raw["files"]),
-                                    tuple(re.compile(p) for p in raw["patterns"])))
+                                    tuple(re.compile(p) for p in raw["patterns"]),
+                                    tuple(re.compile(p, re.MULTILINE) for p in raw.get("unless_file", []))))
         except KeyError as exc:
             raise ConfigError(f"{where}: required key {exc.args[0]!r} is missing") from None
         except re.error as exc:
-            raise ConfigError(f"{where}.patterns: does not compile ({exc})") from None
+            raise ConfigError(f"{where}.patterns/unless_file: does not compile ({exc})") from None
     return rules
 
 
@@ -208,7 +213,7 @@ def python_nvidia_only_lines(text: str) -> set[int]:
 
 def _review_hits(rules: list[ReviewRule], path: str, text: str, lines: set[int], migrate: ModuleType,
                  undefined: frozenset[str]) -> list[Finding]:
-    applicable = [r for r in rules if r.applies_to(path)]
+    applicable = [r for r in rules if r.applies_to(path, text)]
     if not applicable:
         return []
     source = path.endswith(SOURCE_SUFFIXES)

@@ -123,6 +123,25 @@ def test_build_scripts_in_python(repo):
     assert not any(f == "op_builder/fused_adam.py" for f, _, _ in hits), hits
 
 
+def test_torch_pins_without_rocm(repo):
+    """Plain torch / torchvision / torchaudio pins resolve to PyPI's CUDA wheels: flagged unless the pin
+    carries +rocm or the file names a ROCm index; ranges and other torch-* packages are left alone."""
+    (repo / "requirements.txt").write_text(
+        "torch==2.5.1\ntorchvision==0.20.1\ntorchaudio == 2.5.1\ntorch[opt-einsum]==2.5.1\n"
+        "torch>=2.0\ntorch-scatter==2.1.2\npytorch-lightning==2.4.0\ntorch==2.5.1+rocm6.2\n"
+        "# torch==2.5.1\ntorch~=2.5.0\n")
+    (repo / "requirements-rocm.txt").write_text("--index-url https://download.pytorch.org/whl/rocm6.2\n"
+                                                "torch==2.5.1\ntorchvision==0.20.1\n")
+    (repo / "Dockerfile").write_text("FROM python:3.12\nRUN pip install torch==2.5.1 numpy\n")
+    (repo / "rocm.Dockerfile").write_text(
+        "FROM python:3.12\nRUN pip install --index-url https://download.pytorch.org/whl/rocm6.2 torch==2.5.1\n")
+    (repo / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["torch==2.5.1", "numpy"]\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "pins")
+    hits = {(f, n) for f, n, r in rules_hit(review(load_project(ROOT), repo, "main")) if r == "torch-pin-without-rocm"}
+    assert hits == {("requirements.txt", n) for n in (1, 2, 3, 4, 10)} | {("Dockerfile", 2), ("pyproject.toml", 3)}
+
+
 def test_python_prose_lines():
     text = 'x = 1\n"""doc\n/usr/local/cuda\n"""\ny = "/usr/local/cuda"  # c\n# only a comment\n'
     assert python_prose_lines(text) == {2, 3, 4, 6}
@@ -131,13 +150,13 @@ def test_python_prose_lines():
 def test_rules_file_and_its_errors(tmp_path):
     rules = load_review_rules()
     assert {r.id for r in rules} >= {"cuda-runtime-api", "nvcc-only-flag", "cuda-library-link", "cuda-wheel",
-                                     "hardcoded-cuda-path", "hardcoded-rocm-version-path"}
+                                     "hardcoded-cuda-path", "hardcoded-rocm-version-path", "torch-pin-without-rocm"}
     bad = tmp_path / "rules.yaml"
     bad.write_text("rules:\n  - {id: x, severity: fatal, message: m, hint: h, files: ['*'], patterns: [a]}\n")
     with pytest.raises(ConfigError, match=r"rules\[x\]\.severity: 'fatal'"):
         load_review_rules(bad)
     bad.write_text("rules:\n  - {id: y, severity: error, message: m, hint: h, files: ['*'], patterns: ['(']}\n")
-    with pytest.raises(ConfigError, match=r"rules\[y\]\.patterns: does not compile"):
+    with pytest.raises(ConfigError, match=r"rules\[y\]\.patterns/unless_file: does not compile"):
         load_review_rules(bad)
 
 
