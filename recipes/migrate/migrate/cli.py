@@ -20,6 +20,8 @@ from . import archs, pipeline, report, rules, tree
 from .compile import find_hipcc
 from .errors import InputError, MigrateError, ToolError
 
+PROGRESS = "migrate: progress: "
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                                 defines=tuple(args.define))
         if (args.out / pipeline.MARKER).exists():
             report.remove_reports(args.out)
-        data = pipeline.run(opts, rules.load_rules())
+        data = pipeline.run(opts, rules.load_rules(), progress)
         data["summary"] = report.summarize(data, args.fail_on)
         report.write_all(args.out, data)
     except MigrateError as exc:
@@ -89,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("migrate: interrupted; no report written", file=sys.stderr)
         return 130
-    s = data["summary"]
-    per_arch = ", ".join(f"{a}: {c['ok']} ok / {c['failed'] + c['timeout']} failed / {c['needs-torch']} needs-torch"
-                         for a, c in s["compile"].items())
-    print(f"migrate: {s['units']} units; {per_arch}; findings open: "
-          f"{s['findings']['error']['open']} error, {s['findings']['warning']['open']} warning; "
-          f"report: {args.out / 'report.html'}")
-    return s["exit_code"]
+    print(report.summary_line(data["summary"], args.out / "report.html"), flush=True)
+    return data["summary"]["exit_code"]
+
+
+def progress(text: str) -> None:
+    """Print one progress line (PROGRESS + text) to stderr at once; `buildctl migrate` shows these lines
+    live in a terminal, as plain lines in a pipe, and drops them with -q."""
+    print(PROGRESS + text, file=sys.stderr, flush=True)

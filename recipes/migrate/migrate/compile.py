@@ -16,7 +16,8 @@ import re
 import shutil
 import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,11 +145,18 @@ def compile_unit(hipcc: Path, job: Job, groups: list[list[Arch]], build_dir: Pat
 
 
 def compile_all(hipcc: Path, jobs: list[Job], groups: list[list[Arch]], build_dir: Path, out_root: Path,
-                workers: int, extra: list[str], timeout: int, opt: str = "-O0") -> dict[str, dict[str, Result]]:
+                workers: int, extra: list[str], timeout: int, opt: str = "-O0",
+                done: Callable[[dict[str, dict[str, Result]], int], None] | None = None) -> dict[str, dict[str, Result]]:
     """Compile every job with `workers` hipcc processes at a time; returns {rel: {arch: Result}}.
-    Larger sources start first so that the slowest units do not finish last."""
+    Larger sources start first so that the slowest units do not finish last. done(results so far,
+    number of jobs) is called after each unit, in the calling thread."""
     ordered = sorted(jobs, key=lambda j: j.source.stat().st_size, reverse=True)
+    results: dict[str, dict[str, Result]] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {job.rel: pool.submit(compile_unit, hipcc, job, groups, build_dir, out_root, extra, timeout, opt)
+        futures = {pool.submit(compile_unit, hipcc, job, groups, build_dir, out_root, extra, timeout, opt): job.rel
                    for job in ordered}
-        return {rel: future.result() for rel, future in futures.items()}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            if done is not None:
+                done(results, len(ordered))
+    return {job.rel: results[job.rel] for job in ordered}

@@ -18,13 +18,14 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REPORT_SCHEMA_VERSION, advice, cpp, flags, hipify, includes, semantic, sysdeps, torch_ext, tree
+from . import REPORT_SCHEMA_VERSION, advice, cpp, flags, hipify, includes, report, semantic, sysdeps, torch_ext, tree
 from .archs import Arch, wavefront_groups
-from .compile import Job, compile_all, find_hipcc
+from .compile import Job, Result, compile_all, find_hipcc
 from .errors import InputError
 from .rules import Rule
 
@@ -110,8 +111,9 @@ def hipify_tree(src_dir: Path, files: list[tree.SourceFile], hip_dir: Path, work
     return warnings
 
 
-def run(opts: Options, rules: list[Rule]) -> dict:
+def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lambda _text: None) -> dict:
     """Run the whole migration and return the report data (see docs/migrate.md for the schema).
+    progress(line) is called at each step and after each compiled unit (one plain line, no newline).
 
     Raises InputError for bad input (before anything is written except the cleared --out) and
     ToolError when hipify-perl or hipcc is missing.
@@ -125,6 +127,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     prepare_out(opts.out, opts.src)
     cuda_dir, hip_dir, base_dir, build_dir = (opts.out / d for d in ("cuda", "hip", "baseline", "build"))
     tree.write_tree(cuda_dir, {f.rel: f.text for f in source.files})
+    progress(f"{report.count(len(source.files), 'file')}, {report.count(len(tree.units(source)), 'unit')}: hipify-perl")
     hip_warnings = hipify_tree(cuda_dir, list(source.files), hip_dir, opts.jobs)
     units = tree.units(source)
     unit_rels = {u.rel for u in units}
@@ -138,6 +141,8 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         if not need.torch:
             semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)], list(own.defines))
     perl_dir = opts.out / "hipify-perl"
+    if tool and semantic_units:
+        progress(f"hipify-clang: {report.count(len(semantic_units), 'unit')}")
     clang = semantic.translate_units(tool, semantic_units, cuda_dir, hip_dir, perl_dir, opts.jobs, opts.timeout) if tool else {}
     timings = {"hipify_s": round(time.time() - started, 2)}
 
@@ -169,11 +174,14 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     tree.write_tree(hip_dir, final_texts)
     timings["fixups_scan_s"] = round(time.time() - started - timings["hipify_s"], 2)
 
-    defines = _defines(final_texts, opts.archs)
+    hipcc_version = tool_version([str(hipcc), "--version"])
+    defines = _defines(final_texts, opts.archs, hip_version(hipcc_version))
     groups = wavefront_groups(list(opts.archs))
     torch = torch_ext.find()
     torch_units = [u.rel for u in units if graph.closure(u.rel).torch]
     torch_dir = opts.out / "torch"
+    if torch and torch_units:
+        progress(f"torch.utils.hipify: {report.count(len(torch_units), 'unit')}")
     torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_units) if torch and torch_units else {}
     jobs, base_jobs = [], []
     fallback_jobs: dict[str, Job] = {}
@@ -217,12 +225,13 @@ def run(opts: Options, rules: list[Rule]) -> dict:
                                  {g[0].wavefront: own.defines for g in groups}, unit_flags, std))
     t0 = time.time()
     results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags),
-                          opts.timeout, opts.opt)
+                          opts.timeout, opts.opt, done=lambda so_far, total: progress(compile_progress("compile", so_far, total)))
     failed = [fallback_jobs[rel] for rel, per_arch in results.items()
               if rel in fallback_jobs and any(r.status != "ok" for r in per_arch.values())]
     if failed:
         again = compile_all(hipcc, failed, groups, build_dir / "fallback", opts.out, opts.jobs, list(opts.extra_flags),
-                            opts.timeout, opts.opt)
+                            opts.timeout, opts.opt,
+                            done=lambda so_far, total: progress(compile_progress("compile (hipify-perl fallback)", so_far, total)))
         for rel, per_arch in again.items():
             if sum(r.status == "ok" for r in per_arch.values()) > sum(r.status == "ok" for r in results[rel].values()):
                 first = next(r.first_error for r in results[rel].values() if r.status != "ok")
@@ -236,13 +245,17 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     if opts.baseline:
         t0 = time.time()
         base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
-                           list(opts.extra_flags), opts.timeout, opts.opt)
+                           list(opts.extra_flags), opts.timeout, opts.opt,
+                           done=lambda so_far, total: progress(compile_progress("baseline compile", so_far, total)))
         timings["baseline_compile_s"] = round(time.time() - t0, 2)
         for rel, per_arch in base.items():
             files_out[rel]["baseline"] = {a: r.__dict__ for a, r in per_arch.items()}
     for rel, twin in twins.items():
         for key in ("compile", "baseline"):
             files_out[rel][key] = {a: {**r, "same_as": twin} for a, r in files_out[twin][key].items()}
+    reasons = not_compiled(list(source.files), {u.rel: graph.reach(u.rel) for u in units})
+    for rel, why in reasons.items():
+        files_out[rel]["not_compiled"] = why
     timings["wall_s"] = round(time.time() - started, 2)
     return {
         "schema": REPORT_SCHEMA_VERSION,
@@ -251,7 +264,7 @@ def run(opts: Options, rules: list[Rule]) -> dict:
         "out": str(opts.out),
         "archs": [{"name": a.name, "family": a.family, "wavefront": a.wavefront, "lds_bytes": a.lds_bytes}
                   for a in opts.archs],
-        "tools": {"hipcc": tool_version([str(hipcc), "--version"]),
+        "tools": {"hipcc": hipcc_version,
                   "hipify_perl": tool_version([str(hipify.find_hipify()), "-version"]),
                   "hipify_clang": tool_version([str(tool.path), "--version"]) if tool else f"not used: {no_tool}",
                   "cuda_headers": str(tool.cuda_path) if tool else "",
@@ -269,6 +282,38 @@ def run(opts: Options, rules: list[Rule]) -> dict:
     }
 
 
+def compile_progress(step: str, so_far: dict[str, dict[str, Result]], total: int) -> str:
+    """A progress line of a compile step: units done of `total`, then per arch its counts by status
+    ("compile: 3/10 units; gfx942: 3 ok; gfx1100: 2 ok, 1 failed")."""
+    per_arch: dict[str, dict[str, int]] = {}
+    for per_unit in so_far.values():
+        for arch, r in per_unit.items():
+            counts = per_arch.setdefault(arch, {})
+            counts[r.status] = counts.get(r.status, 0) + 1
+    archs = "; ".join(f"{a}: " + ", ".join(f"{n} {st}" for st, n in c.items()) for a, c in per_arch.items())
+    return f"{step}: {len(so_far)}/{total} units; {archs}"
+
+
+def not_compiled(files: list[tree.SourceFile], reach: dict[str, set[str]]) -> dict[str, str]:
+    """{rel: why it was not compiled} for every file that is not a unit. reach: {unit: the files it
+    includes, transitively (IncludeGraph.reach)}. A header is compiled within the units that include it;
+    a C/C++ source without CUDA use is the host compiler's, so neither counts as a failure, but each is
+    named in the report so that no source is left out unseen."""
+    reasons = {}
+    for f in files:
+        if f.rel in reach:
+            continue
+        if f.kind != "header":
+            reasons[f.rel] = ("C/C++ source that includes no CUDA header and uses no CUDA API: the host "
+                              "compiler builds it, not compiled here")
+            continue
+        users = sorted(unit for unit, files_in in reach.items() if f.rel in files_in)
+        reasons[f.rel] = (f"header: compiled within the {report.count(len(users), 'unit')} that include it "
+                          f"({', '.join(users[:3])}{', ...' if len(users) > 3 else ''})" if users
+                          else "header that no unit includes: not compiled")
+    return reasons
+
+
 def _translator(made: semantic.Outcome | None, why_perl: str) -> dict:
     """The report's translator entry of a file: {name, reason}. Units are hipify-clang's when its parse
     succeeded; headers, and units whose parse failed or did not run (why_perl), are hipify-perl's.
@@ -280,10 +325,35 @@ def _translator(made: semantic.Outcome | None, why_perl: str) -> dict:
     return {"name": "hipify-perl", "reason": why_perl}
 
 
-def _defines(texts: dict[str, str], archs: tuple[Arch, ...]) -> list[dict]:
+HIP_VERSION = re.compile(r"HIP version:?\s*(\d+)\.(\d+)")
+
+
+def hip_version(text: str) -> tuple[int, int] | None:
+    """(major, minor) of HIP from `hipcc --version` output ("HIP version: 7.2.26015-..."), None when absent."""
+    m = HIP_VERSION.search(text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def warp_sync_reason(version: tuple[int, int] | None) -> str:
+    """Why HIP_ENABLE_WARP_SYNC_BUILTINS is in the build defines, for the image's HIP (major, minor).
+    HIP 6.2 added the *_sync warp functions behind this define; HIP 7 declares them unless
+    HIP_DISABLE_WARP_SYNC_BUILTINS is defined (hip/amd_detail/amd_warp_sync_functions.h of HIP 7.2)."""
+    what = "the tree uses *_sync warp intrinsics"
+    if version is None:
+        return f"{what}; HIP 6.2-6.x declares them only with this define, HIP 7.x without it (HIP version unknown)"
+    shown = f"{version[0]}.{version[1]}"
+    if version >= (7, 0):
+        return (f"{what}; HIP {shown} declares them by default, so the define is not needed here; it is kept for "
+                "builds of the same tree with HIP 6.2-6.x, which declare them only with it")
+    if version >= (6, 2):
+        return f"{what}; HIP {shown} declares them only with this define"
+    return f"{what}; HIP {shown} has none of them (added in HIP 6.2): the define does not help, the tree needs HIP 6.2 or later"
+
+
+def _defines(texts: dict[str, str], archs: tuple[Arch, ...], version: tuple[int, int] | None = None) -> list[dict]:
     """Build defines the migrated tree needs: the wavefront macro per arch (from the arch table) when
     the tree uses it without defining it, and HIP_ENABLE_WARP_SYNC_BUILTINS when it uses *_sync
-    intrinsics (needed on ROCm 6.2-6.x, harmless on 7.x where they are on by default).
+    intrinsics, with a reason for the image's HIP `version` (major, minor; see warp_sync_reason).
     Each: {name, values: {arch: value or ""}, reason}."""
     blanked = {rel: cpp.blank(t) for rel, t in texts.items()}
     found = []
@@ -296,6 +366,6 @@ def _defines(texts: dict[str, str], archs: tuple[Arch, ...]) -> list[dict]:
                                     "of each offload arch from the arch table (a GPU-less rocminfo gives 32, wrong on CDNA)"})
     if any(SYNC_USE.search(t) for t in blanked.values()):
         found.append({"name": "HIP_ENABLE_WARP_SYNC_BUILTINS", "values": {a.name: "" for a in archs},
-                      "reason": "the tree uses *_sync warp intrinsics; HIP 6.2-6.x declares them only with this define"})
+                      "reason": warp_sync_reason(version)})
     return found
 

@@ -14,6 +14,11 @@ STATUSES = ("ok", "failed", "timeout", "needs-torch")
 SEVERITIES = ("error", "warning", "info")
 
 
+def count(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless n is 1: count(1, "unit") -> "1 unit", count(3, "unit") -> "3 units"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def summarize(data: dict, fail_on: str) -> dict:
     """Counts over the report data and the exit code that --fail-on gives:
     {files, units, findings: {severity: {open, fixed}}, fixes: {fixup id: files}, compile: {arch:
@@ -40,11 +45,30 @@ def summarize(data: dict, fail_on: str) -> dict:
         code = 1
     if fail_on == "warning" and findings["warning"]["open"]:
         code = 1
+    left_out = [f for f in data["files"] if not f["unit"] and f["kind"] != "header"]
     summary = {"files": len(data["files"]), "units": sum(1 for f in data["files"] if f["unit"]),
+               "sources_not_compiled": len(left_out),
+               "headers_not_included": sum(1 for f in data["files"] if f["kind"] == "header" and not f["unit"]
+                                           and f.get("not_compiled", "").startswith("header that no unit")),
                "findings": findings, "fixes": fixes, "compile": compiled, "exit_code": code, "fail_on": fail_on}
     if data["options"]["baseline"]:
         summary["baseline"] = baseline
     return summary
+
+
+def summary_line(s: dict, report_path: Path) -> str:
+    """The run's one result line: units, per arch the compile counts, sources left out, open findings,
+    the report's path, and, when --fail-on was met, that it was and the exit code 1."""
+    per_arch = ", ".join(f"{a}: {c['ok']} ok / {c['failed'] + c['timeout']} failed / {c['needs-torch']} needs-torch"
+                         for a, c in s["compile"].items())
+    left = s.get("sources_not_compiled", 0)
+    not_compiled = f"; {count(left, 'C/C++ source')} without CUDA use not compiled (report: Not compiled)" if left else ""
+    line = (f"migrate: {count(s['units'], 'unit')}; {per_arch}{not_compiled}; findings open: "
+            f"{s['findings']['error']['open']} error, {s['findings']['warning']['open']} warning; report: {report_path}")
+    if s["exit_code"]:
+        line += (f"; --fail-on {s['fail_on']} met (exit 1): a unit failed or a finding at or above "
+                 f"{s['fail_on']} is open")
+    return line
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -84,6 +108,11 @@ def to_markdown(data: dict) -> str:
         out += ["", "## Input notes", ""]
         out += [f"- {p}: not UTF-8, decoded as latin-1 (the cuda/ and hip/ copies are UTF-8)" for p in latin1]
         out += [f"- skipped {s}" for s in data.get("skipped", [])]
+    left = [f for f in data["files"] if f.get("not_compiled")]
+    if left:
+        out += ["", "## Not compiled", "", f"{count(len(left), 'file')} of the tree {'is' if len(left) == 1 else 'are'} "
+                "not compiled as units:", ""]
+        out += [f"- {f['path']}: {f['not_compiled']}" for f in left]
     out += ["", "## Files", ""]
     for f in data["files"]:
         if not (f["unit"] or f["findings"] or f["fixes"]):
@@ -154,6 +183,11 @@ def to_html(data: dict) -> str:
         open_n = sum(1 for x in f["findings"] if x["status"] == "open")
         parts.append(f"<tr><td><a href='#{anchor}'>{_e(f['path'])}</a></td>{cells}<td>{open_n}</td><td>{len(f['fixes'])}</td></tr>")
     parts.append("</table>")
+    left = [f for f in data["files"] if f.get("not_compiled")]
+    if left:
+        parts.append(f"<h2>Not compiled</h2><p>{count(len(left), 'file')} of the tree not compiled as units:</p><ul>"
+                     + "".join(f"<li><code>{_e(f['path'])}</code>: {_e(f['not_compiled'])}</li>" for f in left)
+                     + "</ul>")
     for f in data["files"]:
         if not (f["unit"] or f["findings"] or f["fixes"]):
             continue

@@ -1,0 +1,155 @@
+"""Which sources the migrate recipe compiles, and what its report and progress say about the rest:
+C/C++ sources that use PyTorch's CUDA headers or CUDA types are units, every file not compiled is named
+with its reason, counts are pluralized, the warp-sync define's reason follows the image's HIP version."""
+
+import io
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from migrate import pipeline, report, tree  # noqa: E402
+from migrate.archs import Arch  # noqa: E402
+from migrate.compile import Result  # noqa: E402
+
+from buildctl.console import UI  # noqa: E402
+from buildctl.migrate import PROGRESS, _route, recipe_error  # noqa: E402
+
+TORCH_CUDA = {
+    "guard.cpp": "#include <torch/extension.h>\n#include <c10/cuda/CUDAGuard.h>\nvoid f() {}\n",
+    "context.cpp": "#include <ATen/cuda/CUDAContext.h>\nvoid f() {}\n",
+    "stream_type.cpp": "void launch(int n, cudaStream_t stream);\n",
+    "namespace.cc": "#include <torch/extension.h>\nauto s() { return at::cuda::getCurrentCUDAStream(); }\n",
+    "check.cpp": "void g() { C10_CUDA_KERNEL_LAUNCH_CHECK(); }\n",
+    "driver.cpp": "CUresult r; CUstream s;\n",
+}
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> tree.Tree:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tree.discover(tmp_path)
+
+
+def test_sources_using_torch_cuda_headers_or_cuda_types_are_units(tmp_path):
+    found = _tree(tmp_path, {**TORCH_CUDA, "k.cu": "__global__ void k() {}\n",
+                             "bind.cpp": "#include <torch/extension.h>\nbool on(at::Tensor x) { return x.is_cuda(); }\n",
+                             "cuda_names.cpp": "// cudaStream_t in a comment is still text\nint cudaish = 1;\n"})
+    units = {u.rel for u in tree.units(found)}
+    assert units >= set(TORCH_CUDA) | {"k.cu"}, sorted(set(TORCH_CUDA) - units)
+    assert "bind.cpp" not in units  # torch host code without CUDA use: the host compiler's
+
+
+@pytest.mark.pypi
+def test_causal_conv1d_binding_source_is_a_unit(tmp_path):
+    from migrate_projects import fetch_sdist
+
+    try:
+        sdist = fetch_sdist("causal-conv1d==1.7.0", ROOT / "build" / "cache" / "sdists")
+    except (OSError, RuntimeError) as exc:
+        pytest.skip(f"cannot download the causal-conv1d sdist from PyPI: {exc}")
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path, filter="data")
+    src = next(tmp_path.iterdir()) / "csrc"
+    units = {u.rel for u in tree.units(tree.discover(src))}
+    assert units == {"causal_conv1d.cpp", "causal_conv1d_fwd.cu", "causal_conv1d_bwd.cu", "causal_conv1d_update.cu"}
+
+
+def _data(files: list[dict], exit_code_archs=("gfx942",)) -> dict:
+    return {"source": "/src", "archs": [{"name": a, "family": "CDNA3", "wavefront": 64, "lds_bytes": 65536}
+                                        for a in exit_code_archs],
+            "tools": {"hipcc": "HIP version: 7.2", "hipify_perl": "7.2"}, "timings": {"wall_s": 1.0},
+            "options": {"baseline": False}, "defines": [], "skipped": [], "files": files}
+
+
+def _file(path, kind, unit, status="ok"):
+    return {"path": path, "kind": kind, "unit": unit, "findings": [], "fixes": [], "hipify_warnings": [],
+            "compile": {"gfx942": {"status": status, "first_error": "", "log": "", "seconds": 1.0, "opt": "-O0"}}
+            if unit else {}, "baseline": {}}
+
+
+def test_every_file_not_compiled_is_in_the_report_with_its_reason(tmp_path):
+    found = _tree(tmp_path, {"k.cu": '#include "common.h"\n__global__ void k() {}\n', "common.h": "#define N 4\n",
+                             "unused.h": "#define M 4\n", "host.cpp": "int main() { return 0; }\n"})
+    reach = {"k.cu": {"k.cu", "common.h"}}
+    reasons = pipeline.not_compiled(list(found.files), reach)
+    assert set(reasons) == {"common.h", "unused.h", "host.cpp"}
+    assert "compiled within the 1 unit that include it (k.cu)" in reasons["common.h"]
+    assert "no unit includes" in reasons["unused.h"]
+    assert "host compiler" in reasons["host.cpp"]
+    files = [_file("k.cu", "cu", True)] + [{**_file(rel, "header" if rel.endswith(".h") else "cxx", False),
+                                            "not_compiled": why} for rel, why in reasons.items()]
+    data = _data(files)
+    data["summary"] = report.summarize(data, "error")
+    assert data["summary"]["sources_not_compiled"] == 1 and data["summary"]["headers_not_included"] == 1
+    md, page = report.to_markdown(data), report.to_html(data)
+    section = md[md.index("## Not compiled"):md.index("## Files")]
+    for rel, why in reasons.items():
+        assert f"- {rel}: {why}" in section
+        assert rel in page
+    line = report.summary_line(data["summary"], Path("/out/report.html"))
+    assert line.startswith("migrate: 1 unit; gfx942: 1 ok") and "1 C/C++ source without CUDA use not compiled" in line
+
+
+@pytest.mark.parametrize("units,words", [(1, "1 unit;"), (2, "2 units;"), (0, "0 units;")])
+def test_summary_line_pluralizes(units, words):
+    data = _data([_file(f"k{i}.cu", "cu", True) for i in range(units)])
+    line = report.summary_line(report.summarize(data, "error"), Path("/out/report.html"))
+    assert line.startswith(f"migrate: {words}"), line
+    assert report.count(1, "file") == "1 file" and report.count(3, "file") == "3 files"
+
+
+def test_fail_on_met_is_stated_in_the_result_line():
+    data = _data([_file("k.cu", "cu", True, status="failed")])
+    s = report.summarize(data, "error")
+    assert s["exit_code"] == 1
+    assert "--fail-on error met (exit 1)" in report.summary_line(s, Path("/out/report.html"))
+    assert "met" not in report.summary_line(report.summarize(data, "never"), Path("/out/report.html"))
+
+
+SYNC_TREE = {"k.cu": "__global__ void k(int *x) { x[0] = __shfl_xor_sync(0xffffffffffffffffull, x[0], 1); }\n"}
+ARCHS = (Arch("gfx942", "CDNA3", 64, 65536),)
+
+
+@pytest.mark.parametrize("hipcc_output,expect,absent", [
+    ("HIP version: 7.2.53211-9999\nclang version 22", "HIP 7.2 declares them by default", "only with this define"),
+    ("HIP version: 6.4.43483-a187df25c\n", "HIP 6.4 declares them only with this define", "by default"),
+    ("HIP version: 6.1.40093\n", "HIP 6.1 has none of them", "by default"),
+    ("", "HIP version unknown", "HIP 7.2"),
+])
+def test_warp_sync_define_reason_follows_the_hip_version(hipcc_output, expect, absent):
+    defines = pipeline._defines(SYNC_TREE, ARCHS, pipeline.hip_version(hipcc_output))
+    (sync,) = [d for d in defines if d["name"] == "HIP_ENABLE_WARP_SYNC_BUILTINS"]
+    assert expect in sync["reason"] and absent not in sync["reason"], sync["reason"]
+
+
+def test_compile_progress_counts_units_per_arch():
+    ok = Result("ok", "", "", 1.0, "-O0")
+    bad = Result("failed", "e", "", 1.0, "-O0")
+    line = pipeline.compile_progress("compile", {"a.cu": {"gfx942": ok, "gfx1100": ok},
+                                                 "b.cu": {"gfx942": ok, "gfx1100": bad}}, 5)
+    assert line == "compile: 2/5 units; gfx942: 2 ok; gfx1100: 1 ok, 1 failed"
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_recipe_progress_lines_reach_a_pipe_as_plain_lines(quiet):
+    stream = io.StringIO()
+    ui = UI(stream, quiet=quiet, tty=False)
+    lines: list[str] = []
+    with ui.status("migrate: running") as update:
+        for line in [PROGRESS + "compile: 1/2 units; gfx942: 1 ok", "migrate: 2 units; gfx942: 2 ok"]:
+            _route(line, lines, update)
+    assert lines == ["migrate: 2 units; gfx942: 2 ok"]
+    assert stream.getvalue() == ("" if quiet else "migrate: running\nmigrate: compile: 1/2 units; gfx942: 1 ok\n")
+
+
+def test_recipe_error_is_its_last_migrate_line():
+    assert recipe_error(["noise", "migrate: --arch gfx9999: unknown offload arch; valid: gfx942"]) == \
+        "--arch gfx9999: unknown offload arch; valid: gfx942"
+    assert recipe_error(["Traceback (most recent call last):"]) == ""
