@@ -12,11 +12,13 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import docker
 
+from buildctl.console import UI
 from buildctl.doctor import diagnose
 from buildctl.engine import image_exists
 from buildctl.errors import BuildError, ConfigError, InputError
@@ -118,12 +120,17 @@ def host_files(extra_args: list[str]) -> tuple[list[str], dict[str, dict[str, st
     return args, volumes
 
 
-def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: list[str],
-                extra_args: list[str]) -> tuple[int, str]:
-    """Run the recipe for `archs`, streaming its output (relabelled) and writing the report into mounts.out.
+PROGRESS = "migrate: progress: "  # recipes/migrate/migrate/cli.py: the recipe's progress lines
 
-    Returns (the recipe's exit code, its relabelled output). An output folder this call created is
-    removed again when the run leaves nothing in it (bad input).
+
+def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: list[str],
+                extra_args: list[str], ui: UI) -> tuple[int, list[str]]:
+    """Run the recipe for `archs`, writing the report into mounts.out; its progress lines (PROGRESS ...)
+    go to `ui` as they come (a spinner's text in a terminal, plain lines in a pipe, none with quiet).
+
+    Returns (the recipe's exit code, its other output lines, relabelled, for the caller to print or turn
+    into its error). An output folder this call created is removed again when the run leaves nothing in
+    it (bad input).
     """
     recipe_args, volumes = host_files(extra_args)
     created = not mounts.out.exists()
@@ -135,22 +142,43 @@ def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: 
     container = client.containers.run(
         cell.ref, command, detach=True,
         user=f"{os.getuid()}:{os.getgid()}",
-        environment={"PYTHONPATH": RECIPE_DIR, "HOME": "/tmp"},
+        environment={"PYTHONPATH": RECIPE_DIR, "HOME": "/tmp", "PYTHONUNBUFFERED": "1"},
         volumes={str(mounts.src): {"bind": mounts.target, "mode": "ro"},
                  str(mounts.out): {"bind": "/out", "mode": "rw"}, **volumes},
         working_dir="/tmp")
+    lines: list[str] = []
     try:
-        chunks = []
-        for chunk in container.logs(stream=True, follow=True):
-            text = mounts.relabel(chunk.decode(errors="replace"))
-            chunks.append(text)
-            print(text, end="", flush=True)
+        with ui.status(f"migrate: running the recipe in {cell.ref}") as update:
+            pending = ""
+            for chunk in container.logs(stream=True, follow=True):
+                pending += chunk.decode(errors="replace")
+                *complete, pending = pending.split("\n")
+                for line in complete:
+                    _route(mounts.relabel(line), lines, update)
+            if pending:
+                _route(mounts.relabel(pending), lines, update)
         code = container.wait()["StatusCode"]
     finally:
         container.remove(force=True)
     if created and not any(mounts.out.iterdir()):
         shutil.rmtree(mounts.out)
-    return code, "".join(chunks)
+    return code, lines
+
+
+def _route(line: str, lines: list[str], update: Callable[[str], None]) -> None:
+    """A progress line to `update` (without its prefix), any other line to `lines`."""
+    if line.startswith(PROGRESS):
+        update("migrate: " + line[len(PROGRESS):])
+    else:
+        lines.append(line)
+
+
+def recipe_error(lines: list[str]) -> str:
+    """The recipe's one error line (its last `migrate: ` line, prefix removed), or "" when it printed none."""
+    for line in reversed(lines):
+        if line.startswith("migrate: "):
+            return line[len("migrate: "):].strip()
+    return ""
 
 
 def relabel_logs(mounts: Mounts) -> None:

@@ -180,3 +180,36 @@ def test_every_check_flag_is_listed_under_exit_1():
     assert len(checks) >= 3
     missing = [path for path in checks if f"`{path} --check`" not in negative]
     assert missing == [], f"README's exit 1 row does not name: {missing}"
+
+
+def _dev_image_or_skip() -> None:
+    from tests.images.test_migrate_cases import image_or_skip
+
+    image_or_skip()
+
+
+def test_migrate_recipe_bad_input_is_one_buildctl_error_line(tmp_path):
+    """The recipe's own bad-input line (an offload arch hipcc does not know) is buildctl's one error line, exit 2."""
+    _dev_image_or_skip()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text("__global__ void k() {}\n")
+    result = _run("migrate", str(src), "--arch", "gfx9999", "--out", str(tmp_path / "out"))
+    assert result.returncode == 2, result.stderr
+    lines = [ln for ln in result.stderr.strip().splitlines() if not ln.startswith("warning: ")]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("buildctl: error: --arch gfx9999: unknown offload arch"), lines[0]
+
+
+def test_migrate_fail_on_met_is_a_result_line_not_an_error(tmp_path):
+    """--fail-on met (an open error finding: inline PTX) exits 1 with the recipe's result line, no error line."""
+    _dev_image_or_skip()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text('__global__ void k() { asm volatile("bar.sync 0;"); }\n')
+    result = _run("migrate", str(src), "--arch", "gfx942", "--out", str(tmp_path / "out"), "--jobs", "1", timeout=600)
+    assert result.returncode == 1, result.stderr
+    assert "error:" not in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert any(ln.startswith("migrate: 1 unit") for ln in result.stdout.splitlines()), result.stdout
+    assert "report: " in result.stdout
