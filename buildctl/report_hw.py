@@ -208,12 +208,16 @@ def summarize_junit(path: Path, exit_code: int | None = None) -> TestSummary:
 
 
 def run_amdgpu_tests(project_root: Path, junit: Path) -> TestSummary:
-    """Run `pytest -m amdgpu tests` under project_root with JUnit XML written to junit; summarize it."""
+    """Run `pytest -m amdgpu tests` under project_root with JUnit XML written to junit; summarize it.
+
+    pytest's own output (its progress) goes to this process's stderr, so stdout keeps only the report
+    (`--json` output stays one JSON document).
+    """
     import sys
 
     junit.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "amdgpu", "-q", f"--junitxml={junit}", "tests"],
-                          cwd=project_root, check=False)
+                          cwd=project_root, stdout=sys.stderr.fileno(), check=False)
     return summarize_junit(junit, proc.returncode)
 
 

@@ -180,3 +180,18 @@ def test_command_on_a_host_without_an_amd_gpu(tmp_path):
 def test_command_refuses_an_out_folder_that_does_not_exist(tmp_path):
     proc = _buildctl("report", "hardware", "--out", str(tmp_path / "no" / "hw.md"))
     assert proc.returncode == 2 and "--out" in proc.stderr
+
+
+@pytest.mark.skipif(os.path.exists("/dev/kfd"), reason="this host has an AMD GPU: the kernels bench would run")
+def test_run_tests_keeps_stdout_to_the_json_report(tmp_path):
+    """--run-tests --json: the child pytest's output goes to stderr; stdout parses as the report."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    amdgpu: needs an AMD GPU\n")
+    (tmp_path / "tests" / "test_gpu.py").write_text(
+        "import pytest\n\n@pytest.mark.amdgpu\ndef test_on_gpu():\n    print('from the test')\n    assert True\n\n"
+        "def test_not_selected():\n    assert True\n")
+    proc = _buildctl("--root", str(tmp_path), "report", "hardware", "--run-tests", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["tests"]["tests"] == 1 and data["tests"]["failures"] == 0 and data["tests"]["exit_code"] == 0
+    assert "1 passed, 1 deselected" in proc.stderr
