@@ -211,5 +211,6 @@ def test_migrate_fail_on_met_is_a_result_line_not_an_error(tmp_path):
     assert result.returncode == 1, result.stderr
     assert "error:" not in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
-    assert any(ln.startswith("migrate: 1 unit") for ln in result.stdout.splitlines()), result.stdout
+    assert any(ln.startswith("migrate: 1 unit;") and "--fail-on error met (exit 1)" in ln
+               for ln in result.stdout.splitlines()), result.stdout
     assert "report: " in result.stdout

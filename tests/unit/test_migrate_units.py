@@ -80,7 +80,7 @@ def test_every_file_not_compiled_is_in_the_report_with_its_reason(tmp_path):
     reach = {"k.cu": {"k.cu", "common.h"}}
     reasons = pipeline.not_compiled(list(found.files), reach)
     assert set(reasons) == {"common.h", "unused.h", "host.cpp"}
-    assert "compiled within the 1 unit that include it (k.cu)" in reasons["common.h"]
+    assert "compiled within the 1 unit that includes it (k.cu)" in reasons["common.h"]
     assert "no unit includes" in reasons["unused.h"]
     assert "host compiler" in reasons["host.cpp"]
     files = [_file("k.cu", "cu", True)] + [{**_file(rel, "header" if rel.endswith(".h") else "cxx", False),

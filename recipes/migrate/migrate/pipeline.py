@@ -308,7 +308,7 @@ def not_compiled(files: list[tree.SourceFile], reach: dict[str, set[str]]) -> di
                               "compiler builds it, not compiled here")
             continue
         users = sorted(unit for unit, files_in in reach.items() if f.rel in files_in)
-        reasons[f.rel] = (f"header: compiled within the {report.count(len(users), 'unit')} that include it "
+        reasons[f.rel] = (f"header: compiled within the {report.count(len(users), 'unit')} that include{'s' if len(users) == 1 else ''} it "
                           f"({', '.join(users[:3])}{', ...' if len(users) > 3 else ''})" if users
                           else "header that no unit includes: not compiled")
     return reasons
