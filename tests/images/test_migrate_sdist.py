@@ -1,7 +1,8 @@
 """Real input, never seen by the recipe's authors when it was written: a PyTorch CUDA extension from its
 PyPI sdist (causal-conv1d 1.7.0, whose .cu units include torch/ATen/c10 and CUB), migrated in the dev
-image for gfx942. To stay cheap the tree keeps one of its three units, csrc/causal_conv1d_update.cu (the
-others instantiate many more kernels; bench/migrate_projects.py measures the whole sdist). Its units are hipified by torch.utils.hipify, as PyTorch's own extension build does,
+image for gfx942. To stay cheap the tree keeps one of its three .cu units, csrc/causal_conv1d_update.cu (the
+others instantiate many more kernels; bench/migrate_projects.py measures the whole sdist), and the binding
+source csrc/causal_conv1d.cpp, a unit through its c10/cuda includes and cudaStream_t. Its units are hipified by torch.utils.hipify, as PyTorch's own extension build does,
 and compiled against the image's ROCm-flavoured PyTorch headers (a reconstruction in the debian lane).
 
 Needs PyPI (the sdist is downloaded into build/cache/sdists/, skipped when PyPI cannot be reached) and
@@ -62,6 +63,13 @@ def test_torch_extension_units_are_hipified_by_torch_and_compile(sdist_run):
     failures = {f["path"]: f["compile"]["gfx942"]["first_error"] for f in units if f["compile"]["gfx942"]["status"] != "ok"}
     assert ok / len(units) >= 0.9, failures
     assert report["tools"]["torch_headers"]["origin"] in ("reconstruction", "install")
+    assert statuses.get("csrc/causal_conv1d.cpp") == "ok", statuses
+
+
+def test_every_file_left_out_is_named_with_its_reason(sdist_run):
+    for f in sdist_run["report"]["files"]:
+        assert f["unit"] or f.get("not_compiled"), f["path"]
+    assert sdist_run["report"]["summary"]["sources_not_compiled"] == 0
 
 
 def test_every_file_names_its_translator_and_the_input_is_untouched(sdist_run):
