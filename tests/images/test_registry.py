@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -332,7 +333,9 @@ def test_build_leaf_on_parent_by_image_id_builds_no_parent_cell():
     result = buildctl("build", "--image", "dev", "--no-apt-check-valid-until", "--parent", before, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "no parent cell is built" in result.stderr
-    assert "rocmig/base" not in "".join(line for line in result.stderr.splitlines() if line.startswith("[1/1]"))
+    # One cell (dev) is built; BuildKit's step lines of that cell may name the parent it is FROM.
+    cells = [line for line in result.stderr.splitlines() if re.match(r"\[\d+/\d+\] ", line)]
+    assert all(line.startswith("[1/1] rocmig/dev:") for line in cells), cells
     assert _image_id(base) == before
 
 
