@@ -193,13 +193,15 @@ def evaluate(expr: str, names: dict[str, str], depth: int = 0) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def split_args(text: str) -> list[str]:
-    """Split `text` at top-level commas (outside (), <>, [], {})."""
+def split_args(text: str, scan: str | None = None, angle: bool = True) -> list[str]:
+    """Split `text` at top-level commas (outside (), [], {} and, with `angle`, <>). Nesting is read from
+    `scan` when given: a copy of `text` of the same length with strings and comments blanked."""
+    opens, closes = ("([{<", ")]}>") if angle else ("([{", ")]}")
     parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "([{<":
+    for i, c in enumerate(text if scan is None else scan):
+        if c in opens:
             depth += 1
-        elif c in ")]}>":
+        elif c in closes:
             depth -= 1
         elif c == "," and depth == 0:
             parts.append(text[start:i].strip())

@@ -106,25 +106,10 @@ def calls(text: str, blanked: str | None = None) -> list[Call]:
         if depth:
             return found
         inner = blanked[m.end():k - 1]
-        args = [] if not inner.strip() else _split(text[m.end():k - 1], inner)
+        args = [] if not inner.strip() else cpp.split_args(text[m.end():k - 1], scan=inner, angle=False)
         if not any(PARAMETER.match(cpp.blank(a)) for a in args):
             found.append(Call(m.group(1), m.start(), k, tuple(args)))
         pos = k
-
-
-def _split(text: str, blanked: str) -> list[str]:
-    """Split at top-level commas of `blanked` (parentheses and brackets; `<` is a comparison here)."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(blanked):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts
 
 
 def _followed_by_half(text: str, end: int) -> bool:
