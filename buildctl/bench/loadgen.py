@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -99,34 +100,49 @@ def parse_export(data: dict[str, Any], concurrency: int, memory: Memory | None) 
                  memory=memory)
 
 
-def aiperf_env(req: LevelRequest) -> dict[str, str]:
-    """AIPerf's environment: this one, less HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE when the tokenizer is a
-    local folder. In offline mode AIPerf 0.13 resolves every tokenizer name through the hub cache
+def aiperf_env(req: LevelRequest, tmp: Path) -> dict[str, str]:
+    """AIPerf's environment: this one with TMPDIR set to `tmp` (AIPerf's service processes make temporary
+    folders there, removed with the run's own folder even when they are killed), less HF_HUB_OFFLINE /
+    TRANSFORMERS_OFFLINE when the tokenizer is a local folder. In offline mode AIPerf 0.13 resolves every tokenizer name through the hub cache
     (aiperf/common/tokenizer.py, `_from_pretrained_local` -> `snapshot_download`), which refuses a path
     with HFValidationError; a local folder needs no hub, so the flags only break it.
     """
-    env = dict(os.environ)
+    env = {**os.environ, "TMPDIR": str(tmp)}
     if Path(req.tokenizer).is_dir():
         env.pop("HF_HUB_OFFLINE", None)
         env.pop("TRANSFORMERS_OFFLINE", None)
     return env
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of group `pgid` is left (signal 0 probes without sending)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM AIPerf's process group, SIGKILL it after 10 s."""
+    """SIGTERM AIPerf's process group, SIGKILL what is left of it after 10 s, and return once every process
+    of the group is gone (the leader exiting first leaves its service processes still writing)."""
     for sig, wait_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, sig)
-            proc.wait(timeout=wait_s)
-            return
         except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
+            break
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            proc.poll()
+            if not _group_alive(proc.pid):
+                return
+            time.sleep(0.1)
+    proc.poll()
 
 
-def run_level(req: LevelRequest, artifacts: Path, log: Path) -> dict[str, Any]:
-    """Run AIPerf for one level; its output goes to `log`. Returns the parsed export.
+def run_level(req: LevelRequest, artifacts: Path, log: Path, tmp: Path) -> dict[str, Any]:
+    """Run AIPerf for one level; its output goes to `log`, its temporary files under the existing folder
+    `tmp`. Returns the parsed export.
 
     Raises:
         BuildError: AIPerf failed (every request failed, server unreachable); names the log and its last line.
@@ -134,7 +150,7 @@ def run_level(req: LevelRequest, artifacts: Path, log: Path) -> dict[str, Any]:
     """
     with log.open("w") as fh:
         # Its own process group: AIPerf starts a dozen service processes, all stopped together below.
-        proc = subprocess.Popen(argv(req, artifacts), stdout=fh, stderr=subprocess.STDOUT, env=aiperf_env(req),
+        proc = subprocess.Popen(argv(req, artifacts), stdout=fh, stderr=subprocess.STDOUT, env=aiperf_env(req, tmp),
                                 start_new_session=True)
         try:
             code = proc.wait()

@@ -190,6 +190,8 @@ def run_bench(opts: BenchOptions) -> Run:
          f"{sampler.source if sampler else 'not sampled'}, output length held by {enforced or 'nothing'}")
     levels = []
     work = Path(tempfile.mkdtemp(prefix="rocmig-bench-"))
+    temp = work / "tmp"
+    temp.mkdir()
     # SIGTERM (a CI step's timeout, `kill`) ends the run like Ctrl-C: AIPerf stopped, the temporary folder
     # removed, no run file written (exit 130).
     previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -204,7 +206,7 @@ def run_bench(opts: BenchOptions) -> Run:
             if loop:
                 loop.start()
             try:
-                data = loadgen.run_level(req, work / f"c{conc}", work / f"c{conc}.log")
+                data = loadgen.run_level(req, work / f"c{conc}", work / f"c{conc}.log", temp)
             finally:
                 mem = loop.stop() if loop else None
             level = loadgen.parse_export(data, conc, mem)
