@@ -58,27 +58,43 @@ def _value_mib(value: object) -> float | None:
     return float(value) * _UNIT_BYTES[unit] / MIB
 
 
+def _used_vram(gpu: object) -> float | None:
+    """One GPU object's `mem_usage.used_vram` in MiB; None where amd-smi wrote "N/A" for the block or value."""
+    usage = gpu.get("mem_usage") if isinstance(gpu, dict) else None
+    return _value_mib(usage.get("used_vram")) if isinstance(usage, dict) else None
+
+
 def parse_amd_smi(text: str) -> float | None:
     """Used VRAM in MiB summed over the GPUs of `amd-smi metric --mem-usage --json` output.
 
-    Accepts a list of per-GPU objects or `{"gpu_data": [...]}` (newer amd-smi); each object's
-    `mem_usage.used_vram`. None when nothing parses.
+    Accepts a list of per-GPU objects (amd-smi of ROCm 6.x) or `{"gpu_data": [...]}` (ROCm 7.x); each
+    object's `mem_usage.used_vram`. amd-smi writes the string "N/A" for a block or value it cannot read
+    (a partition, a virtual function): such a GPU is left out of the sum. None when no GPU gives a value.
+    Real outputs are in tests/unit/smi_samples/ (SOURCES.md names where each was published).
     """
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
         return None
     gpus = data.get("gpu_data", []) if isinstance(data, dict) else data
-    used = [_value_mib((g.get("mem_usage") or {}).get("used_vram")) for g in gpus if isinstance(g, dict)]
-    found = [u for u in used if u is not None]
+    if not isinstance(gpus, list):
+        return None
+    found = [u for u in (_used_vram(g) for g in gpus) if u is not None]
     return sum(found) if found else None
 
 
 def parse_rocm_smi(text: str) -> float | None:
-    """Used VRAM in MiB summed over the cards of `rocm-smi --showmeminfo vram --json` output."""
+    """Used VRAM in MiB summed over the cards of `rocm-smi --showmeminfo vram --json` output.
+
+    ROCm SMI prints one object per card (`card0`, ...), each value a string of bytes under
+    "VRAM Total Used Memory (B)"; a card without that key (other --show flags, "N/A") is left out.
+    None when no card gives a value.
+    """
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
         return None
     found = [int(card["VRAM Total Used Memory (B)"]) / MIB for card in data.values()
              if isinstance(card, dict) and str(card.get("VRAM Total Used Memory (B)", "")).isdigit()]

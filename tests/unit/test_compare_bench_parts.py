@@ -55,6 +55,27 @@ def test_amd_smi_shapes():
     assert memory.parse_amd_smi("[]") is None
 
 
+SMI = Path(__file__).parent / "smi_samples"
+
+
+def test_amd_smi_real_output():
+    text = (SMI / "amd-smi-metric-rx6600.json").read_text()
+    assert memory.parse_amd_smi(text) == 202  # mem_usage.used_vram, among the blocks amd-smi writes as "N/A"
+    # ROCm 7 wraps the list in gpu_data; a partition whose block amd-smi cannot read is "N/A" and left out.
+    gpu = json.loads(text)[0]
+    wrapped = {"gpu_data": [gpu, {**gpu, "gpu": 1, "mem_usage": "N/A"},
+                            {**gpu, "gpu": 2, "mem_usage": {**gpu["mem_usage"], "used_vram": "N/A"}}]}
+    assert memory.parse_amd_smi(json.dumps(wrapped)) == 202
+    assert memory.parse_amd_smi(json.dumps({"gpu_data": [{"gpu": 0, "mem_usage": "N/A"}]})) is None
+    assert memory.parse_amd_smi(json.dumps({"gpu_data": "N/A"})) is None
+
+
+def test_rocm_smi_real_output():
+    assert memory.parse_rocm_smi((SMI / "rocm-smi-7900xt.json").read_text()) == pytest.approx(27856896 / 2**20)
+    assert memory.parse_rocm_smi((SMI / "rocm-smi-showmemuse-2x6800.json").read_text()) is None
+    assert memory.parse_rocm_smi("[]") is None
+
+
 def test_rocm_smi_shape():
     text = json.dumps({"card0": {"VRAM Total Memory (B)": "21458059264", "VRAM Total Used Memory (B)": "27856896"},
                        "card1": {"VRAM Total Memory (B)": "21458059264", "VRAM Total Used Memory (B)": "1048576"}})
