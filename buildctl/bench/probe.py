@@ -3,7 +3,7 @@
 - SGLang: `GET /get_server_info` (older releases) or `/server_info` answers JSON with `model_path`; the
   run keeps its version, dtype, quantization, KV cache size (`max_total_num_tokens`), KV cache dtype,
   `mem_fraction_static`, page size, TP size, attention backend and, where the scheduler reports it
-  (`internal_states[0].memory_usage`), weight / KV cache / graph memory in GB.
+  (`internal_states[0].memory_usage`), weight / KV cache / graph memory in GB and the token capacity.
   Output length is held fixed with SGLang's sampling parameter `ignore_eos`.
 - transformers serve: accepts a `generation_config` JSON string per request (transformers
   cli/serving/utils.py, `_build_generation_config`); `min_new_tokens` holds the output length fixed.
@@ -56,18 +56,39 @@ def _post_status(url: str, body: dict[str, object], timeout_s: float = 60.0) -> 
         return None
 
 
+# internal_states[].memory_usage as SGLang's scheduler reports it (sglang/srt/managers/scheduler.py,
+# get_internal_state, 0.5.10): weight, kvcache and graph in GB; token_capacity in tokens.
+MEMORY_USAGE_GB = ("weight", "kvcache", "graph")
+
+
+def server_info_facts(data: object) -> dict[str, str | int | float | bool | None] | None:
+    """The kept facts of one SGLang server-info answer (already parsed), or None when it is not one.
+
+    SGLang's `/server_info` answers `{**asdict(server_args), **scheduler_info, "internal_states": [...],
+    "version": ...}` (sglang/srt/entrypoints/http_server.py); the keys in SGLANG_KEYS are kept when they
+    are scalars, and the first data-parallel rank's memory use as `memory_usage.weight_gb`,
+    `memory_usage.kvcache_gb`, `memory_usage.graph_gb` and `memory_usage.token_capacity` (tokens).
+    """
+    if not isinstance(data, dict) or "model_path" not in data:
+        return None
+    info: dict[str, str | int | float | bool | None] = {
+        k: data[k] for k in SGLANG_KEYS if isinstance(data.get(k), (str, int, float, bool))}
+    states = data.get("internal_states")
+    usage = states[0].get("memory_usage") if isinstance(states, list) and states and isinstance(
+        states[0], dict) else None
+    if isinstance(usage, dict):
+        for key, value in usage.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                info[f"memory_usage.{key}_gb" if key in MEMORY_USAGE_GB else f"memory_usage.{key}"] = value
+    return info
+
+
 def sglang_info(base: str) -> dict[str, str | int | float | bool | None] | None:
-    """The kept facts of SGLang's server info, or None when no SGLang server-info endpoint answers."""
+    """The kept facts of SGLang's server info (`server_info_facts`), or None when no SGLang server-info
+    endpoint answers at `base`."""
     for path in SGLANG_INFO_PATHS:
-        data = _get_json(base + path)
-        if isinstance(data, dict) and "model_path" in data:
-            info: dict[str, str | int | float | bool | None] = {
-                k: data[k] for k in SGLANG_KEYS if isinstance(data.get(k), (str, int, float, bool))}
-            states = data.get("internal_states")
-            usage = states[0].get("memory_usage") if isinstance(states, list) and states and isinstance(
-                states[0], dict) else None
-            if isinstance(usage, dict):
-                info.update({f"memory_usage.{k}_gb": v for k, v in usage.items() if isinstance(v, (int, float))})
+        info = server_info_facts(_get_json(base + path))
+        if info is not None:
             return info
     return None
 

@@ -145,3 +145,41 @@ def test_killed_run_leaves_no_file(server, tmp_path):
         orphan.kill()
     assert not killed.exists()
     assert not list(tmp_path.glob(".killed.json.*")) and not list(tmp_path.glob(".termed.json.*"))
+
+
+# The server-info answer as SGLang's own /server_info composes it (sglang/srt/entrypoints/http_server.py):
+# asdict(ServerArgs) from the image's SGLang, the scheduler's max_total_num_tokens, and internal_states with
+# the scheduler's memory_usage keys (scheduler.py, get_internal_state). SGLang's server cannot start on a
+# CPU (no sgl-kernel in this lane), so its answer is composed from its own dataclass, not fetched.
+SERVER_INFO = """
+import dataclasses, json
+from sglang.srt.server_args import ServerArgs
+from sglang.version import __version__
+args = {f.name: f.default for f in dataclasses.fields(ServerArgs) if f.default is not dataclasses.MISSING}
+args = {k: v for k, v in args.items() if v is None or isinstance(v, (str, int, float, bool, list, dict))}
+args["model_path"] = "/opt/rocmig/models/tiny-llama"
+state = {**args, "last_gen_throughput": 0.0,
+         "memory_usage": {"weight": 0.01, "kvcache": 1.5, "token_capacity": 65536, "graph": 0.25}}
+print(json.dumps({**args, "max_total_num_tokens": 65536, "internal_states": [state], "version": __version__}))
+"""
+
+
+def test_sglang_server_info_keys_are_sglangs(docker_engine):
+    from buildctl.bench.probe import SGLANG_KEYS, server_info_facts
+
+    ref = image_under_test(CELLS[0].ref)
+    done = subprocess.run(["docker", "run", "--rm", "--entrypoint", "python", ref, "-c", SERVER_INFO],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    info = server_info_facts(data)
+    assert info is not None
+    # Every key kept is one SGLang's answer has (a rename in SGLang fails here); each scalar one is kept
+    # (ServerArgs leaves some None until the server resolves them at start: page_size, attention_backend).
+    assert set(SGLANG_KEYS) <= set(data), set(SGLANG_KEYS) - set(data)
+    scalars = {k for k in SGLANG_KEYS if isinstance(data[k], (str, int, float, bool))}
+    assert {"model_path", "dtype", "kv_cache_dtype", "tp_size", "version", "max_total_num_tokens"} <= scalars
+    assert {k for k in info if not k.startswith("memory_usage.")} == scalars
+    assert info["version"] == data["version"] and info["max_total_num_tokens"] == 65536
+    assert info["memory_usage.kvcache_gb"] == 1.5 and info["memory_usage.token_capacity"] == 65536
+    assert "memory_usage.token_capacity_gb" not in info
