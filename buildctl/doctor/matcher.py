@@ -9,10 +9,12 @@ Three kinds of evidence, combined per entry:
      also carry.
   3. similarity: BM25 of the log's error region against the entry's text and fixtures (similarity.py),
      as ``relative`` = score / best score for this log.
-score = pattern points + SIM_POINTS * relative (+ SIGNATURE_POINTS when a signature is shared).
+score = pattern points + SIM_POINTS * relative (+ SIGNATURE_POINTS when a distinctive signature is shared).
 An entry without a pattern hit is reported only when its similarity is the log's best or close to it
 (relative >= SIM_RELATIVE_FLOOR), its BM25 score reaches SIM_SCORE_FLOOR and it shares at least one
-signature: that confidence floor keeps healthy logs free of matches.
+distinctive signature (not a signal, a timeout or a generic diagnostic such as "use of undeclared
+identifier"): that confidence floor keeps healthy logs free of matches, and a compiler error of another
+fault from being named as this one.
 Ranking: harmless warnings last; entries marked ``generic`` (a symptom with many causes: memory access
 fault, out of memory) after every specific entry that was reported; then by score, then catalog order.
 """
@@ -35,11 +37,11 @@ from buildctl.doctor.models import (
     Pattern,
     load_catalog,
 )
+from buildctl.doctor.prepare import prepare
 from buildctl.doctor.reading import LogText, from_text
 from buildctl.doctor.signatures import Signature, extract
 from buildctl.doctor.similarity import Hit, SimilarityIndex
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FIXTURES_DIR = Path(__file__).parent / "fixtures"
 MAX_EVIDENCE = 6  # lines shown per match
 SIM_POINTS = 12
@@ -138,8 +140,9 @@ def cached_matcher(directory: Path = CATALOG_DIR, fixtures: Path = FIXTURES_DIR)
 
 @dataclass(frozen=True)
 class Log:
-    """A log prepared for matching: kept lines (ANSI removed), their 1-based numbers, a TextIndex
-    (which lines can a pattern hit) and the log's signatures."""
+    """A log prepared for matching: kept lines as prepare.prepare() gives them (colour removed, wrapped
+    diagnostics joined, numeric HSA statuses named), their 1-based numbers, a TextIndex (which lines can
+    a pattern hit) and the log's signatures."""
 
     lines: list[str]
     numbers: list[int]
@@ -150,9 +153,9 @@ class Log:
     def of(cls, log: str | LogText) -> Log:
         """Prepare a text (every line kept) or a LogText from reading.read_stream."""
         kept = from_text(log) if isinstance(log, str) else log
-        lines = [_ANSI.sub("", line) for line in kept.lines]
+        lines, numbers = prepare(kept.lines, kept.numbers)
         index = TextIndex(lines)
-        return cls(lines, list(kept.numbers), index, tuple(extract(lines, kept.numbers, index)))
+        return cls(lines, numbers, index, tuple(extract(lines, numbers, index)))
 
 
 @lru_cache(maxsize=4096)
@@ -231,14 +234,16 @@ def confidence_of(pattern: PatternResult | None, hit: Hit | None) -> str:
     agrees = hit is not None and (bool(hit.shared) or hit.relative >= SIM_RELATIVE_FLOOR)
     if pattern is not None:
         return "high" if agrees else "medium"
-    if hit is not None and hit.shared and hit.relative >= 0.999 and hit.score >= 2 * SIM_SCORE_FLOOR:
+    if hit is not None and hit.distinctive and hit.relative >= 0.999 and hit.score >= 2 * SIM_SCORE_FLOOR:
         return "medium"
     return "low"
 
 
 def _above_floor(hit: Hit | None) -> bool:
-    """Similarity alone reports an entry: a shared signature, near the best score, above the score floor."""
-    return hit is not None and bool(hit.shared) and hit.relative >= SIM_RELATIVE_FLOOR and hit.score >= SIM_SCORE_FLOOR
+    """Similarity alone reports an entry: a distinctive shared signature, near the best score, above the
+    score floor."""
+    return (hit is not None and bool(hit.distinctive) and hit.relative >= SIM_RELATIVE_FLOOR
+            and hit.score >= SIM_SCORE_FLOOR)
 
 
 def _signature_evidence(log: Log, shared: Sequence[str]) -> list[Evidence]:
@@ -260,7 +265,7 @@ def rank_log(log: Log, matcher: Matcher) -> list[Match]:
         points = pattern.points if pattern else 0
         sim = hit.relative if hit else 0.0
         shared = hit.shared if hit else ()
-        score = points + round(SIM_POINTS * sim) + (SIGNATURE_POINTS if shared else 0)
+        score = points + round(SIM_POINTS * sim) + (SIGNATURE_POINTS if hit and hit.distinctive else 0)
         positive = list(pattern.positive) if pattern else []
         positive += _signature_evidence(log, shared)
         match = Match(entry, score, _first_lines(positive), _first_lines(pattern.negative) if pattern else (),

@@ -27,6 +27,17 @@ _KEEP_QUOTED = re.compile(r"\.(?:h|hpp|cuh|hh|inc|so)\b|^['\"]?lib")
 _SPACE = re.compile(r"[^\w:#.+<>-]+")
 _TIMESTAMP = re.compile(r"^\s*(?:\[\s*\d+\.\d+\]\s*|\S+ \d\d:\d\d:\d\d\S*\s+|\d{4}-\d\d-\d\d[ t][\d:.,]+\s*)")
 MAX_KEY_WORDS = 8
+# Diagnostics whose only distinguishing part is the name they quote (normalised away): one of these says
+# "the compiler or Python rejected something", not which fault it is. Signal and timeout signatures are
+# as unspecific. Weak signatures still count in the similarity text; they cannot report an entry alone.
+_WEAK_KINDS = frozenset({"signal", "timeout"})
+_WEAK_MESSAGE = re.compile(
+    r"^(?:use of undeclared identifier|no matching (?:function|constructor|member function) for call to|"
+    r"unknown type name|no member named|call to .* is ambiguous|expected |cannot convert|invalid operands|"
+    r"command .* failed with exit code|process completed with exit code|static assertion failed|"
+    r"no viable conversion|too (?:few|many) arguments|redefinition of|conflicting types|"
+    r"subprocess-exited-with-error|failed building)"
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,22 @@ class Signature:
     def token(self) -> str:
         """``kind:key``, the form entries and the similarity index compare."""
         return f"{self.kind}:{self.key}"
+
+    @property
+    def weak(self) -> bool:
+        """True for a signature that names no fault by itself (see _WEAK_MESSAGE)."""
+        return is_weak(self.token)
+
+
+def is_weak(token: str) -> bool:
+    """True when the signature ``token`` (``kind:key``) is a signal, a timeout or a generic diagnostic whose
+    quoted name was normalised away (``compiler:use of undeclared identifier _``)."""
+    kind, _, key = token.partition(":")
+    if kind in _WEAK_KINDS:
+        return True
+    if kind == "pyexc":
+        key = key.partition(":")[2]
+    return _WEAK_MESSAGE.search(key) is not None
 
 
 def normalise(message: str, words: int = MAX_KEY_WORDS) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from buildctl.doctor.literals import TextIndex, required_literals
 from buildctl.doctor.models import Entry
-from buildctl.doctor.signatures import Signature, extract
+from buildctl.doctor.signatures import Signature, extract, is_weak
 
 _WORD = re.compile(r"[a-z_][a-z0-9_+]*(?:[.-][a-z0-9_+]+)*")
 _ERRORISH = re.compile(
@@ -67,11 +67,13 @@ def terms(lines: Sequence[str], signatures: Iterable[Signature]) -> list[str]:
 @dataclass(frozen=True)
 class Hit:
     """One entry's similarity to a log: BM25 ``score``, ``relative`` (score / best score of this log,
-    0..1] and the signature tokens the log shares with the entry."""
+    0..1], the signature tokens the log shares with the entry, and those of them that name a fault by
+    themselves (``distinctive``: not signatures.is_weak)."""
 
     score: float
     relative: float
     shared: tuple[str, ...]
+    distinctive: tuple[str, ...] = ()
 
 
 class SimilarityIndex:
@@ -116,5 +118,7 @@ class SimilarityIndex:
         out: dict[str, Hit] = {}
         for entry, score, sigset in zip(self.entries, scores, self.signatures):
             if score > 0:
-                out[entry.id] = Hit(float(score), float(score) / best, tuple(sorted(log_tokens & sigset)))
+                shared = tuple(sorted(log_tokens & sigset))
+                out[entry.id] = Hit(float(score), float(score) / best, shared,
+                                    tuple(t for t in shared if not is_weak(t)))
         return out

@@ -9,6 +9,7 @@ import pytest
 from buildctl.doctor import diagnose, format_matches
 from buildctl.doctor.matcher import FIXTURES_DIR
 from buildctl.doctor.models import load_catalog
+from buildctl.doctor.signatures import is_weak
 
 LOGS = FIXTURES_DIR
 HEALTHY_DIR = Path(__file__).parent / "doctor_logs" / "healthy"
@@ -173,3 +174,13 @@ def test_libcudacxx_header_is_not_a_plain_cuda_header(header):
         assert diagnose(line)[0].entry.id == "libcudacxx-header-not-found", line
     plain = "k.hip:2:10: fatal error: 'cuda_fp16.h' file not found"
     assert "libcudacxx-header-not-found" not in [m.entry.id for m in diagnose(plain)]
+
+
+def test_generic_compiler_diagnostic_alone_names_no_entry():
+    # "use of undeclared identifier" / "no matching function" say a name is missing, not which fault:
+    # similarity may not report an entry on such a weak signature alone.
+    assert is_weak("compiler:use of undeclared identifier _")
+    assert is_weak("pyexc:error:command _ failed with exit code")
+    assert not is_weak("hip:hiperrornobinaryforgpu")
+    log = "foo.cpp:3:5: error: use of undeclared identifier 'frobnicate'\n1 error generated.\n"
+    assert diagnose(log) == []
