@@ -6,8 +6,10 @@ A log's top-1 is classed as
   right          the first match is one of ``expect``;
   wrong-generic  the first match is an entry marked generic or harmless (a symptom, not the cause);
   wrong          the first match is another specific entry;
-  nothing        no entry matched.
-A wrong answer misleads more than none; the score is the share of right top-1 answers.
+  nothing        no entry matched;
+  right-none     no entry matched and ``expect`` is empty (the catalog has no entry for that cause).
+A wrong answer misleads more than none; the score is the share of right top-1 answers (right-none is
+counted apart).
 
 Run: .venv/bin/python bench/doctor_heldout.py [BATCH ...] [--details]
 """
@@ -31,7 +33,7 @@ HELDOUT_DIR = Path(__file__).resolve().parents[1] / "tests" / "unit" / "doctor_h
 def verdict(top: Entry | None, expect: list[str]) -> str:
     """right / wrong-generic / wrong / nothing for the first match ``top`` (module docstring)."""
     if top is None:
-        return "nothing"
+        return "nothing" if expect else "right-none"
     if top.id in expect:
         return "right"
     return "wrong-generic" if top.generic or top.harmless else "wrong"
@@ -65,7 +67,8 @@ def main(batches: tuple[str, ...], details: bool) -> None:
             for name, v, top in rows:
                 click.echo(f"  {v:13} {top:40} {name}")
         click.echo(f"{folder.name}: top-1 right {counts['right']}/{len(rows)} = {counts['right'] / len(rows):.1%}; "
-                   f"wrong-generic {counts['wrong-generic']}, wrong {counts['wrong']}, nothing {counts['nothing']}")
+                   f"wrong-generic {counts['wrong-generic']}, wrong {counts['wrong']}, nothing {counts['nothing']}, "
+                   f"right-none {counts['right-none']} (no entry for the cause, none reported)")
     sys.exit(0)
 
 
