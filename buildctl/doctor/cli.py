@@ -6,13 +6,17 @@ Exit codes (also in docs/doctor.md): 0 at least one catalog entry matched; 1 not
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import sys
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 import click
 
+from buildctl.console import UI
 from buildctl.doctor import diagnose, format_matches
 from buildctl.doctor.advice import collect_next
 from buildctl.doctor.matcher import cached_catalog
@@ -22,15 +26,34 @@ from buildctl.errors import EXIT_BAD_INPUT
 from buildctl.errors import EXIT_NEGATIVE as EXIT_NO_MATCH
 from buildctl.errors import EXIT_OK as EXIT_MATCH
 
+# Inputs at least this large (or of unknown size: a pipe) take a second or more to read and match.
+PROGRESS_MIN_BYTES = 4 << 20
 
-def _read_log(log: str) -> LogText:
+
+def _read_log(log: str, progress: Callable[[int], None] | None = None) -> LogText:
     """LOG ('-' = stdin) as read_stream keeps it. Raises OSError (unreadable) or BinaryInput (not text)."""
     if log == "-":
         stdin: BinaryIO = sys.stdin.buffer
         # A terminal's end of input (Ctrl-D) is not sticky: read it in one call, text typed or pasted is small.
-        return read_stream(io.BytesIO(stdin.read()) if stdin.isatty() else stdin)
+        return read_stream(io.BytesIO(stdin.read()) if stdin.isatty() else stdin, progress)
     with open(log, "rb") as stream:
-        return read_stream(stream)
+        return read_stream(stream, progress)
+
+
+@contextlib.contextmanager
+def _progress(log: str, name: str) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr while a large log (or a pipe) is read and matched, in a terminal only: nothing
+    is written when stderr is not a terminal, or for a small file (done in well under a second)."""
+    ui = UI.stderr()
+    try:
+        small = log != "-" and os.path.getsize(log) < PROGRESS_MIN_BYTES
+    except OSError:
+        small = True  # the open below reports it
+    if not ui.tty or small or (log == "-" and sys.stdin.isatty()):
+        yield lambda _text: None
+        return
+    with ui.status(f"reading {name}") as update:
+        yield update
 
 
 @click.command("doctor")
@@ -51,27 +74,29 @@ def doctor(ctx: click.Context, log: str, as_json: bool, limit: int) -> None:
     if log == "-" and sys.stdin.isatty():
         click.echo("rocmig doctor: reading the log from stdin (end with Ctrl-D; or give a file: "
                    "buildctl doctor build.log)", err=True)
-    try:
-        text = _read_log(log)
-    except OSError as exc:
-        click.echo(f"buildctl: error: {log}: {exc.strerror or exc} (give a readable log file or '-' for stdin)",
-                   err=True)
-        ctx.exit(EXIT_BAD_INPUT)
-    except BinaryInput as exc:
-        click.echo(f"buildctl: error: {name}: not a text log: {exc}", err=True)
-        ctx.exit(EXIT_BAD_INPUT)
-    if not any(line.strip() for line in text.lines):
-        click.echo(f"buildctl: error: {name}: the log is empty ({text.total_bytes} bytes, no non-blank line); "
-                   "give the failing build or run log", err=True)
-        ctx.exit(EXIT_BAD_INPUT)
+    with _progress(log, name) as update:
+        try:
+            text = _read_log(log, lambda n: update(f"reading {name}: {n >> 20} MiB"))
+        except OSError as exc:
+            click.echo(f"buildctl: error: {log}: {exc.strerror or exc} (give a readable log file or '-' for stdin)",
+                       err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        except BinaryInput as exc:
+            click.echo(f"buildctl: error: {name}: not a text log: {exc}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        if not any(line.strip() for line in text.lines):
+            click.echo(f"buildctl: error: {name}: the log is empty ({text.total_bytes} bytes, no non-blank line); "
+                       "give the failing build or run log", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        update(f"matching {name} against the error case library")
+        try:
+            matches = diagnose(text, limit=limit)
+            checked = len(cached_catalog())
+        except CatalogError as exc:
+            click.echo(f"buildctl: error: {exc}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
     if text.note:
         click.echo(f"rocmig doctor: {text.note}", err=True)
-    try:
-        matches = diagnose(text, limit=limit)
-        checked = len(cached_catalog())
-    except CatalogError as exc:
-        click.echo(f"buildctl: error: {exc}", err=True)
-        ctx.exit(EXIT_BAD_INPUT)
     if as_json:
         doc: dict[str, object] = {"log": name, "catalog_entries": checked, "lines": text.total_lines,
                                    "lines_searched": len(text.lines),

@@ -9,6 +9,7 @@ Each kept line keeps its real 1-based line number, so evidence still points into
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -126,9 +127,10 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")[:MAX_LINE_CHARS]
 
 
-def read_stream(stream: BinaryIO) -> LogText:
+def read_stream(stream: BinaryIO, progress: Callable[[int], None] | None = None) -> LogText:
     """Read ``stream`` to its end in CHUNK_BYTES pieces with memory bounded by the constants above.
 
+    ``progress``, when given, is called after every chunk with the bytes read so far.
     Raises BinaryInput when the first SNIFF_BYTES are not text, OSError when reading fails.
     """
     out = LogText()
@@ -149,6 +151,8 @@ def read_stream(stream: BinaryIO) -> LogText:
         if not chunk:
             break
         out.total_bytes += len(chunk)
+        if progress is not None:
+            progress(out.total_bytes)
         data = pending + chunk
         cut = data.rfind(b"\n")
         if cut < 0:

@@ -196,3 +196,42 @@ def test_huge_log_is_read_in_bounded_memory_and_says_so(tmp_path):
     assert doc["lines"] == 300_001 and doc["lines_searched"] < 150_000
     assert doc["matches"][0]["id"] == "hip-no-binary-for-gpu"
     assert doc["matches"][0]["evidence"][0]["line"] == 150_001
+
+
+def _big_log(tmp_path: Path) -> Path:
+    path = tmp_path / "build.log"
+    filler = b"[ 42%] Building HIP object csrc/kernels/attention.hip.o\n" * 120_000  # about 6.6 MB
+    path.write_bytes(filler + b'clang-14: error: unable to execute command: Executable "ld.lld" doesn\'t exist!\n')
+    return path
+
+
+def test_large_log_shows_progress_on_a_terminal(tmp_path):
+    import os
+    import pty
+    import sys
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "buildctl", "doctor", str(_big_log(tmp_path))],
+                            stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0 and b"[rocm-lld-not-found]" in out
+    assert b"reading " in seen and b" MiB" in seen and b"matching " in seen
+
+
+def test_large_log_in_a_pipe_writes_no_progress(tmp_path):
+    import sys
+    result = subprocess.run([sys.executable, "-m", "buildctl", "doctor", str(_big_log(tmp_path))],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    assert "reading " not in result.stderr and "matching " not in result.stderr
+    assert "\x1b[" not in result.stderr + result.stdout
