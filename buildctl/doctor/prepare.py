@@ -4,6 +4,9 @@ HSA status codes named.
 - clang and gcc wrap a long diagnostic when the terminal (or CMake / ninja) sets a message width: the
   ``file:line:col: error:`` head ends the line and the message follows on lines indented by six spaces.
   Those continuation lines are joined to the head, so a pattern or a signature sees the whole message.
+- A log copied from a terminal of fixed width breaks a long line anywhere, also inside a quoted name
+  (``fatal error: 'hip/amd_detail/amd_hip_b`` / ``f16.h' file not found``): a diagnostic line that ends
+  inside a quote is joined, without a space, to the next line when that line closes the quote.
 - ROCr tools print a failed call's ``hsa_status_t`` as a number (rocminfo: ``Call returned 4104``); the
   name of that status (``HSA_STATUS_ERROR_OUT_OF_RESOURCES``) is appended to the line so the entries
   written for the name also match the number. The values are those of ROCr's hsa.h.
@@ -18,6 +21,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DIAGNOSTIC_HEAD = re.compile(r"\b(?:fatal error|error|warning|note):\s*$")
 _CONTINUATION = re.compile(r"^ {6}(?! )(?!\s*\d*\s*\|)\S")
 MAX_CONTINUATION_LINES = 4
+_OPEN_QUOTE = re.compile(r"\b(?:fatal error|error|warning|note): (?:[^']*'[^']*')*[^']*'[^']*$")
 
 # hsa_status_t values of ROCr's include/hsa/hsa.h (HSA_STATUS_ERROR = 0x1000 ... 0x1026).
 HSA_STATUS_NAMES = {
@@ -68,6 +72,8 @@ def prepare(lines: Sequence[str], numbers: Sequence[int]) -> tuple[list[str], li
                 parts.append(clean[j].strip())
                 j += 1
             line = " ".join(parts)
+        elif _OPEN_QUOTE.search(line) and j < len(clean) and "'" in clean[j]:
+            line, j = line + clean[j], j + 1
         out.append(name_hsa_status(line))
         out_numbers.append(numbers[i])
         i = j

@@ -1,7 +1,7 @@
 """The held-out report sets (tests/unit/doctor_heldout/<batch>/SOURCES.yaml) stay well formed and held out.
 
-Batch 1 is the set the catalog was changed for: its right-first share must not fall back. Later batches
-were collected after those changes and never tuned on: no catalog entry may cite their reports (an entry
+Batches 1 and 2 are the sets the catalog was changed for (batch 2 after its untuned score was recorded):
+their right-first share must not fall back. Later batches were collected after those changes and never tuned on: no catalog entry may cite their reports (an entry
 written from one makes it a tuning report, not a held-out one). Scores are measured by
 bench/doctor_heldout.py and reported in docs/benchmarks.md.
 """
@@ -19,7 +19,7 @@ from buildctl.doctor.matcher import cached_catalog
 HELDOUT = Path(__file__).parent / "doctor_heldout"
 BATCHES = sorted(p.name for p in HELDOUT.iterdir() if p.is_dir())
 KINDS = {"build", "runtime", "environment", "performance", "numerical"}
-TUNED = {"batch1"}
+TUNED = {"batch1", "batch2"}
 
 
 def _reports(batch: str) -> list[dict]:
@@ -45,13 +45,14 @@ def test_untuned_batch_reports_are_cited_by_no_entry(batch):
     assert not [r["url"] for r in _reports(batch) if r["url"].rstrip("/") in cited]
 
 
-def test_tuned_batch_ranks_right_first_and_never_wrong():
+@pytest.mark.parametrize("batch", sorted(TUNED))
+def test_tuned_batch_ranks_right_first_and_never_a_wrong_specific_entry(batch):
     verdicts = []
-    for r in _reports("batch1"):
-        matches = diagnose((HELDOUT / "batch1" / r["file"]).read_text(), limit=1)
-        top = matches[0].entry.id if matches else None
-        verdicts.append((r["file"], top, top in r["expect"]))
-    wrong = [(f, top) for f, top, ok in verdicts if top is not None and not ok]
-    right = sum(ok for _, _, ok in verdicts)
+    for r in _reports(batch):
+        matches = diagnose((HELDOUT / batch / r["file"]).read_text(), limit=1)
+        top = matches[0].entry if matches else None
+        right = (top.id in r["expect"]) if top else not r["expect"]
+        verdicts.append((r["file"], top.id if top else None, right, bool(top and (top.generic or top.harmless))))
+    wrong = [(f, top) for f, top, right, generic in verdicts if top and not right and not generic]
     assert not wrong
-    assert right >= 0.9 * len(verdicts), [v for v in verdicts if not v[2]]
+    assert sum(v[2] for v in verdicts) >= 0.9 * len(verdicts), [v for v in verdicts if not v[2]]

@@ -39,3 +39,12 @@ def test_numeric_hsa_status_is_named_from_hsa_h():
 def test_rocminfo_numeric_status_reaches_the_entry_written_for_its_name():
     log = (HELDOUT / "legacy-415-rocminfo-4104-docker.log").read_text()
     assert diagnose(log)[0].entry.id == "hsa-out-of-resources-permissions"
+
+
+def test_terminal_wrap_inside_a_quoted_name_is_joined_without_a_space():
+    lines = (Path(__file__).parent / "doctor_heldout" / "batch2" / "embeddedllm-22-hip-bf16-rocm561.log"
+             ).read_text().splitlines()
+    out, _ = prepare(lines, range(1, len(lines) + 1))
+    assert any("fatal error: 'hip/amd_detail/amd_hip_bf16.h' file not found" in line for line in out)
+    # a diagnostic whose quotes are balanced is left alone
+    assert prepare(["a.cpp:1:2: error: unknown type name 'foo'", "next 'line'"], [1, 2])[0][0].endswith("'foo'")
