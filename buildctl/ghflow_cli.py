@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from buildctl.errors import InputError, NegativeResult
+from buildctl.results import document
 
 
 @click.group("report")
@@ -48,7 +49,7 @@ def report_hardware_cmd(ctx: click.Context, as_json: bool, run_tests: bool, out:
                              notes=report.notes + ([why] if why else []))
         else:
             report = replace(report, notes=report.notes + ["kernels bench: not run (no AMD GPU)"])
-    text = json.dumps(report.to_json(), indent=2) + "\n" if as_json else markdown(report)
+    text = json.dumps(document("report-hardware", report.to_json()), indent=2) + "\n" if as_json else markdown(report)
     if out is not None:
         out.write_text(text)
         click.echo(f"report: {out}", err=True)
@@ -89,7 +90,7 @@ def review_cmd(ctx: click.Context, base: str | None, repo: Path | None, fmt: str
     base = base or _default_base(repo)
     findings = review(project, repo, base, all_lines)
     if fmt == "json":
-        click.echo(json.dumps({"base": base, "findings": [f.to_json() for f in findings]}, indent=2))
+        click.echo(json.dumps(document("review", {"base": base, "findings": [f.to_json() for f in findings]}), indent=2))
     else:
         click.echo((format_github if fmt == "github" else format_text)(findings), nl=False)
     errors = sum(f.severity == "error" for f in findings)
@@ -190,8 +191,8 @@ def releases_cmd(ctx: click.Context, markdown_out: Path | None, as_json: bool) -
     if markdown_out is not None:
         markdown_out.write_text(text)
     if as_json:
-        click.echo(json.dumps({"found": [asdict(f) for f in found], "unchecked": [asdict(u) for u in unchecked]},
-                              indent=2))
+        click.echo(json.dumps(document("releases", {"found": [asdict(f) for f in found],
+                                                   "unchecked": [asdict(u) for u in unchecked]}), indent=2))
     else:
         click.echo(text, nl=False)
     if found:

@@ -23,6 +23,7 @@ from pathlib import Path
 import click
 
 from buildctl.errors import BuildError, ChildExit, InputError
+from buildctl.results import document
 
 KERNELS_IMAGE = "rocmig/kernels:latest"
 
@@ -170,7 +171,7 @@ def configs(ctx: click.Context, targets: tuple[str, ...], as_json: bool) -> None
         for t in chosen
     }
     if as_json:
-        click.echo(json.dumps(table, indent=1))
+        click.echo(json.dumps(document("kernel-configs", {"targets": table}), indent=1))
         return
     for t in chosen:
         spec = TARGETS[t]

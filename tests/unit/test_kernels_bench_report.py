@@ -45,7 +45,9 @@ def test_goal_verdicts_follow_the_numbers():
 def test_cli_configs_json_lists_every_target_and_kernel():
     res = CliRunner().invoke(main, ["--root", str(ROOT), "kernels", "configs", "--json"])
     assert res.exit_code == 0, res.output
-    table = json.loads(res.output)
+    doc = json.loads(res.output)
+    assert doc["schema_version"] == 1 and doc["kind"] == "kernel-configs"
+    table = doc["targets"]
     assert set(table) == set(TARGETS)
     assert all(set(row) == set(DEFAULTS) for row in table.values())
     assert table["gfx950"]["gemm"]["lds_bytes"] > 64 * 1024

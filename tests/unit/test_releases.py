@@ -6,6 +6,7 @@ reported as not checked, and the command exits 1 only when something is new."""
 from __future__ import annotations
 
 import http.server
+import json
 import shutil
 import subprocess
 import sys
@@ -84,3 +85,13 @@ def test_command_exits_1_and_writes_the_issue_body(indexes, tmp_path):
                            str(out)], capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert out.read_text().startswith("# amd 7.3, amd 7.3.1") and "therock 10.1.0" in proc.stderr
+
+
+def test_json_result_has_the_envelope(indexes):
+    root, _ = indexes
+    proc = subprocess.run([sys.executable, "-m", "buildctl", "--root", str(root), "matrix", "releases", "--json"],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["schema_version"], doc["kind"]) == (1, "releases")
+    assert {(f["source"], f["version"]) for f in doc["found"]} >= {("therock", "10.1.0")}
