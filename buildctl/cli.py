@@ -548,6 +548,16 @@ matrix_cmd.add_command(bump_cmd)
 matrix_cmd.add_command(releases_cmd)
 
 
+def _group_options() -> dict[str, str]:
+    """The options of the `buildctl` group itself (-q, --root, ...), which go before a subcommand: each name
+    and how it is written (`--root ROOT`)."""
+    usage = {}
+    for param in main.params:
+        value = "" if getattr(param, "is_flag", False) or param.name is None else f" {param.name.upper()}"
+        usage.update({name: name + value for name in (*param.opts, *param.secondary_opts)})
+    return usage
+
+
 def exit_code(args: list[str] | None = None) -> int:
     """Run the CLI on `args` (default: sys.argv[1:]) and return its exit code (buildctl.errors): a
     RocmigError or click usage error becomes one `buildctl: error: ...` line on stderr and its class's
@@ -561,8 +571,13 @@ def exit_code(args: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx else "buildctl"
-        click.echo(f"buildctl: error: {' '.join(exc.format_message().split())} (see `{where} --help`)",
-                   err=True)
+        hint = f"see `{where} --help`"
+        name = exc.option_name if isinstance(exc, click.exceptions.NoSuchOption) else ""
+        usage = _group_options().get(name)
+        if usage:
+            hint = f"{name} is an option of buildctl itself, before the subcommand: " \
+                   f"`buildctl {usage} {where.removeprefix('buildctl ')} ...`"
+        click.echo(f"buildctl: error: {' '.join(exc.format_message().split())} ({hint})", err=True)
         return exc.exit_code
     except click.ClickException as exc:
         click.echo(f"buildctl: error: {' '.join(exc.format_message().split())}", err=True)

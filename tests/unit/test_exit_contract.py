@@ -42,6 +42,8 @@ CASES = [
     (["matrix", "--image", "srve"], 2, "did you mean serve?"),
     (["matrix", "--source", "nvidia"], 2, "--source: unknown value 'nvidia'"),
     (["matrix", "--no-such-flag"], 2, "No such option"),
+    (["matrix", "-v"], 2, "-v is an option of buildctl itself, before the subcommand: `buildctl -v matrix ...`"),
+    (["matrix", "bump", "amd", "7.9.0", "--root", "{tmp}"], 2, "`buildctl --root ROOT matrix bump ...`"),
     (["--root", "{tmp}/none", "matrix"], 2, "matrix.yaml: not found"),
     (["render", "--out", "/proc/rocmig-cannot"], 2, "--out /proc/rocmig-cannot: cannot create it"),
     (["render", "--source", "{ex_source}", "--rocm", "{ex_rocm}", "--arch", "{ex_arch}", "--image", "{ex_image}",
