@@ -2,7 +2,8 @@
 
 The new entry is a copy of the nearest release of the source (the newest line below VERSION, or --from),
 with its versions and the pins that follow from them updated; everything else of matrix.yaml (comments,
-key order, flow style, quoting) is kept byte for byte (ruamel.yaml round trip). The result is validated
+key order, flow style, quoting) is kept byte for byte (ruamel.yaml round trip). Comments of the copied entry
+that name the old line are dropped from the copy and quoted in what to confirm; anchored values stay aliases. The result is validated
 as `buildctl` loads it before matrix.yaml is replaced; what was copied and needs a human's confirmation
 (package names, torch pins, OS, rules naming the old line) is returned for printing.
 
@@ -24,6 +25,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.representer import RoundTripRepresenter
 
+from buildctl.console import buildctl_command
 from buildctl.errors import ConfigError
 from buildctl.load import load_project
 from buildctl.model import version_tuple
@@ -96,7 +98,11 @@ def plan_bump(matrix_text: str, source: str, version: str, from_line: str | None
             confirm.append(f"torch pins of {source} {line} ({_pins(existing['torch'])}) are the ones for {version}")
     else:
         base = _nearest(own, line, from_line, source)
-        entry = copy.deepcopy(base)
+        # Anchored values (`tools: *venv_tools`) stay shared, so the copy writes the alias again.
+        entry = copy.deepcopy(base, {id(node): node for node in _anchored(base)})
+        for dropped in _drop_comments_naming(entry, str(base["version"])):
+            confirm.append(f"dropped a comment copied from {source} {base['version']} that names it "
+                           f"({dropped!r}): say again what holds for {version}")
         entry["version"] = _quoted_like(base["version"], line)
         entry["full"] = _quoted_like(base["full"], version)
         if "support" in entry:
@@ -104,9 +110,11 @@ def plan_bump(matrix_text: str, source: str, version: str, from_line: str | None
         if entry.get("torch"):
             entry["torch"]["index"] = f"rocm{line}"
             confirm.append(f"torch pins copied from {source} {base['version']} ({_pins(entry['torch'])}): the "
-                           f"PyTorch index rocm{line} must have them (`buildctl plan --check-pins --source {source} "
-                           f"--rocm {line} --all`)")
+                           f"PyTorch index rocm{line} must have them (`{buildctl_command(f'plan --check-pins --source {source} --rocm {line} --all')}`)")
         confirm.append(f"packages copied from {source} {base['version']}: the same package names exist for {version}")
+        if entry.get("therock"):
+            confirm.append(f"therock pins copied from {source} {base['version']} ({_pins(entry['therock'])}): "
+                           f"set the {version} ones TheRock's index serves")
         for key in ("ubuntu", "suite", "apt_suite"):
             if key in entry and entry[key] is not None:
                 confirm.append(f"{key}: {entry[key]} (copied) is the OS {version} ships for")
@@ -120,6 +128,66 @@ def plan_bump(matrix_text: str, source: str, version: str, from_line: str | None
     out = io.StringIO()
     y.dump(data, out)
     return Bump(out.getvalue(), summary, confirm)
+
+
+def _anchored(node: Any) -> list[Any]:
+    """The values below `node` that carry a YAML anchor (`&name`), depth first."""
+    children = node.values() if isinstance(node, CommentedMap) else node if isinstance(node, CommentedSeq) else []
+    found = []
+    for child in children:
+        anchor = getattr(child, "anchor", None)
+        if anchor is not None and anchor.value:
+            found.append(child)
+        else:
+            found += _anchored(child)
+    return found
+
+
+def _drop_comments_naming(node: Any, line: str) -> list[str]:
+    """Remove from `node` (a copied release, in place) every comment block that names ROCm `line` or a
+    release of it (`7.2`, `7.2.4`, `rocm7.2`): copied to a new release it would state the old one's facts.
+    Returns the dropped blocks' text, each joined to one line.
+
+    ruamel.yaml keeps a mapping's or sequence's comments in its `.ca.items`: per key, one-line tokens of the
+    lines before it (index 1) and one token after its value (index 2) whose first line ends the value's own
+    line (an inline comment or just a newline) and whose further lines are comment lines.
+    """
+    names = re.compile(rf"(?<![\d.]){re.escape(line)}(?!\d)")
+    dropped: list[str] = []
+
+    def kept(text: str, post: bool) -> str:
+        lines = text.splitlines(keepends=True)
+        head = lines[:1] if post else []
+        out: list[str] = []
+        block: list[str] = []
+        for part in (lines[1:] if post else lines) + [""]:
+            if part.lstrip().startswith("#"):
+                block.append(part)
+                continue
+            if names.search("".join(block)):
+                dropped.append(" ".join(b.strip().lstrip("#").strip() for b in block))
+            else:
+                out += block
+            block = []
+            out.append(part)
+        if head and names.search(head[0]):
+            dropped.append(head[0].strip().lstrip("#").strip())
+            head = ["\n"]
+        return "".join(head + out)
+
+    if isinstance(node, (CommentedMap, CommentedSeq)):
+        for tokens in node.ca.items.values():
+            if len(tokens) > 1 and isinstance(tokens[1], list):
+                for token in tokens[1]:
+                    token.value = kept(token.value, post=False)
+                tokens[1] = [token for token in tokens[1] if token.value] or None
+            if len(tokens) > 2 and tokens[2] is not None:
+                tokens[2].value = kept(tokens[2].value, post=True)
+                if tokens[2].value == "\n":
+                    tokens[2] = None
+        for child in node.values() if isinstance(node, CommentedMap) else node:
+            dropped += _drop_comments_naming(child, line)
+    return dropped
 
 
 def _flow(values: dict[str, Any]) -> CommentedMap:

@@ -106,3 +106,48 @@ def test_validation_names_the_key_without_the_temporary_folder(project):
     with pytest.raises(ConfigError) as exc:
         validate(project, broken)
     assert "does not validate" in str(exc.value) and "ubuntu" in str(exc.value) and "rocmig-bump-" not in str(exc.value)
+
+
+MATRIX = """\
+tools: &venv_tools [pip==25.3]
+rocm:
+  - source: amd
+    version: "7.2"
+    full: 7.2.4   # the last 7.2 release
+    ubuntu: "24.04"
+    # torch 2.11.0+rocm7.2 pulls triton-rocm 3.6.0
+    # (SGLang's Dockerfile).
+    torch: {index: rocm7.2, torch: 2.11.0, tools: *venv_tools}
+    packages:
+      # every library hipify maps to
+      dev: [hipcc]
+  - source: therock
+    version: "10.0"
+    full: 10.0.0
+    therock: {sdk: 10.0.0, torch: 2.11.0+rocm10.0.0}
+"""
+
+
+def test_copied_comments_naming_the_old_line_are_dropped_and_listed():
+    """A comment that names the copied line (7.2, 7.2.4, rocm7.2) would state the old release's facts in the
+    new entry: it is dropped there, kept on the old entry, and the confirm list quotes it. Other comments
+    and anchors (`*venv_tools`) are copied as they are."""
+    result = plan_bump(MATRIX, "amd", "7.3.0")
+    new = result.text.split('version: "7.3"', 1)[1].split("- source: therock", 1)[0]
+    assert "rocm7.2" not in new and "SGLang" not in new and "last 7.2" not in new, new
+    assert "# every library hipify maps to" in new and "tools: *venv_tools}" in new
+    assert result.text.count("# torch 2.11.0+rocm7.2 pulls triton-rocm 3.6.0") == 1, "the old entry keeps it"
+    quoted = [c for c in result.confirm if c.startswith("dropped a comment")]
+    assert len(quoted) == 2, result.confirm
+    assert "torch 2.11.0+rocm7.2 pulls triton-rocm 3.6.0 (SGLang's Dockerfile)." in quoted[1] + quoted[0]
+    assert any("the last 7.2 release" in c for c in quoted)
+    # what remains parses to the same new release
+    from ruamel.yaml import YAML
+
+    entry = YAML(typ="safe").load(result.text)["rocm"][1]
+    assert entry["full"] == "7.3.0" and entry["torch"]["tools"] == ["pip==25.3"] and entry["packages"]["dev"] == ["hipcc"]
+
+
+def test_therock_pins_are_listed_for_confirmation():
+    confirm = plan_bump(MATRIX, "therock", "10.1.0").confirm
+    assert any("therock pins copied from therock 10.0" in c and "sdk 10.0.0" in c for c in confirm), confirm
