@@ -21,7 +21,7 @@ import click
 from buildctl import __version__
 from buildctl.bake import BuildOptions, default_max_jobs
 from buildctl.bench.cli import bench, compare
-from buildctl.console import UI, escape
+from buildctl.console import UI, buildctl_command, escape
 from buildctl.doctor.cli import doctor
 from buildctl.errors import (
     EXIT_BAD_INPUT,
@@ -438,7 +438,7 @@ def tags_cmd(ctx: click.Context, write: bool, check: bool, as_json: bool) -> Non
     elif check:
         path = project.root / TAGS_DOC
         if not path.exists() or path.read_text() != tags_markdown(project):
-            raise NegativeResult(f"{path} is stale: run `python -m buildctl tags --write`")
+            raise NegativeResult(f"{path} is stale: run `{buildctl_command('tags --write')}`")
     else:
         click.echo(tags_markdown(project), nl=False)
 
@@ -501,7 +501,7 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
     recipe_args = (*recipe_arguments(recipe), *recipe_args)
     dev_cells = make_plan(project, Selection(chosen.sources, chosen.rocm, (), ("dev",))).cells
     if not dev_cells:
-        raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `buildctl matrix --image dev`)")
+        raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `{buildctl_command('matrix --image dev')}`)")
     mounts = Mounts(*check_paths(src, out))
     client = docker_client()
     cell = pick_dev_image(client, list(dev_cells), list(archs))

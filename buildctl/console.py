@@ -12,9 +12,11 @@ lines (every BuildKit progress line of a build, for example).
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
 from rich.console import Console
@@ -22,7 +24,26 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["UI", "escape", "plain"]
+__all__ = ["UI", "buildctl_command", "escape", "plain"]
+
+
+def buildctl_command(args: str) -> str:
+    """`args` as a buildctl command line that runs this same buildctl when pasted in the current folder:
+    `.venv/bin/buildctl ARGS` when started as the console script, else `.venv/bin/python -m buildctl ARGS`
+    (the Python running now); paths below the current folder are relative. For hints in messages
+    ("run `...`"): a bare `buildctl` may be BuildKit's client or not on PATH (README, "Which `buildctl`")."""
+    script = Path(sys.argv[0])
+    head = _here(script) if script.name == "buildctl" else f"{_here(Path(sys.executable))} -m buildctl"
+    return f"{head} {args}"
+
+
+def _here(path: Path) -> str:
+    """path relative to the current folder when it lies below it, else absolute."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
 
 
 def plain(markup: str) -> str:

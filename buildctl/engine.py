@@ -12,6 +12,7 @@ import urllib.request
 import docker
 import docker.errors
 
+from buildctl.console import buildctl_command
 from buildctl.errors import EngineError, InputError, UnreachableError
 from buildctl.plan import Plan
 
@@ -84,7 +85,7 @@ def preflight(client: docker.DockerClient, plan: Plan, alternative: str) -> None
             if cell.source.registry_probe is None:
                 raise UnreachableError(
                     f"base image {cell.os_image} is not in the local image store; create it with "
-                    f"`buildctl base bootstrap {cell.release.suite}` (debootstrap + docker import)")
+                    f"`{buildctl_command(f'base bootstrap {cell.release.suite}')}` (debootstrap + docker import)")
             why = _reachable(cell.source.registry_probe)
             if why is not None:
                 raise UnreachableError(

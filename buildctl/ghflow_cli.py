@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from buildctl.console import buildctl_command
 from buildctl.errors import InputError, NegativeResult
 from buildctl.results import document
 
@@ -117,7 +118,7 @@ def ci_render_cmd(ctx: click.Context, check: bool) -> None:
     if check:
         stale = stale_workflows(project)
         if stale:
-            raise NegativeResult(f"stale generated workflows: {', '.join(stale)}: run `python -m buildctl ci render`")
+            raise NegativeResult(f"stale generated workflows: {', '.join(stale)}: run `{buildctl_command('ci render')}`")
         click.echo("workflows are current", err=True)
         return
     for path in write_workflows(project):
@@ -139,7 +140,7 @@ def support_cmd(ctx: click.Context, write: bool, check: bool) -> None:
     elif check:
         path = project.root / SUPPORT_DOC
         if not path.exists() or path.read_text() != support_markdown(project):
-            raise NegativeResult(f"{path} is stale: run `python -m buildctl support --write`")
+            raise NegativeResult(f"{path} is stale: run `{buildctl_command('support --write')}`")
     else:
         click.echo(support_markdown(project), nl=False)
 
@@ -166,8 +167,8 @@ def bump_cmd(ctx: click.Context, source: str, version: str, from_line: str | Non
     for item in bump.confirm:
         click.echo(f"  - {item}")
     line = ".".join(version.split(".")[:2])
-    click.echo(f"then: python -m buildctl plan --check-pins --source {source} --rocm {line} --all; python -m buildctl "
-               "ci render; python -m buildctl tags --write; python -m buildctl support --write (docs/maintenance.md)")
+    then = [f"plan --check-pins --source {source} --rocm {line} --all", "ci render", "tags --write", "support --write"]
+    click.echo(f"then: {'; '.join(buildctl_command(c) for c in then)} (docs/maintenance.md)")
 
 
 @click.command("releases")

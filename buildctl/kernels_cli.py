@@ -22,6 +22,7 @@ from pathlib import Path
 
 import click
 
+from buildctl.console import buildctl_command
 from buildctl.errors import BuildError, ChildExit, InputError
 from buildctl.results import document
 
@@ -140,7 +141,7 @@ def _offline_in_image(image: str, out: Path, flags: list[str], json_path: Path |
     shown = shlex.join(cmd)
     if not image_exists(docker_client(), image):
         raise BuildError(f"kernels offline needs TileLang, which this Python cannot import; it runs in the kernels "
-                         f"image {image}, which is not built here: `buildctl build --image kernels`, then {shown}")
+                         f"image {image}, which is not built here: `{buildctl_command('build --image kernels')}`, then {shown}")
     click.echo(f"kernels offline: TileLang is not importable here; running in {image}: {shown}", err=True)
     return subprocess.run(cmd).returncode
 

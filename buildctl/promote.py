@@ -29,7 +29,7 @@ from typing import Any
 
 from docker import DockerClient
 
-from buildctl.console import UI, escape
+from buildctl.console import UI, buildctl_command, escape
 from buildctl.errors import BuildError, CredentialsError, DigestMismatchError, RegistryError, UnreachableError
 from buildctl.load import Project
 from buildctl.plan import REPOSITORY, Cell, Plan
@@ -133,7 +133,7 @@ def push_plan(project: Project, plan: Plan, registry: Registry, client: DockerCl
         except docker.errors.ImageNotFound:
             missing.append(cell.ref)
     if missing:
-        raise BuildError(f"not built: {', '.join(missing)}; run `python -m buildctl build` for this selection first "
+        raise BuildError(f"not built: {', '.join(missing)}; run `{buildctl_command('build')}` for this selection first "
                          "(nothing was pushed)")
     with console.status(f"checking registry {registry.name}"):
         registry.ping()

@@ -90,3 +90,28 @@ def test_command_runs_as_pasted(doc: Path, line: int, invocation: str, rest: str
         flag = word.split("=", 1)[0]
         if flag.startswith("-") and flag != "-":
             assert flag in known, f"{where}: `{command.name}` has no option {flag} (it has {sorted(known)})"
+
+
+def test_hints_in_messages_run_when_pasted(tmp_path: Path) -> None:
+    """A "run `...`" hint names this buildctl as it was started (here `<venv python> -m buildctl`), so the
+    pasted line runs ours: checked on a stale docs/tags.md of a copy, by running the hint's command."""
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "project"
+    for part in ("images", "templates"):
+        shutil.copytree(ROOT / part, copy / part)
+    shutil.copy(ROOT / "matrix.yaml", copy / "matrix.yaml")
+    (copy / "docs").mkdir()
+    (copy / "docs" / "tags.md").write_text("stale\n")
+    proc = subprocess.run([sys.executable, "-m", "buildctl", "--root", str(copy), "tags", "--check"], cwd=copy,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1, proc.stderr
+    hint = re.search(r"run `([^`]+)`", proc.stderr)
+    assert hint, proc.stderr
+    words = shlex.split(hint.group(1))
+    assert words[1:3] == ["-m", "buildctl"] and Path(copy, words[0]).resolve() == Path(sys.executable).resolve()
+    rerun = subprocess.run(words, cwd=copy, capture_output=True, text=True, check=False)
+    assert rerun.returncode == 0, rerun.stderr
+    assert (copy / "docs" / "tags.md").read_text() != "stale\n"
