@@ -82,6 +82,31 @@ def normalise(message: str, words: int = MAX_KEY_WORDS) -> str:
     return " ".join(_SPACE.sub(" ", text).split()[:words]).strip(" :.-")
 
 
+# hipGetErrorString's messages (HIP runtime, hip_error.cpp; the same strings as CUDA's) -> the hipError_t
+# name, so "HIP error: invalid device function" and "hipErrorInvalidDeviceFunction" are one signature.
+HIP_ERROR_BY_MESSAGE = {
+    "invalid argument": "hiperrorinvalidvalue",
+    "out of memory": "hiperroroutofmemory",
+    "invalid device ordinal": "hiperrorinvaliddevice",
+    "invalid device function": "hiperrorinvaliddevicefunction",
+    "no kernel image is available for execution on the device": "hiperrornobinaryforgpu",
+    "invalid resource handle": "hiperrorinvalidhandle",
+    "unspecified launch failure": "hiperrorlaunchfailure",
+    "an illegal memory access was encountered": "hiperrorillegaladdress",
+    "invalid configuration argument": "hiperrorinvalidconfiguration",
+    "too many resources requested for launch": "hiperrorlaunchoutofresources",
+    "shared object initialization failed": "hiperrorsharedobjectinitfailed",
+    "operation not supported": "hiperrornotsupported",
+    "operation not permitted when stream is capturing": "hiperrorstreamcaptureunsupported",
+    "no rocm-capable device is detected": "hiperrornodevice",
+}
+
+
+def _hip_message(m: re.Match[str]) -> str:
+    message = " ".join(m.group(1).lower().split()).rstrip(" .")
+    return HIP_ERROR_BY_MESSAGE.get(message) or normalise(m.group(1), 6)
+
+
 def _lib(m: re.Match[str]) -> str:
     name = m.group(1).lower()
     return re.sub(r"(\.so)(\.[\d.]+)?$", r"\1", name)
@@ -92,7 +117,7 @@ _RULES: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] 
     (kind, re.compile(rx, re.IGNORECASE), key)
     for kind, rx, key in (
         ("hip", r"\b(hipError[A-Z]\w+)", lambda m: m.group(1).lower()),
-        ("hip", r"\bHIP error: ([a-z][\w ]{3,60})", lambda m: normalise(m.group(1), 6)),
+        ("hip", r"\bHIP error: ([a-z][\w -]{3,60})", _hip_message),
         ("hsa", r"\b(HSA_STATUS_[A-Z_]+)", lambda m: m.group(1).lower()),
         ("blas", r"\b((?:HIPBLAS|ROCBLAS|HIPBLASLT|CUBLAS|HIPSPARSE|ROCSOLVER|HIPFFT)_STATUS_[A-Z_]+)",
          lambda m: m.group(1).lower()),

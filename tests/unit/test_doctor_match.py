@@ -9,7 +9,7 @@ import pytest
 from buildctl.doctor import diagnose, format_matches
 from buildctl.doctor.matcher import FIXTURES_DIR
 from buildctl.doctor.models import load_catalog
-from buildctl.doctor.signatures import is_weak
+from buildctl.doctor.signatures import extract, is_weak
 
 LOGS = FIXTURES_DIR
 HEALTHY_DIR = Path(__file__).parent / "doctor_logs" / "healthy"
@@ -184,3 +184,11 @@ def test_generic_compiler_diagnostic_alone_names_no_entry():
     assert not is_weak("hip:hiperrornobinaryforgpu")
     log = "foo.cpp:3:5: error: use of undeclared identifier 'frobnicate'\n1 error generated.\n"
     assert diagnose(log) == []
+
+
+def test_hip_error_message_and_name_are_one_signature():
+    by_message = {s.token for s in extract(["RuntimeError: HIP error: invalid device function"])}
+    by_name = {s.token for s in extract(["hipLaunchKernel: Returned hipErrorInvalidDeviceFunction :"])}
+    assert "hip:hiperrorinvaliddevicefunction" in by_message & by_name
+    # a message HIP does not define keeps its normalised text
+    assert {s.token for s in extract(["HIP error: something odd happened"])} >= {"hip:something odd happened"}
