@@ -4,6 +4,8 @@ image for gfx942. To stay cheap the tree keeps one of its three .cu units, csrc/
 others instantiate many more kernels; bench/migrate_projects.py measures the whole sdist), and the binding
 source csrc/causal_conv1d.cpp, a unit through its c10/cuda includes and cudaStream_t. Its units are hipified by torch.utils.hipify, as PyTorch's own extension build does,
 and compiled against the image's ROCm-flavoured PyTorch headers (a reconstruction in the debian lane).
+The second tree, torch-scatter 2.1.2 cut to one unit, is the class of a project's own at::Half wrappers
+of the warp intrinsics, for a wave64 and a wave32 arch.
 
 Needs PyPI (the sdist is downloaded into build/cache/sdists/, skipped when PyPI cannot be reached) and
 the dev image ($ROCMIG_DEV_IMAGE, skipped when it is not built).
@@ -79,3 +81,45 @@ def test_every_file_names_its_translator_and_the_input_is_untouched(sdist_run):
         if f["translator"]["name"] != "hipify-clang":
             assert f["translator"]["reason"], f
     assert sdist_run["before"] == sdist_run["after"]
+
+
+SCATTER = "torch-scatter==2.1.2"
+SCATTER_UNIT = "csrc/cuda/segment_coo_cuda.cu"
+
+
+@pytest.fixture(scope="module")
+def scatter_run(tmp_path_factory):
+    """torch-scatter 2.1.2 cut to csrc/cuda/segment_coo_cuda.cu, for gfx942 (wave64) and gfx1100 (wave32):
+    its csrc/cuda/utils.cuh overloads __shfl_up_sync / __shfl_down_sync for at::Half with a 32-bit mask
+    outside its USE_ROCM branch (HIP's static assertion) and, inside it, shuffles at::Half with HIP's
+    __shfl_up (ambiguous between HIP's float and __half overloads)."""
+    image_or_skip()
+    try:
+        sdist = fetch_sdist(SCATTER, ROOT / "build" / "cache" / "sdists")
+    except (OSError, RuntimeError) as exc:
+        pytest.skip(f"cannot download the {SCATTER} sdist from PyPI: {exc}")
+    work = tmp_path_factory.mktemp("scatter")
+    with tarfile.open(sdist) as tar:
+        tar.extractall(work, filter="data")
+    src = next(work.iterdir())
+    for unit in [*src.rglob("*.cu"), *src.rglob("*.cpp")]:
+        if unit.relative_to(src).as_posix() != SCATTER_UNIT:
+            unit.unlink()
+    out = tmp_path_factory.mktemp("out")
+    proc = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--arch", "gfx1100", "--jobs", "2",
+                      "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {"report": json.loads((out / "run" / "report.json").read_text()), "out": out / "run"}
+
+
+def test_torch_extension_wrappers_of_warp_intrinsics_compile_on_wave64_and_wave32(scatter_run):
+    files = {f["path"]: f for f in scatter_run["report"]["files"]}
+    unit = files[SCATTER_UNIT]
+    assert {a: r["status"] for a, r in unit["compile"].items()} == {"gfx942": "ok", "gfx1100": "ok"}, \
+        {a: r["first_error"] for a, r in unit["compile"].items()}
+    utils = files["csrc/cuda/utils.cuh"]
+    assert utils["translator"]["name"] == "torch.utils.hipify"
+    assert {"warp-sync-full-mask", "half-shuffle-overloads"} <= {x["id"] for x in utils["fixes"]}
+    made = (scatter_run["out"] / "torch" / utils["translator"]["hipified_path"]).read_text()
+    assert "__shfl_up_sync(((unsigned long long)(unsigned)(mask) << (__lane_id() & 32)), var.operator __half(), delta, 32)" in made
+    assert "c10::Half __shfl_up(c10::Half var, unsigned int lane_delta)" in made

@@ -111,3 +111,67 @@ def test_feature_findings_closed_by_their_fixups():
     status = {(f.rule, f.status) for f in migrated.findings["k.cu"]}
     assert {("builtin-types-header", "fixed"), ("nvtx", "fixed"), ("simd-video-intrinsic", "fixed"),
             ("atomic-system-inc", "fixed"), ("nvtx-unmapped", "open")} <= status
+
+
+# torch_scatter 2.1.2 csrc/cuda/utils.cuh (its ROCm branch shuffles at::Half with HIP's __shfl_up)
+SCATTER_UTILS = """#pragma once
+#include "../extensions.h"
+__device__ __inline__ at::Half __shfl_up_sync(const unsigned mask, const at::Half var,
+                                              const unsigned int delta) {
+  return __shfl_up_sync(mask, var.operator __half(), delta);
+}
+#ifdef USE_ROCM
+#define SHFL_UP_SYNC(mask, var, delta) __shfl_up(var, delta)
+#else
+#define SHFL_UP_SYNC __shfl_up_sync
+#endif
+"""
+
+
+def test_half_shuffles_inserted_once_after_the_includes_leaving_the_projects_own_overloads():
+    declared = features.half_overloads([SCATTER_UTILS])
+    assert declared == {"__shfl_up_sync"}
+    out = features.half_shuffles(SCATTER_UTILS, declared)
+    block = out[out.index("#ifndef ROCMIG_HALF_SHUFFLES"):out.index("#endif\n", out.index("ROCMIG_HALF_SHUFFLES")) + 7]
+    assert out.index(block) > out.index('#include "../extensions.h"')
+    assert "c10::Half __shfl_up(c10::Half var, unsigned int lane_delta, int width) " \
+           "{ return c10::Half(__shfl_up(static_cast<__half>(var), lane_delta, width)); }" in block
+    assert "__shfl_up_sync(unsigned long long mask" not in block  # the project overloads it itself
+    assert "__shfl_xor_sync(unsigned long long mask, c10::Half var, int lane_mask, int width)" in block
+    assert "warpSize" not in block  # each forwarder passes its caller's width on
+    assert features.half_shuffles(out, declared) == out
+    assert features.half_shuffles("#include <torch/extension.h>\nint f(int x) { return x; }\n") == \
+        "#include <torch/extension.h>\nint f(int x) { return x; }\n"
+
+
+def test_half_shuffles_only_in_pytorch_files_and_not_a_warp_operation():
+    """The block goes only where PyTorch's headers are included, and the warp analysis does not count
+    its forwarders as wavefront operations (no warp-width-mixed beside the 32-lane group forms)."""
+    cuda = SCATTER_UTILS + "__device__ float r(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n"
+    archs = [Arch("gfx942", "CDNA3", 64, 65536)]
+    plain = advice.migrate_tree({"u.cuh": (cuda, cuda)}, rules.load_rules(), archs)
+    assert "ROCMIG_HALF_SHUFFLES" not in plain.final["u.cuh"]
+    torch = advice.migrate_tree({"u.cuh": (cuda, cuda)}, rules.load_rules(), archs, pytorch_files=frozenset({"u.cuh"}))
+    assert "ROCMIG_HALF_SHUFFLES" in torch.final["u.cuh"]
+    assert "half-shuffle-overloads" in [x.id for x in torch.fixes["u.cuh"]]
+    def decided(m):
+        return sorted((f.line, f.rule, f.status, f.message.split(" while ")[0]) for f in m.findings["u.cuh"])
+    assert decided(torch) == decided(plain)
+
+
+def test_fixups_run_on_torch_hipify_output_under_its_names(tmp_path):
+    """torch.utils.hipify renames csrc/cuda/utils.cuh to csrc/hip/utils.cuh; the fixups run on that file
+    (with the tree-wide facts of the CUDA tree) and the findings name the original file."""
+    from migrate import torch_ext
+    hipified = SCATTER_UTILS.replace('"../extensions.h"', '"../extensions.h"  // hipified')
+    (tmp_path / "csrc" / "hip").mkdir(parents=True)
+    (tmp_path / "csrc" / "hip" / "utils.cuh").write_text(hipified)
+    archs = [Arch("gfx942", "CDNA3", 64, 65536)]
+    done = torch_ext.apply_fixups(
+        {"csrc/cuda/utils.cuh": "csrc/hip/utils.cuh"}, {"csrc/cuda/utils.cuh": SCATTER_UTILS}, tmp_path,
+        lambda part: advice.migrate_tree(part, rules.load_rules(), archs, tree_cuda=[SCATTER_UTILS],
+                                         pytorch_files=frozenset(part)))
+    written = (tmp_path / "csrc" / "hip" / "utils.cuh").read_text()
+    assert written == done.final["csrc/hip/utils.cuh"] and "ROCMIG_HALF_SHUFFLES" in written
+    assert "(unsigned long long)(unsigned)(mask) << (__lane_id() & 32)" in written
+    assert {f.file for f in done.findings["csrc/hip/utils.cuh"]} == {"csrc/cuda/utils.cuh"}

@@ -4,6 +4,7 @@ wavefronts (tests/unit/warp_emulator.py), on random data; the results must agree
 the report closes must be one the migrated code made safe."""
 
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -253,7 +254,7 @@ def test_shared_warp_cases_migrate_exactly(case, seed):
 
 def test_warp_rewrite_is_idempotent_and_keeps_64bit_hip_masks():
     model = warp.Model(__import__("migrate.fixups", fromlist=["x"]).full_mask_regex([]), legacy=True, any_mask=True)
-    once = warp.rewrite(VOTES + LEGACY, model)
+    once = warp.rewrite(VOTES + LEGACY + SCAN + WRAPPERS, model)
     assert warp.rewrite(once, model) == once
     hip = "v = __shfl_xor_sync(0xffffffffffffffffull, v, 1);"
     assert warp.rewrite(hip, warp.Model(model.full_mask, legacy=False, any_mask=False)) == hip
@@ -286,3 +287,63 @@ def test_hip_code_with_64bit_masks_is_left_alone():
     migrated = migrate(source)
     assert migrated.fixes["k.cu"] == []
     assert all(f.suggestion == "" for f in migrated.findings["k.cu"])
+
+
+# A project's own wrappers of *_sync intrinsics taking CUDA's 32-bit mask as a parameter (the
+# class of torch_scatter 2.1.2 / torch_sparse 0.6.18 csrc/cuda/utils.cuh), in a tree with HIP code
+# paths, called with the all-lanes mask and with a ballot of some lanes.
+WRAPPERS = """#include <hip/hip_runtime.h>
+__device__ int bcast(unsigned mask, int v, int src) { return __shfl_sync(mask, v, src); }
+__device__ int wsum(const unsigned int mask, int v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(mask, v, o);
+  return v;
+}
+__device__ unsigned votes(uint32_t mask, int p) { return __ballot_sync(mask, p); }
+__global__ void wrapped(const int* x, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = x[i];
+  int s = wsum(0xffffffff, v);
+  unsigned m = __ballot_sync(0xffffffff, v > 3);
+  int r = -1;
+  if (v > 3) {
+    r = bcast(m, v * 100 + (threadIdx.x & 31), __ffs(m) - 1);
+    r += 10000 * __popc(votes(m, v > 6));
+  }
+  out[i] = s * 1000000 + r;
+}
+"""
+KERNELS["wrappers"] = (WRAPPERS, "wrapped", 2, 128, lambda r, n: [ints(r, n, 0, 9), [0] * n])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_wrappers_with_a_32bit_mask_parameter_migrate_exactly(seed):
+    """The mask parameter's 32-bit type proves it is CUDA's lane mask, so the call inside the wrapper
+    takes the lane's 32-lane group form in a tree with HIP code paths too: CUDA's results on wave64
+    and wave32, and no warp finding left open. Widening the parameter to 64 bits instead (what the
+    static assertion seems to ask for) traps on wave64 (0xffffffff zero-extended names lanes 0-31 of
+    a wavefront whose 64 lanes are active) and is only right on wave32."""
+    migrated = migrate(WRAPPERS)
+    final = migrated.final["k.cu"]
+    cuda = run(WRAPPERS, "cuda", 32, "wrappers", seed)
+    for wave in (64, 32):
+        assert run(final, "hip", wave, "wrappers", seed) == cuda, (wave, final)
+    assert "__shfl_sync(((unsigned long long)(unsigned)(mask) << (__lane_id() & 32)), v, src, 32)" in final
+    open_warp = [f for f in migrated.findings["k.cu"] if f.rule in WARP_RULES and f.status == "open"]
+    assert open_warp == [], open_warp
+    with pytest.raises(Trap, match="64-bit"):
+        run(hipified(WRAPPERS), "hip", 64, "wrappers", seed)
+    widened = re.sub(r"\((?:const )?(?:unsigned int|unsigned|uint32_t) mask", "(unsigned long long mask",
+                     final.replace(warp.group("mask"), "mask"))
+    assert run(widened, "hip", 32, "wrappers", seed) == cuda
+    with pytest.raises(Trap, match="MASK == __ballot"):
+        run(widened, "hip", 64, "wrappers", seed)
+
+
+def test_a_mask_parameter_the_wrapper_assigns_or_a_64bit_one_is_left_alone():
+    model = warp.Model(__import__("migrate.fixups", fromlist=["x"]).full_mask_regex([]), legacy=False, any_mask=False)
+    text = ("__device__ float g(unsigned m, float v) { m = __activemask(); return __shfl_xor_sync(m, v, 1); }\n"
+            "__device__ float h(unsigned long long m, float v) { return __shfl_xor_sync(m, v, 1); }\n"
+            "#define S(mask, v) __shfl_sync(mask, v, 0)\n")
+    assert warp.rewrite(text, model) == text
+    nested = "__device__ float f(unsigned m, float v) {\n  if (v > 0) { for (;;) { v = __shfl_sync(m, v, 0); } }\n  return v;\n}\n"
+    assert "__shfl_sync(((unsigned long long)(unsigned)(m) << (__lane_id() & 32)), v, 0, 32)" in warp.rewrite(nested, model)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from . import cpp, fixups, includes, linemap, scan, warp
+from . import cpp, features, fixups, includes, linemap, scan, warp
 from .archs import Arch
 from .rules import Rule
 
@@ -181,24 +181,32 @@ class Migrated:
 
 
 def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch],
-                 include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = ()) -> Migrated:
+                 include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
+                 tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset()) -> Migrated:
     """Apply the fixups to hipify's output and decide the scanner's findings for a whole tree.
 
-    texts: {tree-relative path: (CUDA input text, hipify output text)}; rules: rules.load_rules();
-    archs: the selected offload archs (for the LDS check); include_dirs / system_dirs: see
-    includes.IncludeGraph."""
-    blanked = [cpp.blank(cuda) for cuda, _hip in texts.values()]
+    texts: {tree-relative path of the translation: (CUDA input text, translator output text)}; the
+    translator is hipify-perl, hipify-clang or torch.utils.hipify (the fixups only rewrite what has one
+    correct HIP form, so they hold on each one's output); rules: rules.load_rules(); archs: the
+    selected offload archs (for the LDS check); include_dirs / system_dirs: see includes.IncludeGraph;
+    tree_cuda: the CUDA texts of the whole tree when `texts` is a part of it (the tree-wide facts:
+    macros, full-mask names, whether the tree has HIP code paths, come from the whole tree);
+    pytorch_files: the keys of `texts` whose includes reach PyTorch's headers."""
+    blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else \
+        [cpp.blank(cuda) for cuda, _hip in texts.values()]
     ctx = scan.tree_context(blanked, archs)
     compiled = scan.compile_rules(rules, ctx)
     by_id = {c.rule.id: c for c in compiled}
     mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
     cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
+    half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     states: dict[str, FileState] = {}
     for rel, (cuda, hip) in texts.items():
         cuda_lines, hip_lines = cuda.split("\n"), hip.split("\n")
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
-                                        cuda_only=cuda_only, own_warp_size=own_warp_size)
+                                        cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
+                                        half_declared=half_declared)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined, include_dirs, system_dirs)

@@ -24,6 +24,13 @@
   runtime_include_once  the second #include of hip/hip_runtime.h that hipify-perl leaves (it adds one
                  at the top and also renames the file's own cuda_runtime.h include): the later one, at
                  file level, is dropped; the header's include guard made it a no-op
+  half_shuffles  in a file compiled against PyTorch's headers that shuffles: __shfl / _up / _down / _xor
+                 (and their _sync forms) overloads for c10::Half that shuffle its bits through HIP's
+                 __half overloads (amd_hip_fp16.h), inserted once after the includes. c10::Half converts
+                 to both __half and float (torch/headeronly/util/Half.h, for __HIPCC__), so a call with
+                 at::Half is ambiguous among HIP's int/float/double/__half/... overloads (ROCm/ROCm#2783);
+                 the width and mask are passed on as given. Names the tree already overloads for Half
+                 are left out
   wmma           <mma.h>, nvcuda::wmma -> <rocwmma/rocwmma.hpp>, rocwmma (same names: fragment,
                  matrix_a/b, accumulator, row/col_major, mem_row/col_major, load/store_matrix_sync,
                  fill_fragment, mma_sync); the tile-per-wavefront question stays a finding
@@ -33,7 +40,7 @@ from __future__ import annotations
 
 import re
 
-from . import cpp
+from . import cpp, warp
 
 INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"][^>"\n]+[>"][^\n]*$', re.MULTILINE)
 
@@ -288,3 +295,43 @@ def runtime_include_once(text: str) -> str:
     for m in reversed(top[1:]):
         text = text[:m.start()] + text[m.end():]
     return text
+
+
+SHUFFLE_USE = re.compile(r"(?<![\w.:>])__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(")
+HALF_OVERLOAD = re.compile(r"\b(__shfl(?:_up|_down|_xor)?(?:_sync)?)\s*\(([^()]*)\)\s*[{;]")
+# HIP 7.2's __half shuffles (amd_hip_fp16.h): name -> its second parameter
+HALF_SHUFFLES = {"__shfl": "int src_lane", "__shfl_up": "unsigned int lane_delta",
+                 "__shfl_down": "unsigned int lane_delta", "__shfl_xor": "int lane_mask"}
+
+
+def half_overloads(blanked_texts: list[str]) -> frozenset[str]:
+    """Names of the __shfl* functions the tree itself declares with a Half parameter (left out of
+    half_shuffles' block: a second overload would make the project's calls ambiguous)."""
+    return frozenset(m.group(1) for t in blanked_texts for m in HALF_OVERLOAD.finditer(t) if re.search(r"\bHalf\b", m.group(2)))
+
+
+def half_shuffles(text: str, declared: frozenset[str] = frozenset()) -> str:
+    """The c10::Half shuffle overloads inserted after the includes of a file that shuffles (see module
+    doc); the caller decides that the file includes PyTorch's headers."""
+    if warp.FORWARDERS_GUARD in text or not SHUFFLE_USE.search(cpp.blank(text)):
+        return text
+    lines = []
+    for name, second in HALF_SHUFFLES.items():
+        arg = second.split()[-1]
+        if name not in declared:
+            lines.append(f"__device__ inline c10::Half {name}(c10::Half var, {second}, int width) "
+                         f"{{ return c10::Half({name}(static_cast<__half>(var), {arg}, width)); }}")
+            lines.append(f"__device__ inline c10::Half {name}(c10::Half var, {second}) "
+                         f"{{ return c10::Half({name}(static_cast<__half>(var), {arg})); }}")
+        if f"{name}_sync" not in declared:
+            lines.append(f"__device__ inline c10::Half {name}_sync(unsigned long long mask, c10::Half var, {second}, int width) "
+                         f"{{ return c10::Half({name}_sync(mask, static_cast<__half>(var), {arg}, width)); }}")
+            lines.append(f"__device__ inline c10::Half {name}_sync(unsigned long long mask, c10::Half var, {second}) "
+                         f"{{ return c10::Half({name}_sync(mask, static_cast<__half>(var), {arg})); }}")
+    if not lines:
+        return text
+    block = (f"#ifndef {warp.FORWARDERS_GUARD}\n#define {warp.FORWARDERS_GUARD}\n"
+             "// c10::Half converts to __half and to float: HIP's shuffles of both are ambiguous for it; these pass\n"
+             "// its bits through HIP's __half shuffles, with the caller's width and mask\n"
+             + "\n".join(lines) + "\n#endif\n")
+    return insert_after_includes(text, block)

@@ -15,6 +15,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
   builtin-types-header, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  half-shuffle-overloads  c10::Half overloads of the shuffles in files that include PyTorch (features.py)
   vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
                         `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
                         operators, so the user copies are ambiguous (ROCm/hip#3510)
@@ -178,13 +179,16 @@ def vector_operator_guard(text: str, undefined: frozenset[str] = frozenset()) ->
 
 def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str],
               mapping: list[int | None], undefined: frozenset[str] = frozenset(), cuda_only: bool = False,
-              own_warp_size: bool = False) -> tuple[str, list[Fix]]:
+              own_warp_size: bool = False, pytorch: bool = False,
+              half_declared: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
     undefined: macros undefined on AMD (cpp.amd_undefined); cuda_only: the tree has no HIP code path
     (warp.hip_aware is false), so every warp mask, pre-9 warp form and warpSize is CUDA's 32-lane one;
-    own_warp_size: the tree declares its own warpSize (warp.declares_warp_size), which is then kept.
+    own_warp_size: the tree declares its own warpSize (warp.declares_warp_size), which is then kept;
+    pytorch: the file includes PyTorch's headers (c10::Half is declared after its includes);
+    half_declared: features.half_overloads of the tree.
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -210,6 +214,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cuda-runtime-guard", "tests of cuda_runtime.h's include guard -> hip_runtime.h's", features.runtime_guard),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
          lambda t: vector_operator_guard(t, undefined)),
+        ("half-shuffle-overloads", "c10::Half shuffles through HIP's __half ones (the float/__half overloads are ambiguous)",
+         lambda t: features.half_shuffles(t, half_declared) if pytorch else t),
     ]
     fixes: list[Fix] = []
     text = hip_text

@@ -5,7 +5,7 @@ Output folder layout (all under --out):
   hip/       migrated tree (per unit hipify-clang or hipify-perl, headers hipify-perl; + exact fixups)
   hipify-perl/  hipify-perl's translation of the units hipify-clang made (fallback and baseline)
   fallback/  hipify-perl + fixups of those units, compiled when hipify-clang's output fails
-  torch/     the tree hipified by torch.utils.hipify (extension mode) for units that include PyTorch
+  torch/     the tree hipified by torch.utils.hipify (extension mode) for units that include PyTorch, + exact fixups
   baseline/  plain hipify-perl output (--baseline only)
   build/     code objects and one compiler log per unit and arch group
   report.json, report.md, report.html (written last, atomically)
@@ -183,6 +183,16 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     if torch and torch_units:
         progress(f"torch.utils.hipify: {report.count(len(torch_units), 'unit')}")
     torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_units) if torch and torch_units else {}
+    if torch_map:
+        cuda_texts = {f.rel: f.text for f in source.files}
+        by_torch = torch_ext.apply_fixups(
+            torch_map, cuda_texts, torch_dir,
+            lambda part: advice.migrate_tree(part, rules, list(opts.archs), project.all_dirs(), sysdirs,
+                                             tree_cuda=list(cuda_texts.values()),
+                                             pytorch_files=frozenset(path for rel, path in torch_map.items()
+                                                                     if graph.closure(rel).torch)))
+        _torch_entries(files_out, torch_map, by_torch, torch_units,
+                       {u.rel: graph.reach(u.rel) for u in units}, torch.origin if torch else "")
     jobs, base_jobs = [], []
     fallback_jobs: dict[str, Job] = {}
     seen_fingerprints: dict[str, str] = {}
@@ -210,8 +220,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                            for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
         unit_flags, std = sysdeps.unit_flags(graph.edges, final_texts, u.rel), "c++17"
         if need.torch and torch is not None:
-            entry["translator"] = {"name": "torch.utils.hipify", "reason": f"includes <{need.torch_header}>: hipified "
-                                   f"as PyTorch's extension build does; PyTorch headers: {torch.origin}"}
+            entry["translator"] = {"name": "torch.utils.hipify", "hipified_path": torch_map[u.rel],
+                                   "reason": f"includes <{need.torch_header}>: hipified as PyTorch's extension build "
+                                             f"does, then rocmig's exact fixups; PyTorch headers: {torch.origin}"}
             unit_flags, std = unit_flags + tuple(torch_ext.flags(torch)), torch_ext.STD
             jobs.append(Job(u.rel, torch_dir / torch_map[u.rel], tuple(torch_dir / d for d in dirs), per_group,
                             unit_flags, std))
@@ -312,6 +323,28 @@ def not_compiled(files: list[tree.SourceFile], reach: dict[str, set[str]]) -> di
                           f"({', '.join(users[:3])}{', ...' if len(users) > 3 else ''})" if users
                           else "header that no unit includes: not compiled")
     return reasons
+
+
+def _torch_entries(files_out: dict[str, dict], mapped: dict[str, str], by_torch: advice.Migrated,
+                   torch_units: list[str], reach: dict[str, set[str]], origin: str) -> None:
+    """Record in the report what torch.utils.hipify and the fixups after it made of each file they
+    reached: a file compiled only within PyTorch extension units takes the torch translation as its
+    translator, fixes and findings (`hipified_path` names its file under torch/); a header that other
+    units include too keeps its hip/ entry and gets the torch one under `torch`."""
+    torch_set = set(torch_units)
+    elsewhere = set().union(*(files for unit, files in reach.items() if unit not in torch_set))
+    for rel, path in mapped.items():
+        if rel not in files_out:
+            continue
+        made = {"name": "torch.utils.hipify", "hipified_path": path,
+                "reason": "included by a PyTorch extension unit: hipified as PyTorch's extension build does, then "
+                          f"rocmig's exact fixups; PyTorch headers: {origin}"}
+        fixes = [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff} for x in by_torch.fixes[path]]
+        findings = [x.__dict__ for x in by_torch.findings[path]]
+        if rel in elsewhere:
+            files_out[rel]["torch"] = {"translator": made, "fixes": fixes, "findings": findings}
+        else:
+            files_out[rel].update(translator=made, fixes=fixes, findings=findings)
 
 
 def _translator(made: semantic.Outcome | None, why_perl: str) -> dict:

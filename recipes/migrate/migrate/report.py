@@ -118,6 +118,14 @@ def to_markdown(data: dict) -> str:
         if not (f["unit"] or f["findings"] or f["fixes"]):
             continue
         out += [f"### {f['path']}", ""]
+        made = f.get("translator", {})
+        if made:
+            where = f" (`torch/{made['hipified_path']}`)" if made.get("hipified_path") else ""
+            out.append(f"- translator: {made['name']}{where}" + (f": {made['reason']}" if made.get("reason") else ""))
+        if f.get("torch"):
+            t = f["torch"]
+            out.append(f"- also translated by {t['translator']['name']} (`torch/{t['translator']['hipified_path']}`) for the "
+                       "PyTorch extension units" + (f", fixes: {', '.join(x['id'] for x in t['fixes'])}" if t["fixes"] else ""))
         if f["unit"]:
             for arch in archs:
                 r = f["compile"].get(arch, {})

@@ -20,9 +20,12 @@ import os
 import shutil
 import sys
 import sysconfig
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from . import advice, tree
 
 TORCH_PATH_ENV = "ROCMIG_TORCH_PATH"
 # cpp_extension.py: COMMON_HIP_FLAGS (less -fPIC, added below) + COMMON_HIPCC_FLAGS, and the extension
@@ -65,8 +68,9 @@ def find(env: dict[str, str] | None = None) -> Torch | None:
 
 def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str]) -> dict[str, str]:
     """Copy `cuda_dir` to `out_dir` and hipify `units` (tree-relative) there with torch.utils.hipify in
-    extension mode, headers they include following; returns {unit: hipified tree-relative path}.
-    A unit torch.utils.hipify leaves as it is maps to itself."""
+    extension mode, headers they include following; returns {file: hipified tree-relative path} for
+    every file of the tree it reached (units and the headers they include). A file torch.utils.hipify
+    leaves as it is maps to itself."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     shutil.copytree(cuda_dir, out_dir)
@@ -79,12 +83,33 @@ def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str]) 
         result = hipify_python.hipify(project_directory=str(out_dir), output_directory=str(out_dir),
                                       includes=[f"{out_dir}/*"], extra_files=sources, show_detailed=False,
                                       show_progress=False, is_pytorch_extension=True, hipify_extra_files_only=True)
-    mapped = {}
-    for unit, source in zip(units, sources):
-        entry = result.get(source)
-        path = getattr(entry, "hipified_path", None) if entry is not None else None
-        mapped[unit] = os.path.relpath(path, out_dir) if path else unit
+    mapped = {unit: unit for unit in units}
+    root = os.path.realpath(out_dir)
+    for source, entry in result.items():
+        rel = os.path.relpath(os.path.realpath(source), root)
+        path = getattr(entry, "hipified_path", None)
+        if rel.startswith("..") or not (out_dir / rel).is_file():
+            continue
+        mapped[rel] = os.path.relpath(os.path.realpath(path), root) if path else rel
     return mapped
+
+
+def apply_fixups(mapped: dict[str, str], cuda_texts: dict[str, str], out_dir: Path,
+                 migrate: Callable[[dict[str, tuple[str, str]]], advice.Migrated]) -> advice.Migrated:
+    """rocmig's exact fixups on torch.utils.hipify's output: torch.utils.hipify runs first (it is the
+    translator PyTorch's extension build uses, with PyTorch's own CUDA -> HIP names), then the fixups,
+    which rewrite only CUDA forms with one correct HIP form and so hold on any translator's HIP code.
+    mapped: hipify_units' {file: hipified path}; cuda_texts: {file: CUDA text} of the whole tree;
+    migrate: advice.migrate_tree with the run's rules, archs and include folders, given {hipified
+    path: (CUDA text, torch.utils.hipify text)}. The fixed texts replace the files in `out_dir`.
+    Returns the Migrated result keyed by hipified path, its findings naming the original files."""
+    texts = {path: (cuda_texts[rel], (out_dir / path).read_text(encoding="utf-8", errors="replace"))
+             for rel, path in mapped.items() if rel in cuda_texts}
+    migrated = migrate(texts)
+    tree.write_tree(out_dir, {path: migrated.final[path] for path in texts})
+    original = {path: rel for rel, path in mapped.items()}
+    findings = {path: [replace(x, file=original[path]) for x in found] for path, found in migrated.findings.items()}
+    return replace(migrated, findings=findings)
 
 
 def flags(torch: Torch) -> list[str]:

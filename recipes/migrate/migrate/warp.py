@@ -25,6 +25,14 @@ amd_warp_sync_functions.h (ROCm/clr):
   HALF(b) = ((unsigned)((b) >> (__lane_id() & 32))) takes that group's 32 bits of a 64-bit result.
   On wave32 `__lane_id() & 32` is 0 and both are the identity.
 
+A mask that is a parameter of a 32-bit integer type (`unsigned`, `uint32_t`, `int`, ...) of the
+function that makes the call, and that the function does not assign, is CUDA's 32-bit lane mask in
+every tree (a 32-bit parameter cannot carry a 64-bit HIP mask): a project's own wrapper or overload
+of a *_sync intrinsic (`at::Half __shfl_up_sync(const unsigned mask, ...)`) gets the GROUP(m) form
+above in trees with HIP code paths too. Widening the parameter to 64 bits instead would zero-extend
+CUDA's all-lanes 0xffffffff to lanes 0-31 of a wave64 wavefront: wrong (a trap in HIP's mask check)
+whenever lanes 32-63 are active.
+
 In a tree written for CUDA only (no HIP platform macro anywhere), CUDA's pre-9 forms mean 32 lanes
 too: `__shfl*(v, x)` gets width 32, `__ballot/__any/__all(p)` the group forms, and device-code
 `warpSize` (always 32 on NVIDIA GPUs) becomes 32. In a tree that already has HIP code paths those
@@ -34,11 +42,14 @@ names mean the wavefront and stay.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import cpp
 
 GROUP_SHIFT = "(__lane_id() & 32)"
+# include guard of the forwarding shuffles features.half_shuffles inserts: each passes its caller's
+# width and mask on unchanged, so the caller's call is the warp operation, not the forwarder's
+FORWARDERS_GUARD = "ROCMIG_HALF_SHUFFLES"
 SHUFFLES = ("__shfl", "__shfl_up", "__shfl_down", "__shfl_xor")
 CALL = re.compile(r"(?<![\w.:>])(__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync|64)?|__any(?:_sync)?|__all(?:_sync)?"
                   r"|__match_any_sync|__match_all_sync|__activemask|__lane_id)\s*\(")
@@ -47,12 +58,17 @@ WARP_SIZE = re.compile(r"(?<![\w.>])warpSize\b")
 WARP_SIZE_DECL = re.compile(r"\b(?:int|unsigned|auto|size_t|long|short|uint32_t|int32_t)\s+(?:const\s+)?warpSize\b"
                             r"|#\s*define\s+warpSize\b|\bwarpSize\s*=[^=]")
 HIP_MARKERS = re.compile(r"\b(__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|USE_ROCM|"
-                         r"ROCM_WAVEFRONT_SIZE|__AMDGCN_WAVEFRONT_SIZE|__HIP_PLATFORM_AMD)\b|[<\"]hip/")
+                         r"ROCM_WAVEFRONT_SIZE|__AMDGCN_WAVEFRONT_SIZE|__HIP_PLATFORM_AMD|C10_WARP_SIZE|"
+                         r"WARP_SHFL(?:_UP|_DOWN|_XOR)?|WARP_BALLOT)\b|[<\"]hip/")
 GROUP_MASK = re.compile(r"<<\s*\(\s*__lane_id\s*\(\s*\)\s*&\s*32\s*\)\s*\)?\s*$")
 PARAMETER = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*[A-Za-z_][\w:<>]*(?:\s*[*&]+\s*|\s+)[A-Za-z_]\w*(?:\s*=.*)?$",
                        re.DOTALL)
 DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*$", re.MULTILINE)
-WAVEFRONT_NAMES = re.compile(r"\b(__AMDGCN_WAVEFRONT_SIZE|ROCM_WAVEFRONT_SIZE)\b")
+WAVEFRONT_NAMES = re.compile(r"\b(__AMDGCN_WAVEFRONT_SIZE|ROCM_WAVEFRONT_SIZE|C10_WARP_SIZE)\b")
+NARROW_PARAMETER = re.compile(r"^(?:(?:const|volatile|register)\s+)*(?:unsigned(?:\s+int)?|(?:std::)?u?int32_t|int|signed(?:\s+int)?)"
+                              r"(?:\s+(?:const|volatile))*\s+(?P<name>[A-Za-z_]\w*)\s*(?:=[^,]*)?$", re.DOTALL)
+CONTROL = re.compile(r"\b(?:if|for|while|switch|catch|return|sizeof|decltype|alignof)\s*$")
+QUALIFIERS = re.compile(r"(?:\s*(?:\b(?:const|noexcept|override|final|mutable|volatile)\b|__attribute__\s*\(\(.*?\)\)))*\s*$")
 
 
 def half(expr: str) -> str:
@@ -122,12 +138,57 @@ class Model:
     argument), legacy (CUDA-only tree: pre-9 forms and warpSize are CUDA's 32-lane ones),
     any_mask (rewrite *_sync calls whose mask is not provably all lanes too: exact when the mask is
     CUDA's 32-bit one, which every mask of a CUDA-only tree is), activemask (rewrite __activemask():
-    CUDA's is 32-bit, HIP's 64-bit; default: as legacy)."""
+    CUDA's is 32-bit, HIP's 64-bit; default: as legacy), narrow_params (rewrite *_sync calls whose
+    mask is a 32-bit parameter of the calling function, which is CUDA's 32-bit mask in any tree)."""
 
     full_mask: re.Pattern[str]
     legacy: bool
     any_mask: bool
     activemask: bool | None = None
+    narrow_params: bool = True
+
+
+def _matching_open(blanked: str, close: int) -> int | None:
+    """Offset of the parenthesis that opens the one closing at `close`, or None."""
+    depth = 0
+    for k in range(close, -1, -1):
+        depth += {")": 1, "(": -1}.get(blanked[k], 0)
+        if depth == 0:
+            return k
+    return None
+
+
+def narrow_mask_parameters(blanked: str, offset: int) -> set[str]:
+    """Names of the parameters of a 32-bit integer type (NARROW_PARAMETER) of the function or lambda
+    whose body holds `offset` of the blanked text, less those the body assigns before `offset`;
+    empty when `offset` lies in no function body (a macro, file scope). Blocks of if/for/while/...
+    are looked through to the function around them."""
+    depth, k = 0, offset
+    while k > 0:
+        k -= 1
+        c = blanked[k]
+        if c == "}":
+            depth += 1
+        elif c == "{" and depth:
+            depth -= 1
+        elif c == "{":
+            head = blanked[:k]
+            qualifiers = QUALIFIERS.search(head, max(0, len(head) - 400))
+            head = head[:qualifiers.start()] if qualifiers else head
+            if not head.endswith(")"):
+                continue
+            start = _matching_open(blanked, len(head) - 1)
+            if start is None:
+                return set()
+            before = blanked[:start].rstrip()
+            if CONTROL.search(before) or not re.search(r"(?:[\w~]|\])$", before):
+                continue
+            params = [NARROW_PARAMETER.match(p.strip()) for p in cpp.split_args(blanked[start + 1:len(head) - 1])]
+            body = blanked[k + 1:offset]
+            return {m.group("name") for m in params if m
+                    and not re.search(rf"(?<![\w.>]){m.group('name')}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{m.group('name')}\b"
+                                      rf"|\b{m.group('name')}\s*(?:\+\+|--)", body)}
+    return set()
 
 
 def rewrite(text: str, model: Model) -> str:
@@ -136,21 +197,29 @@ def rewrite(text: str, model: Model) -> str:
     if not CALL.search(text):
         return text
     out, pos = [], 0
-    for call in calls(text):
+    blanked = cpp.blank(text)
+    for call in calls(text, blanked):
         out.append(text[pos:call.start])
-        out.append(_rewrite_call(text, call, model))
+        narrow = bool(model.narrow_params and call.args and re.fullmatch(r"\(?\s*([A-Za-z_]\w*)\s*\)?", call.args[0])
+                      and call.args[0].strip("() \t\n") in narrow_mask_parameters(blanked, call.start))
+        out.append(_rewrite_call(text, call, model, narrow))
         pos = call.end
     out.append(text[pos:])
     return "".join(out)
 
 
-def _rewrite_call(text: str, call: Call, model: Model) -> str:
+def _rewrite_call(text: str, call: Call, model: Model, narrow: bool = False) -> str:
+    """One call in its exact form; narrow: its mask is a 32-bit parameter of the calling function."""
     original = text[call.start:call.end]
     if _followed_by_half(text, call.end) or (call.name == "__lane_id"):
         return original
     args = [rewrite(a, model) if CALL.search(a) else a for a in call.args]
     name = call.name
     full = bool(args) and bool(model.full_mask.fullmatch(args[0]))
+    if narrow:
+        model = replace(model, any_mask=True)
+    if args and GROUP_MASK.search(cpp.blank(args[0])):  # already placed on the lane's 32-lane group
+        return original if args == list(call.args) else f"{name}({', '.join(args)})"
     if name.endswith("_sync") and name[:-5] in SHUFFLES and len(args) in (3, 4):
         width = args[3] if len(args) == 4 else "32"
         if full:
@@ -210,6 +279,10 @@ def ops(text: str, symbols: dict[str, str], dead: set[int] | frozenset[int] = fr
         return []
     blanked = cpp.blank(text)
     found: list[Op] = []
+    guard = blanked.find(f"#ifndef {FORWARDERS_GUARD}")
+    if guard >= 0:
+        first, end = cpp.line_of(blanked, guard), blanked.find("#endif", guard)
+        dead = set(dead) | set(range(first, cpp.line_of(blanked, end if end >= 0 else len(blanked)) + 1))
 
     def add(offset: int, kind: str, what: str) -> None:
         number = cpp.line_of(blanked, offset)
