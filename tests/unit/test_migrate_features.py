@@ -175,3 +175,65 @@ def test_fixups_run_on_torch_hipify_output_under_its_names(tmp_path):
     assert written == done.final["csrc/hip/utils.cuh"] and "ROCMIG_HALF_SHUFFLES" in written
     assert "(unsigned long long)(unsigned)(mask) << (__lane_id() & 32)" in written
     assert {f.file for f in done.findings["csrc/hip/utils.cuh"]} == {"csrc/cuda/utils.cuh"}
+
+
+def _labeled_helpers() -> str:
+    """The lane logic of rocmig_cg's labeled groups, as the fixup inserts it, in the emulator's C subset."""
+    block = features.CG_REDUCE_BLOCK
+    start = block.index("__device__ inline unsigned long long labeled_lanes")
+    return block[start:block.index("struct labeled_group")]
+
+
+# gsplat 1.5.3 (Projection2DGSFused.cu): a 32-lane tile split by a label, a reduction over each part,
+# rank 0 of each part writes. Written with the labeled group's lane functions; the shuffles are its
+# shfl_down / shfl methods.
+LABELED = _labeled_helpers() + """
+__global__ void labeled(const int* label, const int* x, int* sums, int* ranks) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long mask = labeled_lanes(__match_any((long long)label[i]), 32);
+  unsigned int n = __popcll(mask), rank = labeled_rank(mask);
+  int v = x[i];
+  for (unsigned int d = 1; d < n; d *= 2) {
+    unsigned int r = rank + d;
+    int other = __shfl(v, r < n ? labeled_lane(mask, r) : (int)__lane_id(), warpSize);
+    if (r < n) v = v + other;
+  }
+  sums[i] = __shfl(v, labeled_lane(mask, 0), warpSize);
+  ranks[i] = rank;
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_labeled_partition_groups_the_tiles_lanes_as_cuda_does(seed):
+    """CUDA (Cooperative Groups, labeled_partition): the threads of the parent tile with the same label
+    form a group, ranked in lane order; each group's sum reaches all its members. The reference is that
+    definition over 32-lane warps; the helpers run on emulated wave64 (two tiles per wavefront) and wave32."""
+    rng = random.Random(seed)
+    n = 256
+    labels = [rng.randint(0, 4) for _ in range(n)]
+    xs = [rng.randint(-50, 50) for _ in range(n)]
+    sums, ranks = [0] * n, [0] * n
+    for w in range(0, n, 32):
+        for i in range(w, w + 32):
+            members = [j for j in range(w, w + 32) if labels[j] == labels[i]]
+            sums[i], ranks[i] = sum(xs[j] for j in members), members.index(i)
+    for wave in (64, 32):
+        got = Machine(LABELED, "hip", wave).launch("labeled", 2, 128, [list(labels), list(xs), [0] * n, [0] * n])
+        assert got[2:] == [sums, ranks], wave
+
+
+def test_labeled_partition_rewritten_and_its_finding_closed():
+    cuda = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+            "__global__ void k(const int* g, float* out, float v) {\n"
+            "  auto warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+            "  auto part = cg::labeled_partition(warp, g[threadIdx.x]);\n"
+            "  v = cg::reduce(part, v, cg::plus<float>());\n"
+            "  if (part.thread_rank() == 0) atomicAdd(out + g[threadIdx.x], v);\n}\n")
+    migrated = advice.migrate_tree({"k.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    final = migrated.final["k.cu"]
+    assert "auto part = rocmig_cg::labeled_partition(warp, g[threadIdx.x]);" in final
+    assert final.count("#define ROCMIG_CG_REDUCE") == 1
+    open_cg = [f for f in migrated.findings["k.cu"] if f.rule == "cooperative-groups-unsupported" and f.status == "open"]
+    assert open_cg == [], open_cg
+    assert [f for f in migrated.findings["k.cu"] if f.rule == advice.MIXED_RULE] == []

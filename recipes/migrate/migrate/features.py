@@ -17,7 +17,10 @@
   cg_reduce      <cooperative_groups/reduce.h>, cg::reduce and its operators (absent from HIP 7.2)
                  -> rocmig_cg::reduce: a shuffle tree over the group's ranks with shfl_down and a
                  broadcast from rank 0 (HIP's thread_block_tile and coalesced_group both have them),
-                 right for any group size
+                 right for any group size; cg::labeled_partition(tile or coalesced group, label) ->
+                 rocmig_cg::labeled_partition: the parent's lanes with the same label (__match_any,
+                 restricted to the lane's tile), ranked in lane order, with size / thread_rank / shfl /
+                 shfl_down / shfl_up / sync
   runtime_guard  `#ifdef __CUDA_RUNTIME_H__` (a helper header's test that cuda_runtime.h came first)
                  -> HIP_INCLUDE_HIP_HIP_RUNTIME_H, the include guard of hip/hip_runtime.h, to which
                  hipify-perl renames that include; __CUDA_RUNTIME_API_H__ likewise (hip_runtime_api.h)
@@ -210,7 +213,7 @@ def nvtx(text: str) -> str:
 
 
 CG_REDUCE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cooperative_groups/reduce\.h[>"][^\n]*$', re.MULTILINE)
-CG_NAMES = re.compile(r"\b(?:cg|cooperative_groups)::(reduce|plus|less|greater|bit_and|bit_or|bit_xor)\b(?!_)")
+CG_NAMES = re.compile(r"\b(?:cg|cooperative_groups)::(reduce|plus|less|greater|bit_and|bit_or|bit_xor|labeled_partition)\b(?!_)")
 CG_REDUCE_BLOCK = """#include <hip/hip_cooperative_groups.h>
 // cooperative_groups::reduce and its operators (absent from HIP 7.2): a shuffle tree over the group's
 // ranks, then rank 0's value to every rank (CUDA's cg::reduce returns the result to all of them)
@@ -231,6 +234,44 @@ __device__ T reduce(const Group& g, T v, Op op) {
     if (rank + d < n) v = op(v, other);
   }
   return g.shfl(v, 0);
+}
+// cooperative_groups::labeled_partition (absent from HIP 7.2): the lanes of the parent tile (or of the
+// active lanes, for a coalesced group) that hold the same label, ranked in lane order as CUDA's
+// coalesced groups are; shuffles name absolute lanes of the wavefront (width warpSize)
+__device__ inline unsigned long long labeled_lanes(unsigned long long same, unsigned int tile_size) {
+  if (tile_size >= 64u) return same;
+  return same & (((1ull << tile_size) - 1ull) << (__lane_id() & ~(tile_size - 1u)));
+}
+__device__ inline unsigned int labeled_rank(unsigned long long mask) {
+  return __popcll(mask & ((1ull << __lane_id()) - 1ull));
+}
+__device__ inline int labeled_lane(unsigned long long mask, unsigned int rank) {
+  for (unsigned int i = 0; i < rank; i++) mask &= mask - 1ull;
+  return __ffsll((long long)mask) - 1;
+}
+struct labeled_group {
+  unsigned long long mask;
+  __device__ unsigned int size() const { return __popcll(mask); }
+  __device__ unsigned int num_threads() const { return __popcll(mask); }
+  __device__ unsigned int thread_rank() const { return labeled_rank(mask); }
+  __device__ void sync() const { __builtin_amdgcn_wave_barrier(); }
+  template <class T> __device__ T shfl(T v, unsigned int rank) const { return __shfl(v, labeled_lane(mask, rank), warpSize); }
+  template <class T> __device__ T shfl_down(T v, unsigned int d) const {
+    const unsigned int r = labeled_rank(mask) + d;
+    return __shfl(v, r < (unsigned int)__popcll(mask) ? labeled_lane(mask, r) : (int)__lane_id(), warpSize);
+  }
+  template <class T> __device__ T shfl_up(T v, unsigned int d) const {
+    const unsigned int r = labeled_rank(mask);
+    return __shfl(v, r >= d ? labeled_lane(mask, r - d) : (int)__lane_id(), warpSize);
+  }
+};
+template <unsigned int N, class P, class Label>
+__device__ labeled_group labeled_partition(const cooperative_groups::thread_block_tile<N, P>&, Label label) {
+  return labeled_group{labeled_lanes(__match_any((long long)label), N)};
+}
+template <class Label>
+__device__ labeled_group labeled_partition(const cooperative_groups::coalesced_group&, Label label) {
+  return labeled_group{__match_any((long long)label)};
 }
 }  // namespace rocmig_cg
 #endif"""

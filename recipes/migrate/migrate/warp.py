@@ -47,9 +47,11 @@ from dataclasses import dataclass, replace
 from . import cpp
 
 GROUP_SHIFT = "(__lane_id() & 32)"
-# include guard of the forwarding shuffles features.half_shuffles inserts: each passes its caller's
-# width and mask on unchanged, so the caller's call is the warp operation, not the forwarder's
+# include guards of the helpers the fixups insert (features.py), which ops() does not classify: the
+# Half shuffles pass their caller's width and mask on unchanged (the caller's call is the operation),
+# rocmig_cg's reduce and labeled groups shuffle by rank over a group's own lanes, named absolutely
 FORWARDERS_GUARD = "ROCMIG_HALF_SHUFFLES"
+HELPER_GUARDS = (FORWARDERS_GUARD, "ROCMIG_CG_REDUCE")
 SHUFFLES = ("__shfl", "__shfl_up", "__shfl_down", "__shfl_xor")
 CALL = re.compile(r"(?<![\w.:>])(__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync|64)?|__any(?:_sync)?|__all(?:_sync)?"
                   r"|__match_any_sync|__match_all_sync|__activemask|__lane_id)\s*\(")
@@ -279,10 +281,11 @@ def ops(text: str, symbols: dict[str, str], dead: set[int] | frozenset[int] = fr
         return []
     blanked = cpp.blank(text)
     found: list[Op] = []
-    guard = blanked.find(f"#ifndef {FORWARDERS_GUARD}")
-    if guard >= 0:
-        first, end = cpp.line_of(blanked, guard), blanked.find("#endif", guard)
-        dead = set(dead) | set(range(first, cpp.line_of(blanked, end if end >= 0 else len(blanked)) + 1))
+    for name in HELPER_GUARDS:
+        guard = blanked.find(f"#ifndef {name}")
+        if guard >= 0:
+            first, end = cpp.line_of(blanked, guard), blanked.find("#endif", guard)
+            dead = set(dead) | set(range(first, cpp.line_of(blanked, end if end >= 0 else len(blanked)) + 1))
 
     def add(offset: int, kind: str, what: str) -> None:
         number = cpp.line_of(blanked, offset)
