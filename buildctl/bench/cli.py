@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from buildctl.bench import memory, probe
+from buildctl.bench import generators, memory, probe
 
 
 @click.group("bench")
@@ -35,17 +35,19 @@ def bench() -> None:
 @click.option("--quantization", default="none", show_default=True, help="quantization, when the server does not say")
 @click.option("--server-pid", type=int, help="server process for --memory cpu (with its children)")
 @click.option("--container", help="container the server runs in (image, versions, memory)")
-@click.option("--keep-artifacts", is_flag=True, help="keep AIPerf's artifacts in OUT.aiperf/")
+@click.option("--keep-artifacts", is_flag=True, help="keep the load generator's artifacts in OUT.<generator>/")
+@click.option("--load-generator", type=click.Choice(generators.NAMES), default="auto", show_default=True,
+              help="auto: AIPerf where installed, else GuideLLM (the serve image)")
 def serve_cmd(url: str, out: Path, model: str | None, tokenizer: str | None, endpoint: str, input_len: int,
               output_len: int, levels: str, num_prompts: int, seed: int, memory: str, server_kind: str, label: str,
               dtype: str, quantization: str, server_pid: int | None, container: str | None,
-              keep_artifacts: bool) -> None:
+              keep_artifacts: bool, load_generator: str) -> None:
     """Run one workload against --url at each --concurrency level; write the run to --out (atomically)."""
     from buildctl.bench.serve import BenchOptions, parse_levels, run_bench
 
     opts = BenchOptions(url, out, model, tokenizer, endpoint, input_len, output_len, parse_levels(levels),
                         num_prompts, seed, memory, server_kind, label, dtype, quantization, server_pid, container,
-                        keep_artifacts)
+                        keep_artifacts, load_generator)
     run = run_bench(opts)
     click.echo(f"{out}: {len(run.levels)} level(s), {run.label}")
 

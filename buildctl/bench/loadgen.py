@@ -47,7 +47,11 @@ class LevelRequest:
 
 
 def version() -> str:
-    """`aiperf <version>`, or raises InputError when AIPerf is not installed (pip install 'rocmig[bench]')."""
+    """`aiperf <version>`, or raises InputError when AIPerf is not installed (pip install 'rocmig[bench]').
+
+    Raises:
+        InputError: AIPerf is not installed in this Python.
+    """
     try:
         return f"aiperf {metadata.version('aiperf')}"
     except metadata.PackageNotFoundError as exc:
@@ -100,8 +104,8 @@ def parse_export(data: dict[str, Any], concurrency: int, memory: Memory | None) 
                  memory=memory)
 
 
-def aiperf_env(req: LevelRequest, tmp: Path) -> dict[str, str]:
-    """AIPerf's environment: this one with TMPDIR set to `tmp` (AIPerf's service processes make temporary
+def child_env(req: LevelRequest, tmp: Path) -> dict[str, str]:
+    """The load generator's environment: this one with TMPDIR set to `tmp` (its processes make temporary
     folders there, removed with the run's own folder even when they are killed), less HF_HUB_OFFLINE /
     TRANSFORMERS_OFFLINE when the tokenizer is a local folder. In offline mode AIPerf 0.13 resolves every tokenizer name through the hub cache
     (aiperf/common/tokenizer.py, `_from_pretrained_local` -> `snapshot_download`), which refuses a path
@@ -123,8 +127,8 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM AIPerf's process group, SIGKILL what is left of it after 10 s, and return once every process
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM a load generator's process group, SIGKILL what is left of it after 10 s, and return once every process
     of the group is gone (the leader exiting first leaves its service processes still writing)."""
     for sig, wait_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
         try:
@@ -150,12 +154,12 @@ def run_level(req: LevelRequest, artifacts: Path, log: Path, tmp: Path) -> dict[
     """
     with log.open("w") as fh:
         # Its own process group: AIPerf starts a dozen service processes, all stopped together below.
-        proc = subprocess.Popen(argv(req, artifacts), stdout=fh, stderr=subprocess.STDOUT, env=aiperf_env(req, tmp),
+        proc = subprocess.Popen(argv(req, artifacts), stdout=fh, stderr=subprocess.STDOUT, env=child_env(req, tmp),
                                 start_new_session=True)
         try:
             code = proc.wait()
         except BaseException:
-            _stop_group(proc)
+            stop_group(proc)
             raise
     export = artifacts / EXPORT
     if code != 0 or not export.is_file():

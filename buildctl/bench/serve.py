@@ -1,14 +1,16 @@
-"""One `buildctl bench serve` run: probe the server, run each concurrency level under AIPerf while a memory
-sampler runs, capture the environment, write one run file atomically.
+"""One `buildctl bench serve` run: probe the server, run each concurrency level under the load generator
+(AIPerf, or GuideLLM where AIPerf is not installed: buildctl/bench/generators.py) while a memory sampler
+runs, capture the environment, write one run file atomically.
 
 Nothing is written to `out` until every level has finished: a run killed midway leaves the previous file
-(or none), never a partial one. AIPerf's own artifacts and logs go to a temporary folder
-(kept as `<out>.aiperf/` with --keep-artifacts).
+(or none), never a partial one. The generator's own artifacts and logs go to a temporary folder
+(kept as `<out>.<generator>/`, e.g. `run.json.aiperf/`, with --keep-artifacts).
 """
 
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import io
 import json
 import shutil
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from buildctl.bench import environment, loadgen, memory, probe
+from buildctl.bench import environment, generators, loadgen, memory, probe
 from buildctl.bench.runfile import Run, Server, Workload, write_atomic
 from buildctl.errors import InputError
 
@@ -53,6 +55,7 @@ class BenchOptions:
     server_pid: int | None
     container: str | None
     keep_artifacts: bool
+    load_generator: str = "auto"
 
 
 def parse_levels(text: str) -> tuple[int, ...]:
@@ -92,9 +95,18 @@ def _container(client: docker.DockerClient, name: str | None, port: int) -> Cont
 def _find_container(opts: BenchOptions, port: int) -> Container | None:
     """--container, or (without --server-pid) the running container that publishes the URL's port.
 
-    Without a Docker engine only --container is an error (EngineError); the port lookup is skipped.
+    Without a Docker engine only --container is an error (EngineError); the port lookup is skipped. Where
+    the Docker SDK is not installed (the serve image's own Python) there is no container to find.
+
+    Raises:
+        InputError: --container where the Docker SDK is not installed.
     """
     if opts.server_pid is not None and not opts.container:
+        return None
+    if importlib.util.find_spec("docker") is None:
+        if opts.container:
+            raise InputError(f"--container {opts.container}: the Docker SDK (PyPI docker) is not installed in "
+                             "this Python; give --server-pid or run bench serve where it is")
         return None
     from buildctl.engine import docker_client
     from buildctl.errors import EngineError
@@ -165,12 +177,13 @@ def run_bench(opts: BenchOptions) -> Run:
     """Run the benchmark described by `opts` and write `opts.out`; returns the run.
 
     Raises:
-        InputError: a bad flag or path; UnreachableError: no server at --url; BuildError: AIPerf failed.
+        InputError: a bad flag or path, or no load generator installed; UnreachableError: no server at
+            --url; BuildError: the load generator failed.
     """
     base, port = _base_url(opts.url)
     if not opts.out.parent.is_dir():
         raise InputError(f"--out {opts.out}: folder {opts.out.parent} does not exist")
-    tool = loadgen.version()
+    gen, tool = generators.pick(opts.load_generator)
     facts = probe.probe(base, opts.server_kind, opts.model)
     model = opts.model or (facts.models[0] if facts.models else "")
     if not model:
@@ -192,7 +205,7 @@ def run_bench(opts: BenchOptions) -> Run:
     work = Path(tempfile.mkdtemp(prefix="rocmig-bench-"))
     temp = work / "tmp"
     temp.mkdir()
-    # SIGTERM (a CI step's timeout, `kill`) ends the run like Ctrl-C: AIPerf stopped, the temporary folder
+    # SIGTERM (a CI step's timeout, `kill`) ends the run like Ctrl-C: the load generator stopped, the temporary folder
     # removed, no run file written (exit 130).
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -206,10 +219,10 @@ def run_bench(opts: BenchOptions) -> Run:
             if loop:
                 loop.start()
             try:
-                data = loadgen.run_level(req, work / f"c{conc}", work / f"c{conc}.log", temp)
+                data = gen.run_level(req, work / f"c{conc}", work / f"c{conc}.log", temp)
             finally:
                 mem = loop.stop() if loop else None
-            level = loadgen.parse_export(data, conc, mem)
+            level = gen.parse_export(data, conc, mem)
             levels.append(level)
             _say(f"      TTFT p50 {_ms(level.ttft_ms.p50)}, ITL p50 {_ms(level.itl_ms.p50)}, "
                  f"{level.output_tok_s or 0:.1f} tok/s, {level.errors} error(s)"
@@ -217,7 +230,7 @@ def run_bench(opts: BenchOptions) -> Run:
     finally:
         signal.signal(signal.SIGTERM, previous)
         if opts.keep_artifacts:
-            kept = opts.out.with_name(opts.out.name + ".aiperf")
+            kept = opts.out.with_name(f"{opts.out.name}.{gen.name}")
             shutil.rmtree(kept, ignore_errors=True)
             shutil.move(str(work), kept)
         else:

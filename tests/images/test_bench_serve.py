@@ -113,6 +113,34 @@ def test_two_runs_compared(server, tmp_path):
         assert (np.abs(pixels - np.array([1.0, 0.498, 0.055])).max(axis=-1) < 0.1).sum() > 20, f"{png}: no after line"
 
 
+
+def test_run_inside_the_serve_image(server, tmp_path):
+    """`buildctl bench serve` on the serve image's own Python (3.14, where AIPerf does not install): the load
+    comes from the image's GuideLLM, in the server's network and process namespaces (memory: its RSS)."""
+    _, name, ref = server
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)  # the image runs as its own user
+    done = subprocess.run(["docker", "run", "--rm", "--network", f"container:{name}", "--pid", f"container:{name}",
+                           "-v", f"{ROOT}:/src:ro", "-v", f"{out}:/out", "-w", "/src", "-e", "PYTHONPATH=/src",
+                           "--entrypoint", "python", ref, "-m", "buildctl", "bench", "serve",
+                           "--url", "http://127.0.0.1:30000", "--out", "/out/in-image.json", *WORKLOAD,
+                           "--concurrency", "2", "--memory", "cpu",  # the server: the process on the port
+                           "--tokenizer", "/opt/rocmig/models/tiny-llama", "--label", "in the serve image"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = json.loads((out / "in-image.json").read_text())
+    assert run["server"]["load_generator"].startswith("guidellm ")
+    assert run["server"]["kind"] == "transformers" and run["workload"]["output_len_enforced"] == "min_new_tokens"
+    assert "+debian" in run["environment"]["torch"] and run["environment"]["sglang"]
+    assert [lv["concurrency"] for lv in run["levels"]] == [2]  # one level: each GuideLLM start costs ~20 s
+    for lv in run["levels"]:
+        assert lv["completed"] == 4 and lv["errors"] == 0
+        assert lv["output_len_mean"] == 4  # no ignore_eos sent (422 there): generation_config held the length
+        assert 0 < lv["ttft_ms"]["p50"] <= lv["e2e_ms"]["p50"] and lv["itl_ms"]["p50"] > 0
+        assert lv["output_tok_s"] > 0 and lv["request_s"] > 0
+        assert lv["memory"]["source"] == "process" and lv["memory"]["peak_mib"] > 50
+
 def _started(url: str, out: Path, tmp: Path) -> subprocess.Popen[str]:
     """A two-level run in its own process group, TMPDIR in `tmp`; returns once its first level started."""
     proc = subprocess.Popen([sys.executable, "-m", "buildctl", "bench", "serve", "--url", url, "--out", str(out),

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from buildctl.bench import memory
+from buildctl.bench import generators, guidellm, memory
 from buildctl.bench.environment import gfx_name
+from buildctl.bench.loadgen import LevelRequest
 from buildctl.bench.runfile import read_run, write_atomic
 from buildctl.cli import exit_code
 from buildctl.errors import InputError
@@ -136,3 +137,41 @@ def test_bench_serve_bad_input(tmp_path, capsys, flags, code, words):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and words in lines[0], err
     assert not (tmp_path / "run.json").exists()
+
+
+GUIDELLM = Path(__file__).parent / "guidellm_samples"
+
+
+def _request(extra: dict[str, object]) -> LevelRequest:
+    return LevelRequest("http://127.0.0.1:30000", "m", "/models/m", "completions", 16, 4, 2, 8, 0, extra)
+
+
+def test_guidellm_scenario_sends_ignore_eos_only_to_servers_that_take_it(tmp_path):
+    sglang = guidellm.scenario(_request({"ignore_eos": True}), tmp_path / "b.json")["spec"]
+    assert sglang["data"] == [{"kind": "synthetic_text", "prompt_tokens": 16, "output_tokens": 4}]
+    assert "max_tokens" not in sglang["backend"] and "extras" not in sglang["backend"]
+    config = '{"min_new_tokens": 4}'
+    tf = guidellm.scenario(_request({"generation_config": config}), tmp_path / "b.json")["spec"]
+    assert tf["data"] == [{"kind": "synthetic_text", "prompt_tokens": 16}]  # no output_tokens: no ignore_eos
+    assert tf["backend"]["max_tokens"] == 4 and tf["backend"]["extras"] == {"body": {"generation_config": config}}
+    assert tf["profile"] == {"kind": "concurrent", "streams": [2]}
+    assert tf["constraints"] == [{"kind": "max_requests", "count": 8}]
+    assert tf["tokenizer"] == {"kind": "huggingface_auto", "model": "/models/m"}
+
+
+def test_guidellm_output_parses():
+    data = json.loads((GUIDELLM / "benchmarks-cpu-c1.json").read_text())
+    level = guidellm.parse_export(data, 1, None)
+    metrics = data["benchmarks"][0]["metrics"]
+    assert (level.completed, level.errors, level.output_len_mean) == (4, 0, 4.0)
+    assert level.ttft_ms.p50 == metrics["time_to_first_token_ms"]["successful"]["percentiles"]["p50"]
+    assert level.e2e_ms.p99 == pytest.approx(metrics["request_latency"]["successful"]["percentiles"]["p99"] * 1000)
+    assert level.output_tok_s == metrics["output_tokens_per_second"]["successful"]["mean"]
+    assert 0 < level.ttft_ms.p50 <= level.e2e_ms.p50
+
+
+def test_load_generator_choice():
+    gen, tool = generators.pick("auto")
+    assert gen.name == "aiperf" and tool.startswith("aiperf ")  # the host has the bench extra
+    with pytest.raises(InputError, match="GuideLLM is not installed"):
+        generators.pick("guidellm")
