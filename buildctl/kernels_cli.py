@@ -79,12 +79,15 @@ def bench(ctx: click.Context, out: Path, quick: bool, no_tune: bool, names: str,
         import shlex
 
         out_abs = out.resolve()
+        # The render group by the host's gid (the owner of /dev/kfd): `--group-add render` would name the
+        # image's own render group, whose gid differs between hosts (README, docs/serve.md).
         cmd = ["docker", "run", "--rm", "--device=/dev/kfd", "--device=/dev/dri", "--group-add", "video",
-               "--group-add", "render", "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{out_abs.parent}:/work/out",
+               "--group-add", "KFD_GID", "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{out_abs.parent}:/work/out",
                KERNELS_IMAGE, "python", "-m", "kernels.bench.gpu", "--out", f"/work/out/{out_abs.name}",
                *args[2:]]
+        shown = shlex.join(cmd).replace(" KFD_GID ", ' "$(stat -c %g /dev/kfd)" ')
         raise InputError(f"kernels bench needs {' and '.join(missing)} and a GPU, which this Python lacks: run it in "
-                         f"an amd-lane kernels image on the GPU host: {shlex.join(cmd)}")
+                         f"an amd-lane kernels image on the GPU host: {shown}")
     code = _run_module(ctx.obj["root"], "kernels.bench.gpu", args)
     if code != 0:
         raise ChildExit(f"kernels bench exited with status {code} (see its message above)", code)
