@@ -5,7 +5,6 @@ index (a local PEP 503 page here; AMD's index is not reachable from this machine
 from __future__ import annotations
 
 import http.server
-import os
 import re
 import shutil
 import subprocess
@@ -19,9 +18,9 @@ from buildctl.load import load_project
 from buildctl.pins import check_pins, therock_pins
 from buildctl.plan import Selection, make_plan
 from buildctl.render import render_cell
+from tests.unit.golden_files import assert_golden
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = Path(__file__).parent / "golden"
 GUARD = ROOT / "templates" / "files" / "device_guard.py"
 ROLES = ["base", "dev", "torch", "kernels", "serve", "train"]
 
@@ -44,15 +43,7 @@ def test_golden_dockerfiles(tmp_path):
     project, plan = therock_plan()
     for cell in plan.cells:
         out = render_cell(project, cell, tmp_path)
-        for name in ("Dockerfile", "rocmig/apt-setup.sh"):
-            produced, golden = out / name, GOLDEN / cell.role / cell.tag / name
-            if not produced.exists():
-                assert not golden.exists()
-                continue
-            if os.environ.get("UPDATE_GOLDEN"):
-                golden.parent.mkdir(parents=True, exist_ok=True)
-                golden.write_bytes(produced.read_bytes())
-            assert produced.read_text() == golden.read_text(), f"{golden} is stale: re-render with UPDATE_GOLDEN=1"
+        assert_golden(out, cell)
         assert (out / "rocmig" / "device_guard.py").read_bytes() == GUARD.read_bytes()
 
 
