@@ -19,6 +19,9 @@ PYTEST_ARGS ?=
 # IMAGES=all: every image role (images/*/image.yaml).
 ROLES = $(if $(filter all,$(IMAGES)),$(notdir $(patsubst %/,%,$(dir $(wildcard images/*/image.yaml)))),$(IMAGES))
 sel = $(if $(ROCM),--rocm $(ROCM)) $(if $(SOURCE),--source $(SOURCE)) $(foreach a,$(ARCH),--arch $(a)) $(foreach i,$(ROLES),--image $(i))
+build_flags = $(if $(APT_MIRROR),--apt-mirror $(APT_MIRROR)) \
+  $(if $(filter false,$(APT_CHECK_VALID_UNTIL)),--no-apt-check-valid-until) \
+  $(if $(filter true,$(APT_CHECK_VALID_UNTIL)),--apt-check-valid-until)
 # `make test` builds and checks every role of the slice (the CI slice: debian, ROCm 7.2, gfx942).
 TEST_IMAGES ?= all
 
@@ -38,12 +41,10 @@ venv: $(BIN)/python
 images: venv
 	scripts/ensure-docker.sh
 	$(BUILDCTL) base bootstrap trixie --if-missing
-	$(BUILDCTL) build $(sel) $(if $(APT_MIRROR),--apt-mirror $(APT_MIRROR)) \
-	  $(if $(filter false,$(APT_CHECK_VALID_UNTIL)),--no-apt-check-valid-until) \
-	  $(if $(filter true,$(APT_CHECK_VALID_UNTIL)),--apt-check-valid-until)
+	$(strip $(BUILDCTL) build $(sel) $(build_flags))
 
 render: venv
-	$(BUILDCTL) render $(sel)
+	$(strip $(BUILDCTL) render $(sel))
 
 # Image tests check the slice that `make images IMAGES=$(TEST_IMAGES)` builds (same SOURCE / ROCM / ARCH):
 # buildctl writes that slice's cells to build/test-cells.json and the image tests read them from there.
@@ -56,7 +57,7 @@ test: lint
 
 cells: venv
 	mkdir -p $(dir $(CELLS_FILE))
-	$(BUILDCTL) -q matrix $(sel) --json > $(CELLS_FILE).tmp && mv $(CELLS_FILE).tmp $(CELLS_FILE)
+	$(strip $(BUILDCTL) -q matrix $(sel)) --json > $(CELLS_FILE).tmp && mv $(CELLS_FILE).tmp $(CELLS_FILE)
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
