@@ -64,14 +64,26 @@ def pick_dev_image(client: docker.DockerClient, dev_cells: list[Cell], archs: li
 
 
 def check_paths(src: Path, out: Path) -> tuple[Path, Path]:
-    """Absolute (src, out). Raises InputError when src does not exist or when one contains the other
-    (the report would land in the input, or the next run would scan its own output)."""
+    """Absolute (src, out). Raises InputError when src does not exist, when one contains the other (the
+    report would land in the input, or the next run would scan its own output), or when out cannot be
+    created or written by this user (the recipe runs as this uid). Nothing is left on disk: folders made
+    to try are removed again."""
     if not src.exists():
         raise InputError(f"{src}: no such file or folder (give a CUDA source tree or a .cu file)")
     src, out = src.resolve(), out.resolve()
     inside_src = src.is_dir() and (out == src or src in out.parents)
     if inside_src or out in src.parents:
         raise InputError(f"--out {out}: must lie outside the source {src} (and not contain it)")
+    made = [p for p in (out, *out.parents) if not p.exists()]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
+    writable = os.access(out, os.W_OK | os.X_OK)
+    for folder in made:
+        folder.rmdir()
+    if not writable:
+        raise InputError(f"--out {out}: not writable by uid {os.getuid()} (the recipe writes the report as this user)")
     return src, out
 
 

@@ -63,6 +63,8 @@ CASES = [
     (["migrate", "{copy}/recipes", "--arch", "gfx94", "--out", "{tmp}/report"], 2, "did you mean gfx942?"),
     (["migrate", "{tmp}", "--arch", "gfx942", "--rocm", "7.3", "--out", "{tmp}-report"], 2, "did you mean 7.2?"),
     (["migrate", "{tmp}", "--out", "{tmp}-report"], 2, "Missing option '--arch'"),
+    (["migrate", "{tmp}", "--arch", "gfx942", "--out", "/proc/rocmig-cannot/report"], 2,
+     "--out /proc/rocmig-cannot/report: cannot create it"),
     (["doctor", "{tmp}/missing.log"], 2, "missing.log"),
     (["doctor", "--limit", "0", "/dev/null"], 2, "buildctl: error: Invalid value for '--limit': 0 is not in the range"),
     (["doctor", "--limit", "0", "/dev/null"], 2, "(see `buildctl doctor --help`)"),
