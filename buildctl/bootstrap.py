@@ -6,14 +6,30 @@ docs/design.md). For hosts that reach no registry (air-gapped, or this workplace
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from buildctl.errors import BuildError, EngineError
+from buildctl.errors import BuildError, EngineError, InputError
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
+SCRIPTS = Path("/usr/share/debootstrap/scripts")
+
+
+def check_suite(suite: str, scripts: Path = SCRIPTS) -> None:
+    """Refuse a SUITE debootstrap has no script for (InputError, exit 2) before anything runs.
+
+    debootstrap reads /usr/share/debootstrap/scripts/<suite>; without that folder (debootstrap not
+    installed) only the name's shape is checked and bootstrap() says what is missing.
+    """
+    if not re.fullmatch(r"[a-z][a-z0-9.-]*", suite):
+        raise InputError(f"SUITE: {suite!r} is not a Debian suite name (e.g. trixie, bookworm)")
+    if scripts.is_dir() and not (scripts / suite).exists():
+        known = sorted(p.name for p in scripts.iterdir() if p.name in ("bookworm", "trixie", "forky", "sid"))
+        raise InputError(f"SUITE: {suite!r} is not a suite this debootstrap knows (no {scripts / suite}; "
+                         f"e.g. {', '.join(known) or 'trixie'})")
 
 
 def bootstrap(suite: str, tag: str, mirror: str = DEFAULT_MIRROR, workdir: Path | None = None) -> str:

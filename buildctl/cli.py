@@ -455,9 +455,10 @@ def base_group() -> None:
 @click.option("--if-missing", is_flag=True, help="do nothing when the tag already exists")
 def bootstrap_cmd(suite: str, mirror: str, tag: str | None, if_missing: bool) -> None:
     """debootstrap SUITE and docker-import it as debian:SUITE (about 40 s)."""
-    from buildctl.bootstrap import bootstrap
+    from buildctl.bootstrap import bootstrap, check_suite
     from buildctl.engine import docker_client, image_exists
 
+    check_suite(suite)
     tag = tag or f"debian:{suite}"
     client = docker_client()
     if if_missing and image_exists(client, tag):

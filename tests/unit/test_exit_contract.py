@@ -65,6 +65,7 @@ CASES = [
     (["migrate", "{tmp}", "--out", "{tmp}-report"], 2, "Missing option '--arch'"),
     (["migrate", "{tmp}", "--arch", "gfx942", "--out", "/proc/rocmig-cannot/report"], 2,
      "--out /proc/rocmig-cannot/report: cannot create it"),
+    (["base", "bootstrap", "../trixie"], 2, "SUITE: '../trixie' is not a Debian suite name"),
     (["doctor", "{tmp}/missing.log"], 2, "missing.log"),
     (["doctor", "--limit", "0", "/dev/null"], 2, "buildctl: error: Invalid value for '--limit': 0 is not in the range"),
     (["doctor", "--limit", "0", "/dev/null"], 2, "(see `buildctl doctor --help`)"),
