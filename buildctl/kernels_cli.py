@@ -107,15 +107,22 @@ def offline(ctx: click.Context, out: Path, targets: tuple[str, ...], json_path: 
     Runs here when TileLang is importable (inside the kernels image), else in the kernels image (--image).
     Exit 0 all compiled; 1 a kernel failed or has the wrong arch; 5 the kernels image is not built.
     """
+    sys.path.insert(0, str(kernels_root(ctx.obj["root"])))
+    from kernels.targets import AMD_TARGETS
+
+    for t in targets:
+        if t not in AMD_TARGETS:
+            raise click.BadParameter(f"{t!r} is not one of {', '.join(AMD_TARGETS)}", param_hint="--target")
     flags = ["--targets", ",".join(targets)] if targets else []
     if importlib.util.find_spec("tilelang") is None:
         code = _offline_in_image(image, out, flags, json_path)
     else:
         args = ["--out", str(out), *flags] + (["--json", str(json_path)] if json_path else [])
         code = _run_module(ctx.obj["root"], "kernels.offline", args)
+    if code == 1:
+        raise ChildExit("kernels offline: a kernel failed to compile or has the wrong arch (see the lines above)", code)
     if code != 0:
-        raise ChildExit(f"kernels offline exited with status {code}: a kernel failed to compile or has the wrong arch",
-                        code)
+        raise ChildExit(f"kernels offline exited with status {code} (see its message above)", code)
 
 
 def offline_docker_command(image: str, out: Path, flags: list[str], json_path: Path | None) -> list[str]:

@@ -72,6 +72,8 @@ CASES = [
     (["doctor", "/dev/null"], 2, "buildctl: error: /dev/null: the log is empty"),
     (["kernels", "configs", "--no-such-flag"], 2, "buildctl: error: No such option '--no-such-flag'"),
     (["kernels", "configs", "--target", "gfx943"], 2, "--target"),
+    (["kernels", "offline", "--out", "{tmp}/co", "--target", "gfx908"], 2,
+     "Invalid value for --target: 'gfx908' is not one of gfx90a, gfx942"),
     (["kernels", "bench", "--out", "{tmp}/bench.json", "--quick"], 2,
      'docker run --rm --device=/dev/kfd --device=/dev/dri --group-add video --group-add "$(stat -c %g /dev/kfd)"'),
     (["--root", "{broken}", "render", "--image", "dev", "--out", "{tmp}/out"], 2,
