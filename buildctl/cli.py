@@ -430,6 +430,8 @@ def tags_cmd(ctx: click.Context, write: bool, check: bool, as_json: bool) -> Non
     """Print (or --write / --check) docs/tags.md, the supported tags generated from matrix.yaml."""
     from buildctl.tags import TAGS_DOC, tags_json, tags_markdown, write_tags_doc
 
+    if write + check + as_json > 1:
+        raise click.UsageError("--write, --check and --json exclude each other: give one", ctx)
     project = _project(ctx)
     if as_json:
         click.echo(json.dumps(document("tags", tags_json(project)), indent=2))

@@ -134,6 +134,8 @@ def support_cmd(ctx: click.Context, write: bool, check: bool) -> None:
     from buildctl.lifecycle import SUPPORT_DOC, support_markdown, write_support_doc
     from buildctl.load import load_project
 
+    if write and check:
+        raise click.UsageError("--write and --check exclude each other: give one", ctx)
     project = load_project(ctx.obj["root"])
     if write:
         click.echo(write_support_doc(project))

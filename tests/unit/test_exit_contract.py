@@ -59,6 +59,8 @@ CASES = [
     (["push", "--registry", "http://127.0.0.1:5000"], 2, "--registry:"),
     (["pull", "--registry", "127.0.0.1:{port}", "--retries", "1"], 4, "registry 127.0.0.1:{port}"),
     (["--root", "{copy}", "tags", "--check"], 1, "is stale"),
+    (["--root", "{copy}", "tags", "--check", "--write"], 2, "--write, --check and --json exclude each other"),
+    (["--root", "{copy}", "support", "--write", "--check"], 2, "--write and --check exclude each other"),
     (["migrate", "{tmp}/no-such-tree", "--arch", "gfx942", "--out", "{tmp}/report"], 2, "no-such-tree"),
     (["migrate", "{copy}/recipes", "--arch", "gfx94", "--out", "{tmp}/report"], 2, "did you mean gfx942?"),
     (["migrate", "{tmp}", "--arch", "gfx942", "--rocm", "7.3", "--out", "{tmp}-report"], 2, "did you mean 7.2?"),
