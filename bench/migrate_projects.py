@@ -4,10 +4,17 @@ For each project: download the sdist (pip download; for sdists whose metadata st
 which pip cannot prepare here, the file is taken from PyPI's simple index, PEP 691 - the index pip
 itself reads), unpack it, run the recipe of this working tree in the dev image with --baseline, and
 count per arch the units that compiled (migrated, and plain hipify-perl as the baseline), the
-translator of each unit, the failures with their first error, and the wall time.
+translator of each unit, the failures with their first error, the wall time, the CPU time of the
+recipe's processes (user + sys, from bash's `times` in the container: unlike the wall time it does not
+grow with the machine's load) and the load average around the run.
+
+With --compare-recipes DIR (a recipes/ folder of another checkout, e.g. `git worktree add /tmp/ref main`
+then DIR=/tmp/ref/recipes), each project is also run with that recipe, right before this tree's, and the
+row gives the ratio of CPU and wall times (this tree / DIR) and whether both compiled the same units.
 
     .venv/bin/python bench/migrate_projects.py [--project NAME==VERSION ...] [--arch gfx942 --arch gfx1100]
-        [--jobs 2] [--subset N] [--out build/bench/migrate] [--markdown] [--no-baseline]
+        [--jobs 2] [--subset N] [--under PATH] [--out build/bench/migrate] [--markdown] [--no-baseline]
+        [--compare-recipes DIR]
 
 Output: one JSON line per project on stdout (with --markdown, a table for docs/benchmarks.md), and
 OUT/<project>/report.json. Needs the dev image ($ROCMIG_DEV_IMAGE, default
@@ -100,19 +107,30 @@ def subset(src: Path, n: int) -> None:
         path.unlink()
 
 
-def run(src: Path, out: Path, archs: list[str], jobs: int, baseline: bool = True) -> subprocess.CompletedProcess:
-    """The recipe of this working tree in the dev image: `src` read-only, `out` writable."""
+TIMES = re.compile(r"^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$")
+
+
+def run(src: Path, out: Path, archs: list[str], jobs: int, baseline: bool = True,
+        recipes: Path = ROOT / "recipes") -> tuple[subprocess.CompletedProcess, float | None]:
+    """The recipe of `recipes` in the dev image: `src` read-only, `out` writable. Returns the process
+    and the CPU seconds (user + sys) of the recipe and its children, None when not reported."""
     out.mkdir(parents=True, exist_ok=True)
     cmd = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
-           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", "-v", f"{ROOT / 'recipes'}:/opt/rocmig/recipes:ro",
-           "-v", f"{src}:/src:ro", "-v", f"{out}:/out", IMAGE, "python3", "-m", "migrate", "/src", "--out", "/out/run",
+           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", "-v", f"{recipes}:/opt/rocmig/recipes:ro",
+           "-v", f"{src}:/src:ro", "-v", f"{out}:/out", IMAGE, "bash", "-c",
+           'python3 -m migrate "$@"; rc=$?; times >&2; exit $rc', "migrate", "/src", "--out", "/out/run",
            *sum((["--arch", a] for a in archs), []), "--jobs", str(jobs), *(["--baseline"] if baseline else []),
            "--fail-on", "never"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=7200, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=7200, check=False)
+    lines = proc.stderr.strip().splitlines()
+    m = TIMES.match(lines[-1].strip()) if lines else None
+    cpu = (int(m[1]) * 60 + float(m[2]) + int(m[3]) * 60 + float(m[4])) if m else None
+    return proc, cpu
 
 
-def summarize(spec: str, report: dict, wall: float) -> dict:
-    """Per arch: units, ok, failed (path -> first error), baseline ok; translators of the units."""
+def summarize(spec: str, report: dict, wall: float, cpu: float | None = None, load: tuple[float, float] = (0.0, 0.0)) -> dict:
+    """Per arch: units, ok, failed (path -> first error), baseline ok; translators of the units; wall
+    and CPU seconds; the 1-minute load average before and after the run."""
     units = [f for f in report["files"] if f["unit"]]
     per_arch = {}
     for arch in (a["name"] for a in report["archs"]):
@@ -124,20 +142,47 @@ def summarize(spec: str, report: dict, wall: float) -> dict:
     for f in units:
         name = f.get("translator", {}).get("name", "hipify-perl")
         translators[name] = translators.get(name, 0) + 1
-    return {"project": spec, "wall_s": round(wall, 1), "timings": report.get("timings", {}), "archs": per_arch,
+    return {"project": spec, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1) if cpu is not None else None,
+            "load": [round(x, 1) for x in load], "timings": report.get("timings", {}), "archs": per_arch,
             "translators": translators}
 
 
 def markdown(rows: list[dict]) -> str:
     """The docs/benchmarks.md table."""
-    lines = ["| project (sdist) | arch | units | compiled | % | plain hipify-perl | translators | wall s |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| project (sdist) | arch | units | compiled | % | plain hipify-perl | translators | wall s | CPU s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for arch, a in r["archs"].items():
             pct = 100.0 * a["ok"] / a["units"] if a["units"] else 0.0
             tr = ", ".join(f"{k} {v}" for k, v in sorted(r["translators"].items()))
-            lines.append(f"| {r['project']} | {arch} | {a['units']} | {a['ok']} | {pct:.0f} | {a['baseline_ok']} | {tr} | {r['wall_s']} |")
+            load = "-".join(f"{x:g}" for x in r.get("load", []))
+            lines.append(f"| {r['project']} | {arch} | {a['units']} | {a['ok']} | {pct:.0f} | {a['baseline_ok']} | {tr} "
+                         f"| {r['wall_s']} | {r.get('cpu_s')} | {load} |")
+    compared = [r for r in rows if "compare" in r]
+    if compared:
+        lines += ["", "| project (sdist) | CPU s (this / reference) | CPU ratio | wall s (this / reference) | wall ratio | same units compiled |",
+                  "|---|---|---|---|---|---|"]
+        for r in compared:
+            c = r["compare"]
+            lines.append(f"| {r['project']} | {r['cpu_s']} / {c['cpu_s']} | {c['cpu_ratio']} | {r['wall_s']} / {c['wall_s']} "
+                         f"| {c['wall_ratio']} | {c['same_units_ok']} |")
     return "\n".join(lines)
+
+
+def _measure(spec: str, src: Path, out: Path, archs: list[str], jobs: int, baseline: bool, recipes: Path) -> dict:
+    """One recipe run of `src`, summarized; {"project", "error"} when the recipe failed."""
+    load0 = os.getloadavg()[0]
+    started = time.monotonic()
+    proc, cpu = run(src, out, archs, jobs, baseline, recipes)
+    wall = time.monotonic() - started
+    report_path = out / "run" / "report.json"
+    if proc.returncode not in (0, 1) or not report_path.exists():
+        return {"project": spec, "error": proc.stderr.strip()[-500:]}
+    return summarize(spec, json.loads(report_path.read_text()), wall, cpu, (load0, os.getloadavg()[0]))
+
+
+def _ok_units(row: dict) -> dict[str, int]:
+    return {arch: a["ok"] for arch, a in row["archs"].items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "migrate")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--no-baseline", action="store_true", help="skip the plain hipify-perl compile (halves the time)")
+    p.add_argument("--under", default="", help="keep only the sources under this folder of each sdist (e.g. csrc)")
+    p.add_argument("--compare-recipes", type=Path, default=None,
+                   help="recipes/ folder of another checkout, run on each project first for a same-run ratio")
     args = p.parse_args(argv)
     archs = args.arch or ["gfx942", "gfx1100"]
     rows, code = [], 0
@@ -157,17 +205,24 @@ def main(argv: list[str] | None = None) -> int:
         sdist = fetch_sdist(spec, ROOT / "build" / "cache" / "sdists")
         work = args.out / _norm(spec.split("==")[0])
         src = unpack(sdist, work / "src")
+        if args.under:
+            src = src / args.under
         if args.subset:
             subset(src, args.subset)
-        started = time.monotonic()
-        proc = run(src, work / "out", archs, args.jobs, not args.no_baseline)
-        wall = time.monotonic() - started
-        report_path = work / "out" / "run" / "report.json"
-        if proc.returncode not in (0, 1) or not report_path.exists():
-            print(json.dumps({"project": spec, "error": proc.stderr.strip()[-500:]}), flush=True)
+        reference = None
+        if args.compare_recipes:
+            reference = _measure(spec, src, work / "reference", archs, args.jobs, not args.no_baseline,
+                                 args.compare_recipes.resolve())
+        row = _measure(spec, src, work / "out", archs, args.jobs, not args.no_baseline, ROOT / "recipes")
+        if "error" in row or (reference and "error" in reference):
+            print(json.dumps(row if "error" in row else reference), flush=True)
             code = 5
             continue
-        row = summarize(spec, json.loads(report_path.read_text()), wall)
+        if reference:
+            row["compare"] = {"cpu_s": reference["cpu_s"], "wall_s": reference["wall_s"],
+                              "cpu_ratio": round(row["cpu_s"] / reference["cpu_s"], 2) if row["cpu_s"] and reference["cpu_s"] else None,
+                              "wall_ratio": round(row["wall_s"] / reference["wall_s"], 2),
+                              "same_units_ok": _ok_units(row) == _ok_units(reference), "reference_ok": _ok_units(reference)}
         rows.append(row)
         print(json.dumps(row), flush=True)
     if args.markdown:

@@ -110,13 +110,16 @@ def test_hipify_clang_translates_with_the_cuda_headers(dev):
 
 def test_rocm_torch_headers_compile_an_extension_unit(dev):
     """The ROCm-flavoured PyTorch headers (a reconstruction in the debian lane) compile a unit that uses
-    the current stream, a device guard and a tensor accessor, hipified by torch.utils.hipify."""
+    the current stream, a device guard, a tensor accessor and gpuAtomicAdd (ATen/cuda/Atomic.cuh, which
+    includes torch/headeronly/cuda/Atomic.h: hipified in place, as a ROCm PyTorch build does), hipified by
+    torch.utils.hipify."""
     cell, host = dev
     torch = host.check_output("echo $ROCMIG_TORCH_PATH")
     assert host.file(f"{torch}/include/ATen/hip/HIPContext.h").exists
     source = ("#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n#include <c10/cuda/CUDAGuard.h>\n"
+              "#include <ATen/cuda/Atomic.cuh>\n"
               "__global__ void scale(float* x, float a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
-              "if (i < n) x[i] *= a; }\n"
+              "if (i < n) { x[i] *= a; gpuAtomicAdd(x, x[i]); } }\n"
               "void run(torch::Tensor t, float a) { const at::cuda::OptionalCUDAGuard guard(device_of(t));\n"
               "  auto stream = at::cuda::getCurrentCUDAStream();\n"
               "  scale<<<(t.numel() + 255) / 256, 256, 0, stream>>>(t.data_ptr<float>(), a, t.numel());\n"

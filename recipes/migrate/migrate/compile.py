@@ -1,8 +1,16 @@
 """Compile translation units with hipcc for the selected offload archs, in parallel.
 
-Archs sharing a wavefront size are built by one hipcc call (one value of the wavefront define);
-when that call fails and it covered several archs, each arch is compiled alone so the error is
-attributed per arch. Code objects are produced (-c), not just a syntax check.
+All archs of a unit are built by one hipcc call when the unit's defines are the same for each
+(clang parses the host side once and runs one device pass per arch); archs whose defines differ (a
+wavefront define: one value per wavefront size) get one call per value. When a call fails and it
+covered several archs, each arch is compiled alone so the error is attributed per arch. Code objects
+are produced (-c), not just a syntax check.
+
+Host-only units (a C/C++ source that uses the CUDA runtime API but holds no device code: no kernel,
+no __device__ function, no launch) are built the way their project builds them, by the host
+compiler: one `--offload-host-only` call whose result stands for every arch, since no code of the
+unit is compiled for a GPU. PyTorch's cpp_extension compiles .cpp sources with the host C++ compiler;
+a binding source that includes torch/extension.h costs 2-3 device passes of those headers otherwise.
 
 Optimization: -O0 by default. DeepSpeed's heaviest unit (blocked_kv_rotary_cuda.cu, gfx942) takes
 17 s at -O0 and 75 s at -O1 or -O2 on this 2-core host; front-end errors are the same at every level.
@@ -27,6 +35,9 @@ from .errors import ToolError
 ERROR_LINE = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+: )?(?:fatal )?error: .*$", re.M)
 BACKEND_ERROR = re.compile(r"error in backend|Cannot select|<unknown>:0:0|LLVM ERROR|must be a constant integer")
 RETRY_OPT = "-O2"
+# Device code in a unit's own text (comments and strings blanked): a kernel or device function, a
+# launch, LDS, or HIP's launch macro.
+DEVICE_CODE = re.compile(r"\b(__global__|__device__|__shared__|__constant__|hipLaunchKernelGGL)\b|<<<")
 
 
 @dataclass(frozen=True)
@@ -34,7 +45,8 @@ class Job:
     """One unit to compile: rel (tree path), source (absolute path of the file to compile),
     include_dirs (absolute), defines per arch group key (wavefront) -> ["NAME=VALUE", ...], flags
     (more hipcc flags of this unit: -fopenmp, -iquote DIR, a PyTorch extension's defines and -I),
-    std (C++ standard: c++17, or c++20 for PyTorch extensions as cpp_extension builds them)."""
+    std (C++ standard: c++17, or c++20 for PyTorch extensions as cpp_extension builds them), host_only
+    (no device code in the unit: one host-compiler pass stands for every arch)."""
 
     rel: str
     source: Path
@@ -42,6 +54,7 @@ class Job:
     defines: dict[int, tuple[str, ...]] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
     std: str = "c++17"
+    host_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,13 @@ class Result:
     log: str
     seconds: float
     opt: str
+
+
+def host_only(kind: str, blanked: str) -> bool:
+    """True when a unit of tree.SourceFile `kind` ("cu", "cxx") with this text (comments and string
+    literals blanked: cpp.blank) is host code only: a C/C++ source with no DEVICE_CODE. A .cu unit is
+    always compiled for the device, as nvcc and hipcc do."""
+    return kind == "cxx" and not DEVICE_CODE.search(blanked)
 
 
 def find_hipcc() -> Path:
@@ -92,7 +112,7 @@ def _hipcc(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
     obj, log = base.with_name(base.name + ".o"), base.with_name(base.name + ".log")
     defines = job.defines.get(archs[0].wavefront, ())
     args = [str(hipcc), "-c", "-x", "hip", f"-std={job.std}", opt, "-w",
-            *(f"--offload-arch={a.name}" for a in archs),
+            *(["--offload-host-only"] if job.host_only else []), *(f"--offload-arch={a.name}" for a in archs),
             *(f"-D{d}" for d in defines), *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra,
             str(job.source), "-o", str(obj)]
     obj.parent.mkdir(parents=True, exist_ok=True)
@@ -124,18 +144,29 @@ def _build(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
     return result
 
 
+def call_groups(job: Job, groups: list[list[Arch]]) -> list[list[Arch]]:
+    """The archs of each hipcc call of `job`: the wavefront `groups` (archs.wavefront_groups) whose
+    defines are equal for this job are merged into one call, in the order of the groups."""
+    merged: dict[tuple[str, ...], list[Arch]] = {}
+    for group in groups:
+        merged.setdefault(tuple(job.defines.get(group[0].wavefront, ())), []).extend(group)
+    return list(merged.values())
+
+
 def compile_unit(hipcc: Path, job: Job, groups: list[list[Arch]], build_dir: Path, out_root: Path,
                  extra: list[str], timeout: int, opt: str) -> dict[str, Result]:
     """Compile one unit for every arch; returns {arch name: Result}.
 
-    groups: archs grouped by wavefront (archs.wavefront_groups); build_dir receives code objects
-    and logs (<build_dir>/<rel>.<archs>.o / .log); opt: optimization flag, e.g. "-O0".
+    groups: archs grouped by wavefront (archs.wavefront_groups), merged per call_groups; build_dir
+    receives code objects and logs (<build_dir>/<rel>.<archs>.o / .log, <rel>.host-<archs>.o for a
+    host-only unit); opt: optimization flag, e.g. "-O0". A host-only unit's failure is not split per arch: no
+    code of it depends on the offload arch.
     """
     results: dict[str, Result] = {}
-    for group in groups:
-        tag = "+".join(a.name for a in group)
+    for group in call_groups(job, groups):
+        tag = ("host-" if job.host_only else "") + "+".join(a.name for a in group)
         result = _build(hipcc, job, group, build_dir / f"{job.rel}.{tag}", out_root, extra, timeout, opt)
-        if result.status == "ok" or len(group) == 1:
+        if result.status == "ok" or len(group) == 1 or job.host_only:
             results.update({a.name: result for a in group})
             continue
         for arch in group:

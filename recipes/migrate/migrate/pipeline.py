@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import REPORT_SCHEMA_VERSION, advice, cpp, flags, hipify, includes, report, semantic, sysdeps, torch_ext, tree
 from .archs import Arch, wavefront_groups
-from .compile import Job, Result, compile_all, find_hipcc
+from .compile import Job, Result, compile_all, find_hipcc, host_only
 from .errors import InputError
 from .rules import Rule
 
@@ -224,16 +224,21 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                    "reason": f"includes <{need.torch_header}>: hipified as PyTorch's extension build "
                                              f"does, then rocmig's exact fixups; PyTorch headers: {torch.origin}"}
             unit_flags, std = unit_flags + tuple(torch_ext.flags(torch)), torch_ext.STD
-            jobs.append(Job(u.rel, torch_dir / torch_map[u.rel], tuple(torch_dir / d for d in dirs), per_group,
-                            unit_flags, std))
+            source_path = torch_dir / torch_map[u.rel]
+            unit_dirs = tuple(torch_dir / d for d in dirs)
         else:
-            jobs.append(Job(u.rel, hip_dir / u.rel, tuple(hip_dir / d for d in dirs), per_group, unit_flags))
+            source_path, unit_dirs = hip_dir / u.rel, tuple(hip_dir / d for d in dirs)
+        host = host_only(u.kind, cpp.blank(source_path.read_text(encoding="utf-8")))
+        if host:
+            entry["host_only"] = ("C/C++ source without device code: compiled once by the host pass "
+                                  "(--offload-host-only), as its build's host compiler does; the result stands for every arch")
+        jobs.append(Job(u.rel, source_path, unit_dirs, per_group, unit_flags, std, host))
         if u.rel in made_by_clang:
             fallback_jobs[u.rel] = Job(u.rel, opts.out / "fallback" / u.rel, tuple(hip_dir / d for d in dirs), per_group,
-                                       unit_flags + ("-iquote", str((hip_dir / u.rel).parent)))
+                                       unit_flags + ("-iquote", str((hip_dir / u.rel).parent)), host_only=host)
         if opts.baseline:
             base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in dirs),
-                                 {g[0].wavefront: own.defines for g in groups}, unit_flags, std))
+                                 {g[0].wavefront: own.defines for g in groups}, unit_flags, std, host))
     t0 = time.time()
     results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags),
                           opts.timeout, opts.opt, done=lambda so_far, total: progress(compile_progress("compile", so_far, total)))

@@ -6,7 +6,10 @@ headers that PyTorch's own build makes by hipifying those folders (tools/amd_bui
 torch.utils.hipify on the source tree: aten/src/ATen/cuda -> aten/src/ATen/hip, c10/cuda -> c10/hip).
 This step does the same on the installed headers: it lays the CUDA folders out as their source-tree
 paths, runs torch.utils.hipify (the copy shipped by python3-torch of the same version), and copies the
-hip/ folders back beside the CUDA ones. Two headers that a real build generates with CMake are written
+hip/ folders back beside the CUDA ones. The torch/ folder is hipified in place, as PyTorch's build does
+(tools/amd_build/build_amd.py lists "torch/*" in its includes, and hipify_python.is_out_of_place is
+False under torch/): a ROCm PyTorch's torch/headeronly/cuda/Atomic.h includes <hip/hip_runtime.h> where
+the CUDA one includes <cuda.h>, and `defined(__CUDACC__)` tests read `defined(__HIPCC__)`. Two headers that a real build generates with CMake are written
 here (see GENERATED). The result is a reconstruction: good for compile checks of extensions, not a
 ROCm PyTorch.
 
@@ -31,6 +34,8 @@ from pathlib import Path
 # installed folder -> PyTorch source-tree folder (what torch.utils.hipify's path rules expect)
 CUDA_FOLDERS = {"ATen/cuda": "aten/src/ATen/cuda", "ATen/native/cuda": "aten/src/ATen/native/cuda",
                 "c10/cuda": "c10/cuda"}
+# installed folder hipified in place (same paths), as PyTorch's build does for its torch/ tree
+IN_PLACE = "torch"
 # Headers a ROCm build generates from *.h.in with CMake (configure_file); values of a ROCm build with
 # shared libraries, MIOpen and hipSPARSELt, without cuDNN, cuSPARSELt or MAGMA.
 GENERATED = {
@@ -44,13 +49,14 @@ GENERATED = {
 
 
 def hipify_folders(include: Path, hipify_parent: Path, work: Path) -> list[str]:
-    """Hipify include/<CUDA_FOLDERS> with torch.utils.hipify (found as `hipify` in hipify_parent);
-    returns the installed-path names of the hip/ files written. Raises ImportError when hipify is
-    missing, FileNotFoundError when a CUDA folder is."""
-    for installed, source in CUDA_FOLDERS.items():
+    """Hipify include/<CUDA_FOLDERS> (into hip/ folders beside them) and include/<IN_PLACE> (in place)
+    with torch.utils.hipify (found as `hipify` in hipify_parent); returns the installed-path names of
+    the files written. Raises ImportError when hipify is missing, FileNotFoundError when a CUDA folder
+    or the torch/ folder is."""
+    for installed, source in {**CUDA_FOLDERS, IN_PLACE: IN_PLACE}.items():
         if not (include / installed).is_dir():
             raise FileNotFoundError(f"{include / installed}: no such folder (a header set with CUDA headers is needed)")
-        shutil.copytree(include / installed, work / source)
+        shutil.copytree(include / installed, work / source, symlinks=True)
     sys.path.insert(0, str(hipify_parent))
     from hipify import hipify_python  # type: ignore[import-not-found]
 
@@ -68,6 +74,11 @@ def hipify_folders(include: Path, hipify_parent: Path, work: Path) -> list[str]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, target)
                 written.append(f"{hip_installed}/{rel}")
+    for path in sorted((work / IN_PLACE).rglob("*")):
+        target = include / path.relative_to(work)
+        if path.is_file() and not path.is_symlink() and path.read_bytes() != target.read_bytes():
+            shutil.copyfile(path, target)
+            written.append(str(path.relative_to(work)))
     return written
 
 
@@ -86,7 +97,7 @@ def build(include: Path, hipify_dir: Path, out: Path, version: str) -> dict:
     data = {"torch": version, "reconstruction": True, "hipified_files": len(written),
             "generated": sorted(GENERATED),
             "how": "Debian libtorch-dev headers; ATen/hip, ATen/native/hip, c10/hip made by torch.utils.hipify "
-                   "of the same version, as PyTorch's tools/amd_build does for a ROCm build"}
+                   "of the same version and torch/ hipified in place, as PyTorch's tools/amd_build does for a ROCm build"}
     (out / "version.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return data
 
