@@ -28,6 +28,7 @@ from buildctl.errors import (
     EXIT_BUILD,
     EXIT_INTERRUPTED,
     EXIT_NEGATIVE,
+    EXIT_OK,
     ChildExit,
     ConfigError,
     InputError,
@@ -572,6 +573,10 @@ def exit_code(args: list[str] | None = None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("buildctl: interrupted (Ctrl-C)", err=True)
         return EXIT_INTERRUPTED
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # `buildctl` or a group (`buildctl report`) without a subcommand asks for its help: print it as --help does.
+        click.echo(exc.ctx.get_help() if exc.ctx else main.get_help(click.Context(main)))
+        return EXIT_OK
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx else "buildctl"
         hint = f"see `{where} --help`"

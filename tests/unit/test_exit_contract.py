@@ -224,3 +224,15 @@ def test_migrate_fail_on_met_is_a_result_line_not_an_error(tmp_path):
     assert any(ln.startswith("migrate: 1 unit;") and "--fail-on error met (exit 1)" in ln
                for ln in result.stdout.splitlines()), result.stdout
     assert "report: " in result.stdout
+
+
+@pytest.mark.parametrize("args", [[], ["report"], ["ci"]], ids=["buildctl", "report", "ci"])
+def test_a_group_without_a_subcommand_prints_its_help(args):
+    """`buildctl` (or `buildctl report`) alone prints the help, as --help does, and succeeds; it is not an
+    error squeezed into one line."""
+    proc = subprocess.run([sys.executable, "-m", "buildctl", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    helped = subprocess.run([sys.executable, "-m", "buildctl", *args, "--help"], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout == helped.stdout and proc.stdout.startswith(f"Usage: buildctl {' '.join(args)}".rstrip())
