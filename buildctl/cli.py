@@ -306,11 +306,12 @@ def _show_decisions(ctx: click.Context, plan: Plan, out: Path, options: BuildOpt
                 click.echo("would run: " + " ".join(bake_cmd(bake_file, d.cell.name, None)))
 
 
-def _report_pins(project: Project, plan: Plan) -> None:
+def _report_pins(ui: UI, project: Project, plan: Plan) -> None:
     """Print each unchecked pin; raise ConfigError naming every pin its index does not have."""
     from buildctl.pins import check_pins
 
-    checks = check_pins(project, plan)
+    with ui.status("checking every pin on its index (PyPI, the PyTorch ROCm index, TheRock's index)"):
+        checks = check_pins(project, plan)
     for c in checks:
         if c.found is None:
             click.echo(f"pin {c.package}=={c.version}: not checked, {c.index} unreachable ({c.detail}); "
@@ -358,11 +359,13 @@ def plan_cmd(ctx: click.Context, selection: Selection, everything: bool, out: Pa
     project = _project(ctx)
     plan = _planned(ctx, project, selection, everything)
     if check_pins:
-        _report_pins(project, plan)
+        _report_pins(_ui(ctx), project, plan)
     if check_resolve:
         from buildctl.resolve import check_plan
 
-        problems = [p for outcome in check_plan(project, plan) for p in outcome.problems]
+        with _ui(ctx).status(f"resolving the pip steps of {len(plan.cells)} cell(s) with pip against PyPI"):
+            outcomes = check_plan(project, plan)
+        problems = [p for outcome in outcomes for p in outcome.problems]
         if problems:
             raise ConfigError("pip's resolver: " + "; ".join(problems))
     out = output_dir(out, "--out")
