@@ -27,6 +27,7 @@ from buildctl.bake import BuildOptions, write_bake_file
 from buildctl.cache import Action, Decision, decide_cell, engine_lookup
 from buildctl.console import UI, escape
 from buildctl.doctor import diagnose, format_matches
+from buildctl.engine import drop_untagged
 from buildctl.errors import InputError, RocmigError
 from buildctl.plan import Cell, Plan
 from buildctl.provenance import add_sbom, build_labels, created_now, git_revision, source_url
@@ -80,24 +81,11 @@ def _image_id(client: DockerClient, ref: str) -> str | None:
         return None
 
 
-def drop_untagged(client: DockerClient, image_id: str | None, log: IO[str]) -> None:
-    """Remove image `image_id` when no tag names it any more (the image a rebuild or the SBOM layer
-    replaced), so builds leave no dangling `<none>` images. An image still used by a container stays
-    (the engine refuses; the log says so)."""
-    import docker.errors
-
-    if image_id is None:
-        return
-    try:
-        image = client.images.get(image_id)
-        if image.tags:
-            return
-        client.images.remove(image_id, noprune=False)
-        log.write(f"# buildctl: removed the untagged image {image_id[:19]} this build replaced\n")
-    except docker.errors.ImageNotFound:
-        return
-    except docker.errors.APIError as exc:
-        log.write(f"# buildctl: kept the untagged image {image_id[:19]}: {exc.explanation}\n")
+def _drop_untagged(client: DockerClient, image_id: str | None, log: IO[str]) -> None:
+    """engine.drop_untagged, its line written to the cell's log."""
+    note = drop_untagged(client, image_id)
+    if note:
+        log.write(f"# buildctl: {note}\n")
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -252,9 +240,9 @@ def build_plan(plan: Plan, out_root: Path, options: BuildOptions, console: UI,
                     add_sbom(cell, out_root, cell.local_refs, created, fh)
                 except RocmigError as exc:
                     sbom_error = str(exc)
-                drop_untagged(client, before_sbom, fh)
+                _drop_untagged(client, before_sbom, fh)
             if rc == 0:
-                drop_untagged(client, replaced, fh)
+                _drop_untagged(client, replaced, fh)
         seconds = time.monotonic() - start
         if rc == 0 and not sbom_error:
             results.append(CellResult(cell, BuildStatus.BUILT, seconds, log, decision.reason))

@@ -47,6 +47,25 @@ def image_exists(client: docker.DockerClient, ref: str) -> bool:
     return True
 
 
+def drop_untagged(client: docker.DockerClient, image_id: str | None) -> str | None:
+    """Remove image `image_id` when no tag names it any more (the image a rebuild, the SBOM layer or a
+    moved `latest` replaced), so buildctl leaves no dangling `<none>` images. Returns a line saying what
+    was done, or None when there was nothing to do (no ID, the image is gone or still tagged). An image a
+    container still uses stays (the engine refuses; the line says so)."""
+    if image_id is None:
+        return None
+    try:
+        image = client.images.get(image_id)
+        if image.tags:
+            return None
+        client.images.remove(image_id, noprune=False)
+    except docker.errors.ImageNotFound:
+        return None
+    except docker.errors.APIError as exc:
+        return f"kept the untagged image {image_id[:19]}: {exc.explanation}"
+    return f"removed the untagged image {image_id[:19]} it replaced"
+
+
 def host_apt_checks_valid_until() -> bool:
     """False when the host's apt has Acquire::Check-Valid-Until "false" (a snapshot mirror, as on this
     workplace's hosts), else True; True where apt-config is absent."""

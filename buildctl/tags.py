@@ -50,9 +50,12 @@ def final_tags(project: Project, cell: Cell) -> list[str]:
 
 def tag_local(client: DockerClient, cells: list[Cell]) -> list[str]:
     """Point `rocmig/<role>:latest` and the ROCm-line alias of each role at the cell of `cells` just built or
-    pulled (of several cells of a role, the last one). Returns one line per role saying where they point.
+    pulled (of several cells of a role, the last one). Returns one line per role saying where they point,
+    and one per image a moved tag left untagged (removed, or kept while a container uses it).
     Cells whose image is absent are passed over."""
     import docker.errors
+
+    from buildctl.engine import drop_untagged
 
     chosen: dict[str, Cell] = {}
     for cell in cells:
@@ -63,9 +66,18 @@ def tag_local(client: DockerClient, cells: list[Cell]) -> list[str]:
             image = client.images.get(cell.ref)
         except docker.errors.ImageNotFound:
             continue
+        moved = []
         for tag in (*cell.alias_tags, LATEST):
+            try:
+                moved.append(client.images.get(f"{REPOSITORY}/{role}:{tag}").id)
+            except docker.errors.ImageNotFound:
+                pass
             image.tag(f"{REPOSITORY}/{role}", tag)
         lines.append(f"{REPOSITORY}/{role}:{LATEST} -> {cell.ref}")
+        for old in dict.fromkeys(i for i in moved if i != image.id):
+            note = drop_untagged(client, old)
+            if note:
+                lines.append(f"{REPOSITORY}/{role}: {note}")
     return lines
 
 
