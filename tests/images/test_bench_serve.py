@@ -1,9 +1,11 @@
 """`buildctl bench serve` and `buildctl compare` against the real server: `docker run rocmig/serve` in its
-CPU mode (transformers serve with the bundled model), from the host, as a user would run them.
+CPU mode (transformers serve with the bundled model), from the host as a user would run them, and inside
+the serve image itself (its Python 3.14 and its GuideLLM).
 
 Two runs with two concurrency settings, compared (the shared level, with --allow-different-workload); the
-plots read back as images; a run killed midway leaves no run file. Small lengths and few prompts keep it
-to about a minute of server time on two cores.
+plots read back as images; a run killed midway leaves no run file; a run inside the image; SGLang's
+server-info keys against the image's SGLang. Small lengths and few prompts keep it to about two minutes of
+server time on two cores.
 """
 
 from __future__ import annotations
