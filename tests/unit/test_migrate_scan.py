@@ -220,3 +220,13 @@ def test_texture_fetch_flagged_for_archs_without_images():
     right = hits(read_case("A11_texture_reference.expected.hip"))
     assert (6, "texture-fetch-no-image") in right  # texture objects: still no image support on gfx942
     assert not any(rule == "texture-reference" for _, rule in right)
+
+
+def test_a_tree_lerp_that_cxx20_std_lerp_conflicts_with():
+    """nerfacc 0.5.3's helper_math copy: its float and vector lerp lines; only the scalar ones clash."""
+    text = ("inline __device__ __host__ float lerp(float a, float b, float t) { return a + t * (b - a); }\n"
+            "inline __device__ __host__ float2 lerp(float2 a, float2 b, float t) { return a + t * (b - a); }\n"
+            "static double lerp(const double a, double b, double t);\n"
+            "float y = lerp(a, b, t);\n")
+    got = {h for h in hits(text) if h[1] == "cxx20-std-lerp"}
+    assert got == {(1, "cxx20-std-lerp"), (3, "cxx20-std-lerp")}
