@@ -44,28 +44,40 @@ def train_tokenizer(texts: list[str], vocab: int):
     return PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIALS)
 
 
+def save_llama(target: Path, tok, seed: int, dtype: str | None = None, **shape) -> Path:
+    """Write `tok` and a LlamaForCausalLM with random weights (torch seed `seed`) to `target`; returns it.
+
+    shape: LlamaConfig keywords (hidden_size, num_hidden_layers, ...); vocabulary size and the bos / eos /
+    pad ids come from `tok`, embeddings are untied. dtype: a torch dtype name (e.g. "bfloat16") to cast the
+    weights to, None for float32. Raises OSError when `target` cannot be written. Nothing is downloaded
+    (HF_HUB_OFFLINE=1 is set for the process).
+    """
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=len(tok), bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                      pad_token_id=tok.pad_token_id, tie_word_embeddings=False, **shape)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(cfg)
+    if dtype is not None:
+        model = model.to(getattr(torch, dtype))
+    target.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(target, safe_serialization=True)
+    tok.save_pretrained(target)
+    return target
+
+
 def make(out: Path, vocab: int, hidden: int, layers: int, seed: int, data: Path = DATA, init_std: float = 0.1) -> Path:
     """Write the tokenizer and a randomly initialised tiny LlamaForCausalLM to out/model; returns that path.
 
     init_std is the weights' normal std (HF's default 0.02 leaves a frozen 64-wide lm_head able to
     move the logits by about 1, too little for LoRA on the other layers to lower the loss visibly).
     """
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tok = train_tokenizer(corpus(data), vocab)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2,
-                      num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                      max_position_embeddings=512, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                      pad_token_id=tok.pad_token_id, tie_word_embeddings=False, initializer_range=init_std)
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(cfg)
-    target = out / "model"
-    target.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(target, safe_serialization=True)
-    tok.save_pretrained(target)
-    return target
+    return save_llama(out / "model", train_tokenizer(corpus(data), vocab), seed,
+                      hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                      initializer_range=init_std)
 
 
 def main(argv: list[str]) -> int:

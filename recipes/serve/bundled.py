@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -33,22 +32,11 @@ def make(out: Path, seed: int = 0, vocab: int = 512) -> Path:
 
     Raises OSError when `out` cannot be written, ValueError when the dataset is malformed.
     """
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from recipes.finetune.tiny import DATA, corpus, train_tokenizer
+    from recipes.finetune.tiny import DATA, corpus, save_llama, train_tokenizer
 
     tok = train_tokenizer(corpus(DATA), vocab)
     tok.chat_template = CHAT_TEMPLATE
-    cfg = LlamaConfig(vocab_size=len(tok), bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                      pad_token_id=tok.pad_token_id, tie_word_embeddings=False, **SHAPE)
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(cfg).to(torch.bfloat16)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out, safe_serialization=True)
-    tok.save_pretrained(out)
-    return out
+    return save_llama(out, tok, seed, dtype="bfloat16", **SHAPE)
 
 
 def main(argv: list[str]) -> int:
