@@ -74,7 +74,9 @@ def start_container(ref: str, extra: tuple[str, ...] = ()) -> str:
     if _docker("image", "inspect", ref).returncode != 0:
         pytest.fail(f"image {ref} is not built: run `make images` first")
     name = f"rocmig-test-{uuid.uuid4().hex[:8]}"
-    result = _docker("run", "-d", "--name", name, "--entrypoint", "sleep", *extra, ref, "infinity")
+    # --rm: a container whose test process was killed before teardown goes when it stops, and with it the
+    # hold it has on its image (an untagged image a container uses cannot be removed by a rebuild).
+    result = _docker("run", "-d", "--rm", "--name", name, "--entrypoint", "sleep", *extra, ref, "infinity")
     assert result.returncode == 0, result.stderr
     return name
 
