@@ -5,7 +5,9 @@ Three kinds, each a fault that only shows on a real host (they were found by rev
             (/run/secrets/...): later RUNs do not mount the secret, and a config naming a missing file
             fails them (apt refuses HTTPS when its Acquire::https::CaInfo file is absent).
   account   useradd / groupadd / userdel / usermod against the base image's accounts (matrix.yaml
-            `os_images`): a uid, gid or name the image already has, a group that does not exist.
+            `os_images`): a uid, gid or name the image already has, a group that does not exist, and
+            ids left for the tool to pick (groupadd without --gid, groupadd -f, useradd without --uid,
+            a user group whose gid cannot be its uid): such an id differs between bases and rebuilds.
   specifier an unquoted version specifier in a shell command (`pip install pyzmq>=25`): the shell reads
             `>=25` as a redirection and installs an unpinned package into a file named `=25`.
 Scripts the image runs from its context (rocmig/*.sh) are read like RUN lines.
@@ -150,26 +152,31 @@ def account_problems(shell: str, accounts: Accounts, where: str) -> list[str]:
             continue
         name = command[-1]
         if tool == "groupadd":
-            gid = _option(command, "--gid", "-g")
-            if name in accounts.groups:
-                if "-f" not in command and "--force" not in command:
-                    out.append(f"{where}: groupadd {name}: the image already has group {name}")
-                continue
-            if gid is not None and int(gid) in accounts.groups.values():
-                owner = next(g for g, v in accounts.groups.items() if v == int(gid))
-                out.append(f"{where}: groupadd --gid {gid} {name}: gid {gid} is group {owner} in the image")
-            accounts.groups[name] = int(gid) if gid is not None else max([999, *accounts.groups.values()]) + 1
+            out += _groupadd_problems(command, name, accounts, where)
         elif tool == "useradd":
             uid = _option(command, "--uid", "-u")
             if name in accounts.users:
                 out.append(f"{where}: useradd {name}: the image already has user {name}")
-            if uid is not None and int(uid) in accounts.users.values():
+            if uid is None:
+                out.append(f"{where}: useradd {name} without --uid takes whichever uid is free: give it a fixed uid")
+            elif int(uid) in accounts.users.values():
                 owner = next(u for u, v in accounts.users.items() if v == int(uid))
                 out.append(f"{where}: useradd --uid {uid} {name}: uid {uid} is user {owner} in the image")
             out += _missing_groups(command, accounts, where, f"useradd {name}")
-            accounts.users[name] = int(uid) if uid is not None else max([999, *accounts.users.values()]) + 1
-            if name not in accounts.groups and "--no-user-group" not in command and "-N" not in command:
-                accounts.groups[name] = accounts.users[name]
+            primary = _option(command, "--gid", "-g")
+            if primary is not None and primary not in accounts.groups and not primary.isdigit():
+                out.append(f"{where}: useradd {name}: group {primary} does not exist in the image")
+            accounts.users[name] = int(uid) if uid is not None else _free(accounts.users)
+            if primary is None and name not in accounts.groups and "--no-user-group" not in command \
+                    and "-N" not in command:
+                if accounts.users[name] in accounts.groups.values():
+                    owner = next(g for g, v in accounts.groups.items() if v == accounts.users[name])
+                    out.append(f"{where}: useradd {name}: its own group cannot get gid {accounts.users[name]} "
+                               f"(group {owner}) and takes whichever gid is free: create it with groupadd "
+                               f"--gid and pass --gid")
+                    accounts.groups[name] = _free(accounts.groups)
+                else:
+                    accounts.groups[name] = accounts.users[name]
         elif tool == "userdel":
             if name not in accounts.users:
                 out.append(f"{where}: userdel {name}: the image has no user {name}")
@@ -179,6 +186,34 @@ def account_problems(shell: str, accounts: Accounts, where: str) -> list[str]:
             if name not in accounts.users:
                 out.append(f"{where}: usermod {name}: the image has no user {name}")
             out += _missing_groups(command, accounts, where, f"usermod {name}")
+    return out
+
+
+def _free(ids: dict[str, int]) -> int:
+    """The id useradd / groupadd pick when given none: the lowest free one from 1000 (login.defs UID_MIN)."""
+    taken = set(ids.values())
+    return next(i for i in range(1000, 60000) if i not in taken)
+
+
+def _groupadd_problems(command: list[str], name: str, accounts: Accounts, where: str) -> list[str]:
+    """groupadd NAME: an existing name, a gid in use, no gid at all (whichever is free: a device group's
+    gid then differs from build to build and from the value documented), or -f (which hides both: with
+    a gid in use, -f makes groupadd pick another one silently). Applies it to `accounts`."""
+    out: list[str] = []
+    gid = _option(command, "--gid", "-g")
+    if "-f" in command or "--force" in command:
+        out.append(f"{where}: groupadd -f {name}: -f hides a clash (an existing group, or a gid in use: "
+                   f"groupadd then picks another gid); the base's groups are known (matrix.yaml os_images)")
+    if name in accounts.groups:
+        if "-f" not in command and "--force" not in command:
+            out.append(f"{where}: groupadd {name}: the image already has group {name}")
+        return out
+    if gid is None:
+        out.append(f"{where}: groupadd {name} without --gid takes whichever gid is free: give it a fixed gid")
+    elif int(gid) in accounts.groups.values():
+        owner = next(g for g, v in accounts.groups.items() if v == int(gid))
+        out.append(f"{where}: groupadd --gid {gid} {name}: gid {gid} is group {owner} in the image")
+    accounts.groups[name] = int(gid) if gid is not None else _free(accounts.groups)
     return out
 
 

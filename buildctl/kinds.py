@@ -93,6 +93,8 @@ OsImage = Annotated[str, AfterValidator(_pattern(r"[a-z0-9][a-z0-9._/-]*:(\{ubun
                                                  "an image name:tag", "debian:{suite}, ubuntu:{ubuntu}"))]
 Identifier = Annotated[str, AfterValidator(_pattern(r"[a-z0-9][a-z0-9._-]*", "a lowercase identifier",
                                                     "amd-7.0-no-torch-wheels"))]
+ModuleName = Annotated[str, AfterValidator(_pattern(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*",
+                                                    "a dotted Python module name", "sglang.launch_server"))]
 RoleName = Annotated[str, AfterValidator(_pattern(r"[a-z][a-z0-9-]*", "an image role name", "dev, serve"))]
 RelPath = Annotated[str, AfterValidator(_pattern(r"[A-Za-z0-9_][A-Za-z0-9._/-]*",
                                                  "a relative path inside the project (no .., no spaces)",

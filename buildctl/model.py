@@ -24,6 +24,7 @@ from buildctl.kinds import (
     DebianSuite,
     Family,
     Identifier,
+    ModuleName,
     OsImage,
     Pep440Version,
     Product,
@@ -220,6 +221,8 @@ class Framework(Strict):
     ops: DeepSpeed-style op names built ahead of time (DS_BUILD_<OP>=1), all others left to JIT.
     no_deps: requirements installed with --no-deps beside it (their own metadata names a CUDA package).
     build_deps: what its source build imports and does not declare (installed in the builder stage).
+    entry_modules: the modules its entry point imports on the default path; the third-party modules of
+    their import closure (buildctl.import_closure) must each come from something the image installs.
     """
 
     pypi: PypiName | None = None
@@ -234,6 +237,7 @@ class Framework(Strict):
     ops: list[Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]*$")]] = []
     no_deps: list[Requirement508] = []
     build_deps: list[Requirement508] = []
+    entry_modules: list[ModuleName] = []
     note: Text = ""
 
     @field_validator("version")

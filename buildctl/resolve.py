@@ -12,6 +12,10 @@ hour of building, what the build would meet at its pip step:
 PyPI's torch stands in for the ROCm build in the resolution (same version, so the same conflicts); its own
 CUDA dependencies are not held against the cell. Components that PyPI has only as an sdist (DeepSpeed,
 flash-attention) are resolved through the Requires-Dist of their sdist's PKG-INFO, fetched from PyPI.
+A component with `entry_modules` (SGLang) has its import closure read from its pinned sdist for the HIP
+platform (buildctl.import_closure); each third-party module the closure requires must be provided by a
+wheel of the resolution (its top-level names read by buildctl.wheel_contents), the torch family and its
+Triton, or a component the cell builds from source.
 """
 
 from __future__ import annotations
@@ -33,14 +37,17 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from buildctl.import_closure import closure
 from buildctl.load import Project
 from buildctl.plan import Cell, Plan
+from buildctl.wheel_contents import wheel_modules
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 CUDA_NAME = re.compile(r"^(nvidia-|cuda-|cupy-cuda|flashinfer|triton$)")
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 PYPI_SIMPLE = "https://pypi.org/simple/{name}/"
 TIMEOUT_S = 300
+WHEEL_READERS = 8
 # pip settings of the calling environment that would change what it resolves against.
 _PIP_ENV = ("PIP_FIND_LINKS", "PIP_CONSTRAINT", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_NO_INDEX")
 
@@ -51,6 +58,9 @@ class Resolution:
 
     no_deps: requirements the image installs with --no-deps; each must exist for the Python and
     platform, and its own requirements (less CUDA ones) must be in the resolution.
+    imports: (third-party top-level module, first-party module importing it) an entry point requires at
+    start; provided: modules the cell installs outside this resolution (the torch family, its Triton,
+    components built from source).
     """
 
     label: str
@@ -59,15 +69,19 @@ class Resolution:
     requirements: tuple[str, ...]
     constraints: tuple[str, ...] = ()
     no_deps: tuple[str, ...] = ()
+    imports: tuple[tuple[str, str], ...] = ()
+    provided: tuple[str, ...] = ()
 
 
 @dataclass
 class Outcome:
-    """The result of one resolution: problems (empty: it resolves) and the versions pip chose."""
+    """The result of one resolution: problems (empty: it resolves), the versions pip chose and the URL
+    of each chosen file (no_deps ones included), by canonical name."""
 
     resolution: Resolution
     problems: list[str] = field(default_factory=list)
     chosen: dict[str, str] = field(default_factory=dict)
+    urls: dict[str, str] = field(default_factory=dict)
 
 
 def platform_tags(glibc: str) -> list[str]:
@@ -104,22 +118,56 @@ def pypi_files(name: str, version: str) -> list[dict[str, Any]]:
     return [f for f in files if wanted.match(f["filename"])]
 
 
+def _sdist(files: list[dict[str, Any]], cache: Path) -> Path:
+    """The sdist among `files`, downloaded into `cache` once. Raises LookupError when there is none."""
+    match = next((f for f in files if f["filename"].endswith(".tar.gz")), None)
+    if match is None:
+        raise LookupError("no sdist")
+    local: Path = cache / str(match["filename"])
+    if not local.exists():
+        with urllib.request.urlopen(match["url"], timeout=120) as response:
+            local.write_bytes(response.read())
+    return local
+
+
 def sdist_requires(files: list[dict[str, Any]], cache: Path) -> list[str]:
     """The Requires-Dist lines of the PKG-INFO of the sdist among `files` (downloaded into `cache` once).
 
     Raises LookupError when `files` holds no sdist.
     """
-    match = next((f for f in files if f["filename"].endswith(".tar.gz")), None)
-    if match is None:
-        raise LookupError("no sdist")
-    local = cache / match["filename"]
-    if not local.exists():
-        with urllib.request.urlopen(match["url"], timeout=120) as response:
-            local.write_bytes(response.read())
+    local = _sdist(files, cache)
     with tarfile.open(fileobj=io.BytesIO(local.read_bytes()), mode="r:gz") as tar:
         member = next(m for m in tar.getmembers() if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO"))
         text = tar.extractfile(member).read().decode()  # type: ignore[union-attr]
     return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Requires-Dist:")]
+
+
+def sdist_imports(files: list[dict[str, Any]], entries: list[str], cache: Path) -> tuple[tuple[str, str], ...]:
+    """(module, importer) of each third-party module the import closure of `entries` requires on the HIP
+    platform, read from the sdist among `files` (unpacked into `cache` once).
+
+    Raises LookupError when there is no sdist or it holds no source of the entries' package.
+    """
+    local = _sdist(files, cache)
+    unpacked = cache / (local.name[: -len(".tar.gz")] + ".src")
+    if not unpacked.is_dir():
+        with tarfile.open(local, mode="r:gz") as tar:
+            tar.extractall(unpacked, filter="data")
+    package = entries[0].split(".")[0]
+    inits = sorted(unpacked.glob(f"**/{package}/__init__.py"), key=lambda p: len(p.parts))
+    if not inits:
+        raise LookupError(f"{local.name} holds no {package}/__init__.py")
+    return tuple(sorted(closure(inits[0].parent.parent, entries, "hip").required.items()))
+
+
+def _provided(project: Project, cell: Cell) -> tuple[str, ...]:
+    """Import names the cell installs outside its PyPI resolution: the torch family, its ROCm Triton
+    (the `triton` package) and each component (its name, or its PyPI name, with - as _)."""
+    names = {"torch", "torchvision", "torchaudio", "triton"}
+    for component in cell.components:
+        fw = project.matrix.frameworks[component]
+        names |= {n.replace("-", "_") for n in (component, fw.pypi) if n}
+    return tuple(sorted(names))
 
 
 def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resolution]:
@@ -141,9 +189,12 @@ def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resoluti
         return [Resolution(label, os_facts.python, os_facts.glibc, tuple(torch.tools))]
     requirements: list[str] = []
     no_deps: list[str] = []
+    imports: list[tuple[str, str]] = []
     for name in cell.components:
         fw = project.matrix.frameworks[name]
         no_deps += fw.no_deps + fw.overrides
+        if fw.entry_modules and fw.pypi:
+            imports += sdist_imports(pypi_files(fw.pypi, fw.version), fw.entry_modules, cache)
         if fw.runtime_deps:
             requirements += fw.runtime_deps
             continue
@@ -161,7 +212,8 @@ def cell_resolutions(project: Project, cell: Cell, cache: Path) -> list[Resoluti
     if not requirements:
         return []
     return [Resolution(label, os_facts.python, os_facts.glibc, tuple(dict.fromkeys(requirements)), pins,
-                       tuple(dict.fromkeys(no_deps)))]
+                       tuple(dict.fromkeys(no_deps)), tuple(imports),
+                       _provided(project, cell) if imports else ())]
 
 
 def _pip(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
@@ -207,10 +259,26 @@ def resolve(resolution: Resolution) -> Outcome:
         report = json.loads((work / "report.json").read_text())
         outcome.chosen = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
                           for i in report["install"]}
+        outcome.urls = {canonicalize_name(i["metadata"]["name"]): i["download_info"]["url"]
+                        for i in report["install"]}
         outcome.problems += _cuda_pulls(report, resolution)
         for spec in resolution.no_deps:
-            outcome.problems += _check_no_deps(spec, resolution, outcome.chosen, work)
+            outcome.problems += _check_no_deps(spec, resolution, outcome, work)
+        if resolution.imports:
+            outcome.problems += missing_imports(resolution, outcome.urls)
     return outcome
+
+
+def missing_imports(resolution: Resolution, urls: dict[str, str]) -> list[str]:
+    """One problem per module of resolution.imports that neither a wheel at `urls` (by its top-level
+    names, read by Range requests) nor resolution.provided supplies. Network: the wheels' host."""
+    wheels = {name: url for name, url in urls.items() if name not in TORCH_FAMILY}
+    with ThreadPoolExecutor(max_workers=WHEEL_READERS) as pool:
+        tops = dict(zip(wheels, pool.map(wheel_modules, wheels.values()), strict=True))
+    have = set(resolution.provided).union(*tops.values())
+    return [f"{resolution.label}: {importer} imports {module}, which no distribution the image installs "
+            f"provides: add the distribution that provides it (matrix.yaml runtime_deps)"
+            for module, importer in resolution.imports if module not in have]
 
 
 def _requires(item: dict[str, Any], python: str) -> list[Requirement]:
@@ -241,13 +309,15 @@ def _cuda_pulls(report: dict[str, Any], resolution: Resolution) -> list[str]:
     return out
 
 
-def _check_no_deps(spec: str, resolution: Resolution, chosen: dict[str, str], work: Path) -> list[str]:
+def _check_no_deps(spec: str, resolution: Resolution, outcome: Outcome, work: Path) -> list[str]:
+    """Problems of one --no-deps requirement; its file's URL is added to outcome.urls."""
     done = _pip(_target(resolution) + ["--no-deps", "--report", "nodeps.json", spec], work)
     if done.returncode != 0:
         return [f"{resolution.label}: {spec} (installed with --no-deps) does not install: "
                 f"{_error(done.stdout + done.stderr)}"]
     item = json.loads((work / "nodeps.json").read_text())["install"][0]
-    have = set(chosen) | set(TORCH_FAMILY)
+    have = set(outcome.chosen) | set(TORCH_FAMILY)
+    outcome.urls[canonicalize_name(item["metadata"]["name"])] = item["download_info"]["url"]
     return [f"{resolution.label}: {spec} requires {req}, which the image does not install"
             for req in _requires(item, resolution.python)
             if not CUDA_NAME.match(canonicalize_name(req.name)) and canonicalize_name(req.name) not in have]
@@ -258,7 +328,8 @@ def plan_resolutions(project: Project, plan: Plan, cache: Path) -> list[Resoluti
     unique: dict[tuple[object, ...], Resolution] = {}
     for cell in plan.cells:
         for r in cell_resolutions(project, cell, cache):
-            unique.setdefault((r.python, r.glibc, r.requirements, r.constraints, r.no_deps), r)
+            unique.setdefault((r.python, r.glibc, r.requirements, r.constraints, r.no_deps, r.imports,
+                               r.provided), r)
     return list(unique.values())
 
 

@@ -16,6 +16,9 @@ def test_base_image(cell, container_for):
     host = container_for(cell)
     assert host.user().uid != 0 and host.user().name == "rocm"
     assert {"video", "render"} <= set(host.user().groups)
+    # Every id is the documented one, none picked by groupadd/useradd (templates/partials/accounts.j2).
+    assert (host.user().uid, host.user().gid, host.group("rocm").gid) == (1000, 1000, 1000)
+    assert (host.group("video").gid, host.group("render").gid) == (44, 109)
     assert host.exists("rocminfo")
     cell_json = host.file("/etc/rocmig/cell.json").content_string
     assert f'"arch": "{cell.arch_name}"' in cell_json

@@ -20,9 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from buildctl.load import load_project
 from recipes.serve import errors, kfd
 from recipes.serve.launch import BUNDLED_MODEL
-from tests.images.conftest import image_under_test, slice_cells
+from tests.images.conftest import ROOT, image_under_test, slice_cells
 
 CELLS = slice_cells("serve")
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
@@ -144,6 +145,31 @@ def test_every_arch_launch_passes_sglang_parser(server):
     assert parsed["gfx942"] == ["aiter", "0.0.0.0", 30000, 2, BUNDLED_MODEL]
     assert parsed["gfx1100"][0] == "triton" and parsed["gfx90a"][0] == "triton"
     assert len(parsed) >= 7 and parsed["cpu"] == ["cpu", "0.0.0.0", 30000, BUNDLED_MODEL]
+
+
+def test_launch_server_import_closure_is_installed(server):
+    """Every third-party module the import closure of `python -m sglang.launch_server` requires (walked from
+    the image's own SGLang source for HIP, buildctl/import_closure.py run in the image) is installed, and
+    every first-party module of that closure imports for real; only the modules of components the cell
+    leaves out (matrix rules, e.g. sgl-kernel in the debian lane) may be missing."""
+    cell, image, _, _ = server
+    sglang = load_project(ROOT).matrix.frameworks["sglang"]
+    left_out = {name.replace("-", "_") for name, _, _ in cell.excluded_components}
+    site = _docker("run", "--rm", "--entrypoint", "python", image, "-c",
+                   "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip()
+    script = "/tmp/rocmig_import_closure.py"
+    done = _docker("run", "--rm", "-v", f"{ROOT / 'buildctl' / 'import_closure.py'}:{script}:ro",
+                   "--entrypoint", "python", image, script, site, "hip", sglang.pypi, *sglang.entry_modules,
+                   timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["first_party"] > 100 and {"torch", "transformers", "zmq", "fastapi"} <= set(found["modules"])
+    absent = [f"{module} (imported by {m['importer']}; {sglang.pypi} declares {m['declared'] or 'nothing named so'})"
+              for module, m in found["modules"].items() if not m["found"] and module not in left_out]
+    assert not absent, "not installed in the image: " + "; ".join(absent)
+    unexpected = {m: name for m, name in found["missing"].items() if name not in left_out}
+    assert not unexpected, f"ModuleNotFoundError on import: {unexpected}"
+    assert not found["failed"], f"modules of the closure that do not import: {found['failed']}"
 
 
 def test_port_taken(server):

@@ -77,8 +77,31 @@ def test_group_and_user_clashes_are_each_named():
     assert any("gid 44 is group video" in p for p in found)
     assert any("already has group video" in p for p in found)
     assert any("group kfd does not exist" in p for p in found)
-    assert account_problems("groupadd -f video && userdel --remove x", accounts, "D") == []
+    assert account_problems("userdel --remove x", accounts, "D") == []
     assert accounts.groups["render"] == 44 and "x" not in accounts.users
+
+
+PRE_FIX_DEBIAN_BASE = ("groupadd -f video && groupadd -f render "
+                       "&& useradd --create-home --uid 1000 --shell /bin/bash --groups video,render rocm")
+
+
+def test_ids_left_for_groupadd_and_useradd_to_pick_are_caught():
+    """The debian base before the fix: render took the first free gid (1000), so rocm's own group got
+    1001 (read in the built image: `id rocm` gave gid=1001(rocm) groups=...,1000(render))."""
+    accounts = Accounts({"root": 0}, {"root": 0, "video": 44})
+    found = account_problems(PRE_FIX_DEBIAN_BASE, accounts, "D:9")
+    assert any("groupadd -f video: -f hides a clash" in p for p in found)
+    assert any("groupadd render without --gid takes whichever gid is free" in p for p in found)
+    assert any("useradd rocm: its own group cannot get gid 1000 (group render)" in p for p in found)
+    assert accounts.groups["render"] == 1000 and accounts.groups["rocm"] == 1001
+    assert any("useradd x without --uid" in p for p in account_problems("useradd x", Accounts(), "D"))
+    fixed = Accounts({"root": 0}, {"root": 0, "video": 44})
+    assert account_problems("groupadd --gid 109 render && groupadd --gid 1000 rocm "
+                            "&& useradd --create-home --uid 1000 --gid rocm --groups video,render rocm",
+                            fixed, "D") == []
+    assert fixed.groups == {"root": 0, "video": 44, "render": 109, "rocm": 1000} and fixed.users["rocm"] == 1000
+    assert any("group wheel does not exist" in p for p in account_problems("useradd --uid 7 --gid wheel y",
+                                                                           Accounts(), "D"))
 
 
 PRE_FIX_APT_SETUP = """#!/bin/sh

@@ -49,6 +49,8 @@ def test_amd_cells_pip_steps_resolve(sdists):
     assert not problems, "\n".join(problems)
     serve = [o for o in outcomes if "rocmig/serve:rocm7.2.4" in o.resolution.label]
     assert serve and serve[0].chosen["transformers"] == "5.3.0" and "xgrammar" not in serve[0].chosen
+    # SGLang's server closure was checked against the resolution's wheels (buildctl.import_closure).
+    assert {"dill", "gguf", "zmq", "sgl_kernel"} <= {m for m, _ in serve[0].resolution.imports}
 
 
 def test_requires_python_is_caught():
