@@ -13,7 +13,7 @@ then DIR=/tmp/ref/recipes), each project is also run with that recipe, right bef
 row gives the ratio of CPU and wall times (this tree / DIR) and whether both compiled the same units.
 
     .venv/bin/python bench/migrate_projects.py [--project NAME==VERSION ...] [--arch gfx942 --arch gfx1100]
-        [--jobs 2] [--subset N] [--under PATH] [--out build/bench/migrate] [--markdown] [--no-baseline]
+        [--jobs 2] [--subset N] [--only GLOB ...] [--under PATH] [--out build/bench/migrate] [--markdown] [--no-baseline]
         [--compare-recipes DIR]
 
 Output: one JSON line per project on stdout (with --markdown, a table for docs/benchmarks.md), and
@@ -24,6 +24,7 @@ rocmig/dev:rocm7.2.4-gfx942-debian), Docker and PyPI.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -105,6 +106,16 @@ def subset(src: Path, n: int) -> None:
     units = sorted(src.rglob("*.cu"))
     for path in units[n:]:
         path.unlink()
+
+
+def keep_only(src: Path, patterns: list[str]) -> None:
+    """Delete the C/C++/CUDA sources of `src` whose tree-relative path matches none of `patterns`
+    (fnmatch globs such as 'csrc/cuda/*.cu'), to measure part of a large project."""
+    for path in sorted(src.rglob("*")):
+        if path.suffix in (".cu", ".cpp", ".cc", ".cxx") and path.is_file():
+            rel = path.relative_to(src).as_posix()
+            if not any(fnmatch.fnmatch(rel, pattern) for pattern in patterns):
+                path.unlink()
 
 
 TIMES = re.compile(r"^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$")
@@ -192,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arch", action="append", help="offload arch (repeat); default gfx942 and gfx1100")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--subset", type=int, default=0, help="keep only the first N .cu units of each project")
+    p.add_argument("--only", action="append", default=[], metavar="GLOB",
+                   help="keep only the .cu/.cpp sources whose path in the sdist matches (repeat)")
     p.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "migrate")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--no-baseline", action="store_true", help="skip the plain hipify-perl compile (halves the time)")
@@ -209,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             src = src / args.under
         if args.subset:
             subset(src, args.subset)
+        if args.only:
+            keep_only(src, args.only)
         reference = None
         if args.compare_recipes:
             reference = _measure(spec, src, work / "reference", archs, args.jobs, not args.no_baseline,

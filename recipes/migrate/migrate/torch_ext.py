@@ -66,11 +66,13 @@ def find(env: dict[str, str] | None = None) -> Torch | None:
     return None
 
 
-def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str]) -> dict[str, str]:
+def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str],
+                 include_dirs: tuple[str, ...] = ()) -> dict[str, str]:
     """Copy `cuda_dir` to `out_dir` and hipify `units` (tree-relative) there with torch.utils.hipify in
-    extension mode, headers they include following; returns {file: hipified tree-relative path} for
-    every file of the tree it reached (units and the headers they include). A file torch.utils.hipify
-    leaves as it is maps to itself."""
+    extension mode, headers they include following, found next to their includer or in
+    `include_dirs` (tree-relative: the units' -I folders, which cpp_extension passes as
+    header_include_dirs); returns {file: hipified tree-relative path} for every file of the tree it
+    reached (units and the headers they include). A file torch.utils.hipify leaves as it is maps to itself."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     shutil.copytree(cuda_dir, out_dir)
@@ -81,6 +83,7 @@ def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str]) 
     sources = [str(out_dir / u) for u in units]
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         result = hipify_python.hipify(project_directory=str(out_dir), output_directory=str(out_dir),
+                                      header_include_dirs=[str(out_dir / d) for d in include_dirs],
                                       includes=[f"{out_dir}/*"], extra_files=sources, show_detailed=False,
                                       show_progress=False, is_pytorch_extension=True, hipify_extra_files_only=True)
     mapped = {unit: unit for unit in units}
