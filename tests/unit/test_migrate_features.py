@@ -237,3 +237,12 @@ def test_labeled_partition_rewritten_and_its_finding_closed():
     open_cg = [f for f in migrated.findings["k.cu"] if f.rule == "cooperative-groups-unsupported" and f.status == "open"]
     assert open_cg == [], open_cg
     assert [f for f in migrated.findings["k.cu"] if f.rule == advice.MIXED_RULE] == []
+
+
+def test_cuda_version_gate_renamed_by_torch_hipify_stays_open():
+    """gsplat 1.5.3's third_party/glm/glm/simd/platform.h: torch.utils.hipify turns `#elif CUDA_VERSION
+    < 7000` into a TORCH_HIP_VERSION test, which fails the same way (glm's #error): the finding stays open."""
+    cuda = "#elif defined(__CUDACC__)\n#\tif CUDA_VERSION >= 8000\n#\telif CUDA_VERSION < 7000\n#\terror \"GLM requires CUDA 7.0\"\n#\tendif\n"
+    hip = cuda.replace("__CUDACC__", "__HIPCC__").replace("CUDA_VERSION", "TORCH_HIP_VERSION")
+    migrated = advice.migrate_tree({"p.h": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert {(f.line, f.status) for f in migrated.findings["p.h"] if f.rule == "cuda-version-macro"} == {(2, "open"), (3, "open")}
