@@ -66,6 +66,9 @@ def test_torch_extension_units_are_hipified_by_torch_and_compile(sdist_run):
     assert ok / len(units) >= 0.9, failures
     assert report["tools"]["torch_headers"]["origin"] in ("reconstruction", "install")
     assert statuses.get("csrc/causal_conv1d.cpp") == "ok", statuses
+    # the binding source has no device code: one host-only pass, as cpp_extension's C++ compiler builds it
+    host = {f["path"] for f in units if f.get("host_only")}
+    assert host == {"csrc/causal_conv1d.cpp"}, host
 
 
 def test_every_file_left_out_is_named_with_its_reason(sdist_run):
