@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 import click
 
+from buildctl import results
 from buildctl.console import UI
 from buildctl.doctor import diagnose, format_matches
 from buildctl.doctor.advice import collect_next
@@ -98,13 +99,13 @@ def doctor(ctx: click.Context, log: str, as_json: bool, limit: int) -> None:
     if text.note:
         click.echo(f"rocmig doctor: {text.note}", err=True)
     if as_json:
-        doc: dict[str, object] = {"log": name, "catalog_entries": checked, "lines": text.total_lines,
-                                   "lines_searched": len(text.lines),
-                                   "matches": [m.to_dict() for m in matches]}
+        body: dict[str, object] = {"log": name, "catalog_entries": checked, "lines": text.total_lines,
+                                    "lines_searched": len(text.lines),
+                                    "matches": [m.to_dict() for m in matches]}
         if not matches:
             kind, collect = collect_next(text.lines)
-            doc["collect_next"] = {"log_kind": kind, "items": list(collect)}
-        click.echo(json.dumps(doc, indent=2))
+            body["collect_next"] = {"log_kind": kind, "items": list(collect)}
+        click.echo(json.dumps(results.document("doctor", body), indent=2))
     elif matches:
         noun = "cause" if len(matches) == 1 else "causes"
         click.echo(f"rocmig doctor: {name}: {len(matches)} likely {noun}, best first")

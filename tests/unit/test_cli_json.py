@@ -30,6 +30,7 @@ CASES = [
     (["report", "hardware", "--json"], "report-hardware", None, False),
     (["review", "HEAD", "--format", "json"], "review", None, False),
     (["kernels", "configs", "--json"], "kernel-configs", None, False),
+    (["doctor", "--json", "buildctl/doctor/fixtures/aiter-on-radeon-unsupported.log"], "doctor", None, False),
 ]
 
 

@@ -58,7 +58,8 @@ def test_json_output_schema():
     result = _run(str(LOGS / "miopen-user-db-unwritable.log"), "--json")
     assert result.exit_code == 0
     doc = json.loads(result.output)
-    assert set(doc) == {"log", "catalog_entries", "lines", "lines_searched", "matches"}
+    assert set(doc) == {"schema_version", "kind", "log", "catalog_entries", "lines", "lines_searched", "matches"}
+    assert doc["schema_version"] == 1 and doc["kind"] == "doctor"
     assert doc["catalog_entries"] == len(load_catalog())
     first = doc["matches"][0]
     assert set(first) == {"id", "title", "category", "harmless", "generic", "score", "confidence",
