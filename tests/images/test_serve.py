@@ -317,3 +317,15 @@ def test_sigterm_stops_it_in_under_15_s(server):
     assert elapsed < 15 and state["ExitCode"] == 0, f"{elapsed:.1f} s, exit {state['ExitCode']}:\n{logs[-2000:]}"
     assert "SIGTERM: stopping the engine" in logs and "engine stopped " in logs
     assert "leaked semaphore" not in logs, logs[-2000:]
+
+
+SIZE_LIMIT_BYTES = 5_000_000_000  # the debian-lane serve image stays under 5 GB (as `docker images` counts)
+
+
+@pytest.mark.parametrize("cell", [c for c in CELLS if c.release.source == "debian"], ids=lambda c: c.ref)
+def test_debian_serve_image_stays_under_5_gb(cell):
+    image = image_under_test(cell.ref)
+    inspected = _docker("image", "inspect", "--format", "{{.Size}}", image)
+    assert inspected.returncode == 0, f"image {image} is not built: run `make images IMAGES=serve` first"
+    size = int(inspected.stdout)
+    assert size < SIZE_LIMIT_BYTES, f"{image} is {size / 1e9:.2f} GB (limit 5 GB): see docs/benchmarks.md's layers"
