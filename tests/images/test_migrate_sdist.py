@@ -31,17 +31,22 @@ SPEC = "causal-conv1d==1.7.0"
 UNIT = "causal_conv1d_update.cu"
 
 
+def _unpacked_sdist(spec: str, work: Path) -> Path:
+    """The source tree of sdist `spec` (NAME==VERSION, cached under build/cache/sdists) unpacked into `work`;
+    skips the test when PyPI cannot be reached."""
+    try:
+        sdist = fetch_sdist(spec, ROOT / "build" / "cache" / "sdists")
+    except (OSError, RuntimeError) as exc:
+        pytest.skip(f"cannot download the {spec} sdist from PyPI: {exc}")
+    with tarfile.open(sdist) as tar:
+        tar.extractall(work, filter="data")
+    return next(work.iterdir())
+
+
 @pytest.fixture(scope="module")
 def sdist_run(tmp_path_factory):
     image_or_skip()
-    try:
-        sdist = fetch_sdist(SPEC, ROOT / "build" / "cache" / "sdists")
-    except (OSError, RuntimeError) as exc:
-        pytest.skip(f"cannot download the {SPEC} sdist from PyPI: {exc}")
-    work = tmp_path_factory.mktemp("sdist")
-    with tarfile.open(sdist) as tar:
-        tar.extractall(work, filter="data")
-    src = next(work.iterdir())
+    src = _unpacked_sdist(SPEC, tmp_path_factory.mktemp("sdist"))
     for unit in src.rglob("*.cu"):
         if unit.name != UNIT:
             unit.unlink()
@@ -97,14 +102,7 @@ def scatter_run(tmp_path_factory):
     outside its USE_ROCM branch (HIP's static assertion) and, inside it, shuffles at::Half with HIP's
     __shfl_up (ambiguous between HIP's float and __half overloads)."""
     image_or_skip()
-    try:
-        sdist = fetch_sdist(SCATTER, ROOT / "build" / "cache" / "sdists")
-    except (OSError, RuntimeError) as exc:
-        pytest.skip(f"cannot download the {SCATTER} sdist from PyPI: {exc}")
-    work = tmp_path_factory.mktemp("scatter")
-    with tarfile.open(sdist) as tar:
-        tar.extractall(work, filter="data")
-    src = next(work.iterdir())
+    src = _unpacked_sdist(SCATTER, tmp_path_factory.mktemp("scatter"))
     for unit in [*src.rglob("*.cu"), *src.rglob("*.cpp")]:
         if unit.relative_to(src).as_posix() != SCATTER_UNIT:
             unit.unlink()
