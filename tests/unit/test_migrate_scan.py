@@ -179,6 +179,18 @@ def test_constant_evaluation():
     assert cpp.evaluate("n * 4", {}) is None
 
 
+def test_character_literals_evaluate_as_ints_and_strings_are_not_constants():
+    # fmt's format.h (bundled by LightGBM 4.7.0): `const auto overflow = '0' + 10;`
+    text = "int f(int e) {\n  const auto overflow = '0' + 10;\n  return e > overflow;\n}\n"
+    names = cpp.symbols(cpp.blank(text))
+    assert cpp.evaluate("overflow", {**names, "overflow": "'0' + 10"}) == 58
+    assert cpp.evaluate("'\\n' * 2", {}) == 20
+    assert cpp.evaluate('"ab" + 1', {}) is None
+    assert cpp.evaluate("1.5 + 2", {}) is None
+    blanked = [cpp.blank(text)]
+    assert scan.tree_context(blanked, [])
+
+
 def test_mask_held_in_32bit_variable_and_ballot_variable():
     text = ("__device__ int f(float v, int p){ unsigned m = __activemask();\n"
             " v = __shfl_sync(m, v, 0);\n"

@@ -161,10 +161,18 @@ def symbols(blanked: str) -> dict[str, str]:
     return found
 
 
+CHAR_LITERAL = re.compile(r"'([^'\\\n]|\\[ntr0\\'\"])'")
+CHAR_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0", "\\\\": "\\", "\\'": "'", '\\"': '"'}
+
+
 def evaluate(expr: str, names: dict[str, str], depth: int = 0) -> int | None:
-    """Evaluate a C integer constant expression (literals, + - * / % << >>, parentheses, sizeof of
-    basic types, names from `names`); None when it is not a constant we can decide."""
+    """Evaluate a C integer constant expression (literals, character literals such as ' ' or '\\n',
+    + - * / % << >>, parentheses, sizeof of basic types, names from `names`); None when it is not a
+    constant we can decide."""
     if depth > 8 or not expr:
+        return None
+    expr = CHAR_LITERAL.sub(lambda m: str(ord(CHAR_ESCAPES.get(m.group(1), m.group(1)))), expr)
+    if "'" in expr or '"' in expr:
         return None
     expr = re.sub(r"\bsizeof\s*\(\s*([\w ]+?)\s*\)", lambda m: str(SIZEOF.get(m.group(1), "?")), expr)
     expr = re.sub(r"\bstatic_cast\s*<[^>]*>", "", expr)
@@ -184,11 +192,12 @@ def evaluate(expr: str, names: dict[str, str], depth: int = 0) -> int | None:
         return None
     allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv,
                ast.Mod, ast.LShift, ast.RShift, ast.USub, ast.UAdd, ast.BitAnd, ast.BitOr)
-    if not all(isinstance(node, allowed) for node in ast.walk(tree)):
+    if not all(isinstance(node, allowed) and (not isinstance(node, ast.Constant) or type(node.value) is int)
+               for node in ast.walk(tree)):
         return None
     try:
         value = eval(compile(tree, "<const>", "eval"), {"__builtins__": {}})
-    except (ArithmeticError, ValueError):
+    except (ArithmeticError, ValueError, TypeError):
         return None
     return value if isinstance(value, int) else None
 
