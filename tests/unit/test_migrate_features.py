@@ -246,3 +246,78 @@ def test_cuda_version_gate_renamed_by_torch_hipify_stays_open():
     hip = cuda.replace("__CUDACC__", "__HIPCC__").replace("CUDA_VERSION", "TORCH_HIP_VERSION")
     migrated = advice.migrate_tree({"p.h": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
     assert {(f.line, f.status) for f in migrated.findings["p.h"] if f.rule == "cuda-version-macro"} == {(2, "open"), (3, "open")}
+
+
+GLM_PLATFORM = """// CUDA
+#elif defined(__CUDACC__)
+#\tif !defined(CUDA_VERSION) && !defined(GLM_FORCE_CUDA)
+#\t\tinclude <cuda.h>  // make sure version is defined since nvcc does not define it itself!
+#\tendif
+#\tif defined(__CUDACC_RTC__)
+#\t\tdefine GLM_COMPILER GLM_COMPILER_CUDA_RTC
+#\telif CUDA_VERSION >= 8000
+#\t\tdefine GLM_COMPILER GLM_COMPILER_CUDA80
+#\telif CUDA_VERSION < 7000
+#\t\terror "GLM requires CUDA 7.0 or higher"
+#\tendif
+
+// HIP
+#elif defined(__HIP__)
+#\tdefine GLM_COMPILER GLM_COMPILER_HIP
+
+// Clang
+#elif defined(__clang__)
+#\tdefine GLM_COMPILER GLM_COMPILER_CLANG
+#endif
+"""
+
+
+def _glm(hip_of):
+    """glm 1.0's simd/platform.h compiler chain (as vendored by gsplat 1.5.3), from its Intel branch on."""
+    cuda = "#if defined(__INTEL_COMPILER)\n#\tdefine GLM_COMPILER GLM_COMPILER_INTEL\n" + GLM_PLATFORM
+    return cuda, hip_of(cuda)
+
+
+@pytest.mark.parametrize("translator", [
+    # torch.utils.hipify 2.14.1 (cuda_to_hip_mappings.py: __CUDACC__ -> __HIPCC__, CUDA_VERSION ->
+    # TORCH_HIP_VERSION, cuda.h -> hip/hip_runtime.h)
+    lambda t: t.replace("__CUDACC__", "__HIPCC__").replace("CUDA_VERSION", "TORCH_HIP_VERSION")
+                .replace("<cuda.h>", "<hip/hip_runtime.h>"),
+    # hipify-perl 7.2.4 (__CUDACC__ -> __HIPCC__, cuda.h -> hip/hip_runtime.h)
+    lambda t: t.replace("__CUDACC__", "__HIPCC__").replace("<cuda.h>", "<hip/hip_runtime.h>"),
+], ids=["torch.utils.hipify", "hipify-perl"])
+def test_own_hip_branch_takes_glms_hip_branch_again(translator):
+    """After the translators rename __CUDACC__, glm's CUDA branch claims hipcc (which defines __HIPCC__)
+    and stops at its #error; the fixup puts the test back, so the chain reaches glm's own HIP branch, and
+    the CUDA-version findings inside the CUDA branch are closed as not compiled on AMD."""
+    cuda, hip = _glm(translator)
+    assert "GLM_COMPILER_HIP" not in _live(hip)
+    migrated = advice.migrate_tree({"glm/simd/platform.h": (cuda, hip)}, rules.load_rules(),
+                                   [Arch("gfx942", "CDNA3", 64, 65536)])
+    final = migrated.final["glm/simd/platform.h"]
+    assert "#elif defined(__CUDACC__)" in final
+    assert "<hip/hip_runtime.h>" in final  # the rest of the translation stays
+    live = _live(final)
+    assert "GLM_COMPILER_HIP" in live and "error" not in live and "GLM_COMPILER_CLANG" not in live
+    assert [f.id for f in migrated.fixes["glm/simd/platform.h"]][:1] == ["own-hip-branch"]
+    versions = [f for f in migrated.findings["glm/simd/platform.h"] if f.rule == "cuda-version-macro"]
+    assert versions and all(f.status == "fixed" for f in versions), versions
+
+
+def _live(text):
+    """The lines hipcc compiles, conditionals left out: __HIP__ and __HIPCC__ defined, the rest not (the
+    chain's branches test nothing else)."""
+    from migrate import cpp
+    blanked = cpp.blank(text)
+    dead = cpp.dead_lines(blanked, frozenset({"__INTEL_COMPILER", "GLM_FORCE_CUDA", "__clang__"}) | cpp.HIPCC_UNDEFINED)
+    return "\n".join(line for n, line in enumerate(text.split("\n"), 1) if n not in dead and not features.DIRECTIVE.match(line))
+
+
+def test_own_hip_branch_leaves_chains_without_a_hip_branch():
+    """`#ifdef __CUDACC__ ... #else ... #endif` is hipify's to translate: hipcc compiles the CUDA
+    branch (as __HIPCC__); a chain that tests HIP first is already right."""
+    cuda = ("#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\n"
+            "#if defined(__HIP__)\n#define X 1\n#elif defined(__CUDACC__)\n#define X 2\n#endif\n")
+    hip = cuda.replace("__CUDACC__", "__HIPCC__")
+    migrated = advice.migrate_tree({"a.h": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert migrated.final["a.h"] == hip

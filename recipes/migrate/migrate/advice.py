@@ -106,7 +106,7 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
     state = states[rel]
     final_lines = state.final.split("\n")
     final_blanked = cpp.blank(state.final)
-    dead = cpp.dead_lines(final_blanked, undefined)
+    dead = cpp.dead_lines(final_blanked, undefined | cpp.HIPCC_UNDEFINED)
     blanked_lines = final_blanked.split("\n")
     wide = [(f, op) for f in sorted(scope) for op in file_ops.get(f, []) if op.kind in ("wavefront", "unknown")]
     first_wide: tuple[str, warp.Op] | None = next(((f, op) for f, op in wide if op.kind == "wavefront"),
@@ -209,12 +209,12 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         half_declared=half_declared)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
-    graph = includes.IncludeGraph(final_texts, ctx.undefined, include_dirs, system_dirs)
+    graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = fixups.full_mask_regex(mask_names)
     raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items()}
     file_ops = {rel: warp.ops(_projected(states[rel], raw[rel], full_mask), ctx.symbols,
-                              cpp.dead_lines(cpp.blank(text), ctx.undefined))
+                              cpp.dead_lines(cpp.blank(text), ctx.undefined | cpp.HIPCC_UNDEFINED))
                 for rel, text in final_texts.items()}
     findings = {}
     for rel in texts:

@@ -15,6 +15,9 @@ AMD_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPC
                          "__HIP_PLATFORM_AMD", "HIP_PLATFORM_AMD"})
 AMD_UNDEFINED = frozenset({"__CUDA_ARCH__", "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                            "__CUDACC_VER_MAJOR__"})
+# Macros hipcc does not define that the translators rename in CUDA text (__CUDACC__ -> __HIPCC__): in
+# a CUDA input they mark code the HIP build compiles, so only a migrated text's tests of them are dead.
+HIPCC_UNDEFINED = frozenset({"__CUDACC__", "__CUDACC_RTC__"})
 SIZEOF = {"char": 1, "int8_t": 1, "uint8_t": 1, "short": 2, "half": 2, "__half": 2, "int16_t": 2,
           "__nv_bfloat16": 2, "__hip_bfloat16": 2, "int": 4, "unsigned": 4, "float": 4, "int32_t": 4,
           "uint32_t": 4, "unsigned int": 4, "double": 8, "long": 8, "int64_t": 8, "uint64_t": 8,
@@ -80,8 +83,8 @@ def _condition(expr: str, undefined: frozenset[str] = frozenset()) -> bool | Non
 
 def dead_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int]:
     """1-based numbers of lines inside #if / #elif / #else branches that are never compiled on AMD
-    (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`); macros in
-    `undefined` count as not defined."""
+    (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`), nested
+    directives included; macros in `undefined` count as not defined."""
     dead: set[int] = set()
     # stack entries: [some branch so far is taken for sure?, live outside this #if?]
     stack: list[list[bool]] = []
@@ -90,6 +93,8 @@ def dead_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int
         m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
         if m:
             word, rest = m.group(1), m.group(2)
+            if not (live if word in ("if", "ifdef", "ifndef") else not stack or stack[-1][1]):
+                dead.add(number)  # a directive nested in a dead branch
             if word in ("if", "ifdef", "ifndef"):
                 cond = _condition(rest if word == "if" else f"defined({rest.strip()})", undefined)
                 if word == "ifndef" and cond is not None:

@@ -34,6 +34,14 @@
                  at::Half is ambiguous among HIP's int/float/double/__half/... overloads (ROCm/ROCm#2783);
                  the width and mask are passed on as given. Names the tree already overloads for Half
                  are left out
+  own_hip_branch in a #if / #elif chain of the CUDA text that tests a HIP compiler macro (__HIP__,
+                 __HIPCC__, __HIP_PLATFORM_AMD__, ...) in a later branch, the earlier branches' tests of
+                 CUDA's compiler (__CUDACC__, CUDA_VERSION, __CUDA_ARCH__, ...) are put back as written:
+                 hipcc defines none of those, so the chain takes the file's own HIP branch, as it does
+                 when hipcc compiles the untranslated file. The translators rename __CUDACC__ to __HIPCC__
+                 (and torch.utils.hipify CUDA_VERSION to TORCH_HIP_VERSION), which makes the CUDA branch
+                 claim hipcc too (glm's simd/platform.h then stops at `#error "GLM requires CUDA 7.0 or
+                 higher"`; glm's HIP branch, g-truc/glm#1082, comes after its CUDA one)
   wmma           <mma.h>, nvcuda::wmma -> <rocwmma/rocwmma.hpp>, rocwmma (same names: fragment,
                  matrix_a/b, accumulator, row/col_major, mem_row/col_major, load/store_matrix_sync,
                  fill_fragment, mma_sync); the tile-per-wavefront question stays a finding
@@ -376,3 +384,54 @@ def half_shuffles(text: str, declared: frozenset[str] = frozenset()) -> str:
              "// its bits through HIP's __half shuffles, with the caller's width and mask\n"
              + "\n".join(lines) + "\n#endif\n")
     return insert_after_includes(text, block)
+
+
+# Preprocessor tests of NVIDIA's compiler and of HIP's (hipcc defines __HIP__ and __HIPCC__, and
+# __HIP_DEVICE_COMPILE__ in device passes; none of the CUDA ones: `hipcc -dM -E` in the dev image).
+CUDA_COMPILER_TEST = re.compile(r"\b(?:__CUDACC__|__CUDACC_RTC__|__NVCC__|__CUDA_ARCH__|CUDA_VERSION|CUDART_VERSION"
+                                r"|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__)\b")
+HIP_COMPILER_TEST = re.compile(r"\b(?:__HIP__|__HIPCC__|__HIPCC_RTC__|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__"
+                               r"|__HIP_DEVICE_COMPILE__)\b")
+DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def _cuda_before_hip(blanked_lines: list[str]) -> list[int]:
+    """0-based lines of the #if / #ifdef / #elif branches that test CUDA's compiler (and no HIP macro)
+    in a chain whose later branch tests a HIP compiler macro."""
+    found: list[int] = []
+    stack: list[list[tuple[int, str]]] = []
+    for i, line in enumerate(blanked_lines):
+        m = DIRECTIVE.match(line)
+        if not m:
+            continue
+        word, condition = m.group(1), m.group(2)
+        if word in ("if", "ifdef", "ifndef"):
+            stack.append([(i, condition)])
+        elif word in ("elif", "else") and stack:
+            stack[-1].append((i, condition if word == "elif" else ""))
+        elif word == "endif" and stack:
+            branches = stack.pop()
+            for k, (start, cond) in enumerate(branches):
+                if CUDA_COMPILER_TEST.search(cond) and not HIP_COMPILER_TEST.search(cond) \
+                        and any(HIP_COMPILER_TEST.search(later) for _, later in branches[k + 1:]):
+                    found.append(start)
+    return sorted(found)
+
+
+def own_hip_branch(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
+    """Put back the CUDA-compiler tests of chains that have their own HIP branch (see module doc).
+    cuda_lines: the CUDA input; mapping: CUDA line -> line of `text` (0-based, linemap.map_lines).
+    Only directive lines the translator changed are restored, with their continuation lines."""
+    lines = text.split("\n")
+    blanked = cpp.blank("\n".join(cuda_lines)).split("\n")
+    for start in _cuda_before_hip(blanked):
+        i = start
+        while i < len(cuda_lines):
+            j = mapping[i] if i < len(mapping) else None
+            if j is None or j >= len(lines) or (i == start and not DIRECTIVE.match(lines[j])):
+                break
+            lines[j] = cuda_lines[i]
+            if not cuda_lines[i].rstrip().endswith("\\"):
+                break
+            i += 1
+    return "\n".join(lines)

@@ -15,6 +15,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
   builtin-types-header, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  own-hip-branch        a chain's CUDA-compiler tests put back where the chain has its own HIP branch
+                        (the translators' __CUDACC__ -> __HIPCC__ would make it take the CUDA one; features.py)
   half-shuffle-overloads  c10::Half overloads of the shuffles in files that include PyTorch (features.py)
   vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
                         `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
@@ -193,6 +195,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     """
     cuda_lines = cuda_text.split("\n")
     steps = [
+        ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
+         lambda t: features.own_hip_branch(t, cuda_lines, mapping)),
         ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),
         ("hip-header-layout", "library headers moved to their ROCm >= 6 folders",
          lambda t: header_layout(t, cuda_lines, mapping)),
