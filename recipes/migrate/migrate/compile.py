@@ -15,20 +15,23 @@ a binding source that includes torch/extension.h costs 2-3 device passes of thos
 Optimization: -O0 by default. DeepSpeed's heaviest unit (blocked_kv_rotary_cuda.cu, gfx942) takes
 17 s at -O0 and 75 s at -O1 or -O2 on this 2-core host; front-end errors are the same at every level.
 A failure that comes from the back end (e.g. an intrinsic whose immediate only becomes constant after
-inlining) is retried once at -O2 before it counts.
+inlining) is retried once at -O2 before it counts. A failure with clang's non-constant narrowing
+errors in the migrated tree gets clang's own casts (fixits.py) and is retried once.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from . import fixits
 from .archs import Arch
 from .errors import ToolError
 
@@ -46,7 +49,8 @@ class Job:
     include_dirs (absolute), defines per arch group key (wavefront) -> ["NAME=VALUE", ...], flags
     (more hipcc flags of this unit: -fopenmp, -iquote DIR, a PyTorch extension's defines and -I),
     std (C++ standard: c++17, or c++20 for PyTorch extensions as cpp_extension builds them), host_only
-    (no device code in the unit: one host-compiler pass stands for every arch)."""
+    (no device code in the unit: one host-compiler pass stands for every arch), casts (clang's
+    narrowing casts may be applied to the tree: fixits.py; off for the plain baseline)."""
 
     rel: str
     source: Path
@@ -55,19 +59,22 @@ class Job:
     flags: tuple[str, ...] = ()
     std: str = "c++17"
     host_only: bool = False
+    casts: bool = True
 
 
 @dataclass(frozen=True)
 class Result:
     """Outcome for one unit and arch: status ("ok", "failed", "timeout"), first_error (first
     compiler error line, "" when ok), log (path of the compiler output, relative to the out dir),
-    seconds (wall time of the hipcc call that decided it), opt (its optimization flag)."""
+    seconds (wall time of the hipcc call that decided it), opt (its optimization flag), fixits
+    ("path:line" relative to the out dir of each line where clang's narrowing cast was inserted)."""
 
     status: str
     first_error: str
     log: str
     seconds: float
     opt: str
+    fixits: tuple[str, ...] = ()
 
 
 def host_only(kind: str, blanked: str) -> bool:
@@ -113,7 +120,7 @@ def _hipcc(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
     defines = job.defines.get(archs[0].wavefront, ())
     args = [str(hipcc), "-c", "-x", "hip", f"-std={job.std}", opt, "-w",
             *(["--offload-host-only"] if job.host_only else []), *(f"--offload-arch={a.name}" for a in archs),
-            *(f"-D{d}" for d in defines), *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra,
+            *(f"-D{d}" for d in defines), *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra, fixits.FLAG,
             str(job.source), "-o", str(obj)]
     obj.parent.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -137,8 +144,14 @@ def _hipcc(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
 
 def _build(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path, extra: list[str],
            timeout: int, opt: str) -> Result:
-    """_hipcc, retried once at RETRY_OPT when a failure comes from the compiler back end."""
+    """_hipcc, retried once with clang's narrowing casts applied (fixits.py) when the failure has
+    them, and once at RETRY_OPT when a failure comes from the compiler back end."""
     result, output = _hipcc(hipcc, job, archs, base, out_root, extra, timeout, opt)
+    casts = fixits.narrowing_casts(output, str(out_root)) if result.status == "failed" and job.casts else []
+    if casts:
+        changed = tuple(f"{os.path.relpath(path, out_root)}:{line}" for path, line in fixits.apply(casts))
+        result, output = _hipcc(hipcc, job, archs, base.with_name(base.name + ".fixit"), out_root, extra, timeout, opt)
+        result = replace(result, fixits=changed)
     if result.status == "failed" and opt != RETRY_OPT and BACKEND_ERROR.search(output):
         result, _ = _hipcc(hipcc, job, archs, base.with_name(base.name + RETRY_OPT), out_root, extra, timeout, RETRY_OPT)
     return result

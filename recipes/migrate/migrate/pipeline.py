@@ -240,7 +240,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                        unit_flags + ("-iquote", str((hip_dir / u.rel).parent)), host_only=host)
         if opts.baseline:
             base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in dirs),
-                                 {g[0].wavefront: own.defines for g in groups}, unit_flags, std, host))
+                                 {g[0].wavefront: own.defines for g in groups}, unit_flags, std, host, casts=False))
     t0 = time.time()
     results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags),
                           opts.timeout, opts.opt, done=lambda so_far, total: progress(compile_progress("compile", so_far, total)))

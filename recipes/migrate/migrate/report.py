@@ -132,6 +132,8 @@ def to_markdown(data: dict) -> str:
                 line = f"- {arch}: **{r.get('status', '-')}**"
                 if r.get("first_error"):
                     line += f": `{r['first_error']}`"
+                if r.get("fixits"):
+                    line += f" (clang's narrowing casts inserted at {', '.join(r['fixits'])})"
                 for m in r.get("doctor", []):
                     line += f" (doctor: [{m['id']}]({m['doc']}) {m['title']})"
                 if arch in f["baseline"]:
