@@ -34,6 +34,14 @@ FLAGS = ("-D__HIP_PLATFORM_AMD__=1", "-DUSE_ROCM=1", "-DHIPBLAS_V2", "-DCUDA_HAS
          "-D__HIP_NO_HALF_OPERATORS__=1", "-D__HIP_NO_HALF_CONVERSIONS__=1", "-DHIP_ENABLE_WARP_SYNC_BUILTINS=1",
          "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=rocmig_check", "-fPIC")
 STD = "c++20"
+# torch.utils.hipify's defaults (hipify_python.hipify: extensions, header_extensions) and header suffixes
+# beyond them. In extension mode a header under a folder named cuda moves to one named hip
+# (get_hip_file_path); a file it includes that hipify did not take (glm's .inl files beside its .hpp)
+# stays behind and the moved header's relative #include no longer resolves. Taking the tree's other
+# header suffixes (tree.HEADER_EXTS) as headers too keeps each included file next to its includer,
+# translated like it.
+HEADER_EXTENSIONS = (".cuh", ".h", ".hpp", *sorted(tree.HEADER_EXTS - {".cuh", ".h", ".hpp"}))
+EXTENSIONS = (".cu", ".c", ".cc", ".cpp", ".in", *HEADER_EXTENSIONS)
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,7 @@ def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str],
     sources = [str(out_dir / u) for u in units]
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         result = hipify_python.hipify(project_directory=str(out_dir), output_directory=str(out_dir),
+                                      extensions=EXTENSIONS, header_extensions=HEADER_EXTENSIONS,
                                       header_include_dirs=[str(out_dir / d) for d in include_dirs],
                                       includes=[f"{out_dir}/*"], extra_files=sources, show_detailed=False,
                                       show_progress=False, is_pytorch_extension=True, hipify_extra_files_only=True)
