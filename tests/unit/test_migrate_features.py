@@ -321,3 +321,25 @@ def test_own_hip_branch_leaves_chains_without_a_hip_branch():
     hip = cuda.replace("__CUDACC__", "__HIPCC__")
     migrated = advice.migrate_tree({"a.h": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
     assert migrated.final["a.h"] == hip
+
+
+def test_kernel_arguments_of_function_attribute_calls_become_const_void_pointers():
+    """torch-harmonics 0.8.1 attention_cuda_utils.cu:120 `cudaFuncGetAttributes(&attrs, empty_k)` compiles
+    with CUDA's template overload (cuda_runtime.h: `(const void*)entry`) and not with HIP 7.2, which has
+    only `hipFuncGetAttributes(hipFuncAttributes*, const void*)`; the other attribute calls likewise."""
+    cuda = ("__global__ void empty_k() {}\n"
+            "static int getPtxver() {\n    cudaFuncAttributes attrs;\n"
+            "    CHECK_CUDA(cudaFuncGetAttributes(&attrs, empty_k));\n    return attrs.ptxVersion*10;\n}\n"
+            "void f(const void* p) {\n"
+            "  cudaFuncSetAttribute(k<float, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,\n                       smem);\n"
+            "  cudaFuncSetCacheConfig((const void*)k2, cudaFuncCachePreferShared);\n"
+            "  cudaFuncGetAttributes(&a, p);\n}\n")
+    hip = cuda.replace("cuda", "hip")
+    migrated = advice.migrate_tree({"u.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    final = migrated.final["u.cu"].split("\n")
+    assert final[3] == "    CHECK_CUDA(hipFuncGetAttributes(&attrs, reinterpret_cast<const void*>(empty_k)));"
+    assert final[7] == "  hipFuncSetAttribute(reinterpret_cast<const void*>(k<float, 4>), hipFuncAttributeMaxDynamicSharedMemorySize,"
+    assert final[8] == "                       smem);"
+    assert final[9] == "  hipFuncSetCacheConfig((const void*)k2, hipFuncCachePreferShared);"
+    assert final[10] == "  hipFuncGetAttributes(&a, reinterpret_cast<const void*>(p));"
+    assert "func-pointer-cast" in [f.id for f in migrated.fixes["u.cu"]]

@@ -42,6 +42,11 @@
                  (and torch.utils.hipify CUDA_VERSION to TORCH_HIP_VERSION), which makes the CUDA branch
                  claim hipcc too (glm's simd/platform.h then stops at `#error "GLM requires CUDA 7.0 or
                  higher"`; glm's HIP branch, g-truc/glm#1082, comes after its CUDA one)
+  func_pointer_cast  hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
+                 hipFuncSetSharedMemConfig called with a kernel: its argument -> reinterpret_cast<const
+                 void*>(kernel). CUDA's cuda_runtime.h declares a template overload of each taking `T*
+                 entry` that calls the C function with `(const void*)entry`; HIP 7.2 declares only the
+                 `const void*` form (hip_runtime_api.h), so a kernel argument does not convert
   wmma           <mma.h>, nvcuda::wmma -> <rocwmma/rocwmma.hpp>, rocwmma (same names: fragment,
                  matrix_a/b, accumulator, row/col_major, mem_row/col_major, load/store_matrix_sync,
                  fill_fragment, mma_sync); the tile-per-wavefront question stays a finding
@@ -435,3 +440,60 @@ def own_hip_branch(text: str, cuda_lines: list[str], mapping: list[int | None]) 
                 break
             i += 1
     return "\n".join(lines)
+
+
+# HIP function -> index of its kernel argument (hip_runtime_api.h of HIP 7.2: `const void* func`)
+FUNC_POINTER_ARG = {"hipFuncGetAttributes": 1, "hipFuncSetAttribute": 0, "hipFuncSetCacheConfig": 0,
+                    "hipFuncSetSharedMemConfig": 0}
+FUNC_POINTER_CALL = re.compile(r"(?<![\w.:>])(" + "|".join(FUNC_POINTER_ARG) + r")\s*\(")
+VOID_POINTER = re.compile(r"^(?:reinterpret_cast\s*<\s*(?:const\s+)?void\s*\*\s*>|\(\s*(?:const\s+)?void\s*\*\s*\))")
+
+
+def _arg_spans(blanked: str, start: int) -> tuple[list[tuple[int, int]], int] | None:
+    """Spans (offsets into the text) of the top-level arguments of the call whose '(' ends at `start`,
+    and the offset of its ')'; None when the parentheses do not close. A '<' right after a name opens
+    a template argument list (`k<float, 4>`) unless it is '<<' or '<='."""
+    depth, angle, k, spans, begin = 1, 0, start, [], start
+    while k < len(blanked):
+        c = blanked[k]
+        if c == "<" and re.match(r"\w", blanked[k - 1]) and blanked[k + 1:k + 2] not in ("<", "="):
+            angle += 1
+        elif c == ">" and angle:
+            angle -= 1
+        elif c == "," and angle:
+            pass
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                spans.append((begin, k))
+                return spans, k
+        elif c == "," and depth == 1:
+            spans.append((begin, k))
+            begin = k + 1
+        k += 1
+    return None
+
+
+def func_pointer_cast(text: str) -> str:
+    """The kernel argument of HIP's function-attribute calls cast to const void* (see module doc)."""
+    if not any(name in text for name in FUNC_POINTER_ARG):
+        return text
+    blanked = cpp.blank(text)
+    edits = []
+    for m in FUNC_POINTER_CALL.finditer(blanked):
+        found = _arg_spans(blanked, m.end())
+        index = FUNC_POINTER_ARG[m.group(1)]
+        if found is None or len(found[0]) <= index:
+            continue
+        a, b = found[0][index]
+        arg = text[a:b]
+        if not arg.strip() or VOID_POINTER.match(arg.strip()):
+            continue
+        lead = len(arg) - len(arg.lstrip())
+        trail = len(arg.rstrip())
+        edits.append((a + lead, a + trail))
+    for a, b in reversed(edits):
+        text = text[:a] + f"reinterpret_cast<const void*>({text[a:b]})" + text[b:]
+    return text
