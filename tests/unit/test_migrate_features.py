@@ -102,6 +102,23 @@ def test_header_and_namespace_rewrites():
     assert "return rocmig_atomicInc_system(p, 7u);" in out and '__ATOMIC_RELAXED, "")' in out
 
 
+def test_nccl_header_becomes_rccl_and_the_finding_is_closed():
+    # LightGBM 4.7.0 include/LightGBM/cuda/cuda_utils.hu, its CUDA branch
+    cuda = ("#if defined(USE_ROCM)\n#include <rccl/rccl.h>\n#else\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+            "#include <nccl.h>\n#endif\n#include \"nccl.h\"\nvoid f(ncclComm_t c) { ncclCommDestroy(c); }\n")
+    hip = cuda.replace("<cuda.h>", "<hip/hip_runtime.h>").replace("<cuda_runtime.h>", "<hip/hip_runtime.h>")
+    out = features.nccl_rccl(hip)
+    assert out.count("#include <rccl/rccl.h>\n") == 3 and "nccl.h" not in out
+    assert "ncclCommDestroy(c)" in out
+    archs = [Arch("gfx942", "CDNA3", 64, 65536)]
+    migrated = advice.migrate_tree({"u.hu": (cuda, hip)}, rules.load_rules(), archs)
+    # without PyTorch, nothing defines USE_ROCM: the #else branch is the one compiled, and scanned
+    assert [(f.line, f.status) for f in migrated.findings["u.hu"] if f.rule == "nccl-header"] == [(6, "fixed")]
+    assert "#include <rccl/rccl.h>\n#endif" in migrated.final["u.hu"]
+    own_rocm_build = advice.migrate_tree({"u.hu": (cuda, hip)}, rules.load_rules(), archs, defines=frozenset({"USE_ROCM"}))
+    assert [f.line for f in own_rocm_build.findings["u.hu"] if f.rule == "nccl-header"] == []
+
+
 def test_feature_findings_closed_by_their_fixups():
     cuda = ("#include <cuda_runtime.h>\n#include <builtin_types.h>\n#include <nvToolsExt.h>\n"
             "__global__ void k(unsigned* a) { a[0] = __vcmpgtu4(a[1], a[2]); atomicDec_system(a, 3u); }\n"
@@ -149,7 +166,7 @@ def test_half_shuffles_only_in_pytorch_files_and_not_a_warp_operation():
     its forwarders as wavefront operations (no warp-width-mixed beside the 32-lane group forms)."""
     cuda = SCATTER_UTILS + "__device__ float r(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n"
     archs = [Arch("gfx942", "CDNA3", 64, 65536)]
-    plain = advice.migrate_tree({"u.cuh": (cuda, cuda)}, rules.load_rules(), archs)
+    plain = advice.migrate_tree({"u.cuh": (cuda, cuda)}, rules.load_rules(), archs, defines=frozenset({"USE_ROCM"}))
     assert "ROCMIG_HALF_SHUFFLES" not in plain.final["u.cuh"]
     torch = advice.migrate_tree({"u.cuh": (cuda, cuda)}, rules.load_rules(), archs, pytorch_files=frozenset({"u.cuh"}))
     assert "ROCMIG_HALF_SHUFFLES" in torch.final["u.cuh"]

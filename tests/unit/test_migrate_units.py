@@ -74,6 +74,27 @@ def _file(path, kind, unit, status="ok"):
             if unit else {}, "baseline": {}}
 
 
+def test_headers_of_any_extension_that_a_source_includes_are_sources(tmp_path):
+    # LightGBM 4.7.0 keeps its CUDA helpers in include/LightGBM/cuda/cuda_utils.hu; Eigen's headers
+    # have no extension (<Eigen/Dense>); a file nothing includes stays out
+    found = _tree(tmp_path, {
+        "src/cuda/cuda_algorithms.cu": "#include <LightGBM/cuda/cuda_algorithms.hpp>\n__global__ void k() {}\n",
+        "include/LightGBM/cuda/cuda_algorithms.hpp": "#include <LightGBM/cuda/cuda_utils.hu>\n",
+        "include/LightGBM/cuda/cuda_utils.hu": "#include <cuda_runtime.h>\n#include <Eigen/Dense>\n",
+        "external_libs/eigen/Eigen/Dense": '#include "Core"\n',
+        "external_libs/eigen/Eigen/Core": "#define EIGEN_CORE_H\n",
+        "external_libs/eigen/Eigen/Sparse": "#define EIGEN_SPARSE_H\n",
+        "README": "#include <nothing>\n"})
+    by_rel = {f.rel: f for f in found.files}
+    assert set(by_rel) == {"src/cuda/cuda_algorithms.cu", "include/LightGBM/cuda/cuda_algorithms.hpp",
+                           "include/LightGBM/cuda/cuda_utils.hu", "external_libs/eigen/Eigen/Dense",
+                           "external_libs/eigen/Eigen/Core"}
+    assert by_rel["include/LightGBM/cuda/cuda_utils.hu"].kind == "header"
+    assert by_rel["include/LightGBM/cuda/cuda_utils.hu"].uses_cuda
+    assert [u.rel for u in tree.units(found)] == ["src/cuda/cuda_algorithms.cu"]
+    assert [f.rel for f in found.files] == sorted(by_rel)
+
+
 def test_every_file_not_compiled_is_in_the_report_with_its_reason(tmp_path):
     found = _tree(tmp_path, {"k.cu": '#include "common.h"\n__global__ void k() {}\n', "common.h": "#define N 4\n",
                              "unused.h": "#define M 4\n", "host.cpp": "int main() { return 0; }\n"})

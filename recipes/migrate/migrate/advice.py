@@ -182,7 +182,8 @@ class Migrated:
 
 def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch],
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
-                 tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset()) -> Migrated:
+                 tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset(),
+                 defines: frozenset[str] = frozenset()) -> Migrated:
     """Apply the fixups to hipify's output and decide the scanner's findings for a whole tree.
 
     texts: {tree-relative path of the translation: (CUDA input text, translator output text)}; the
@@ -191,10 +192,14 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     selected offload archs (for the LDS check); include_dirs / system_dirs: see includes.IncludeGraph;
     tree_cuda: the CUDA texts of the whole tree when `texts` is a part of it (the tree-wide facts:
     macros, full-mask names, whether the tree has HIP code paths, come from the whole tree);
-    pytorch_files: the keys of `texts` whose includes reach PyTorch's headers."""
+    pytorch_files: the keys of `texts` whose includes reach PyTorch's headers (non-empty: `texts` is
+    compiled as a PyTorch extension, which defines USE_ROCM); defines: macro names the compile of
+    `texts` defines (--define): without PyTorch, USE_ROCM is undefined unless it is one of them."""
     blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else \
         [cpp.blank(cuda) for cuda, _hip in texts.values()]
     ctx = scan.tree_context(blanked, archs)
+    if not pytorch_files:
+        ctx = replace(ctx, undefined=ctx.undefined | (cpp.ROCM_BUILD_MACROS - defines))
     compiled = scan.compile_rules(rules, ctx)
     by_id = {c.rule.id: c for c in compiled}
     mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]

@@ -13,6 +13,9 @@ import re
 # Macros hipcc (HIP-Clang) defines on AMD, and macros it does not define.
 AMD_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "USE_ROCM",
                          "__HIP_PLATFORM_AMD", "HIP_PLATFORM_AMD"})
+# defined on AMD by PyTorch's ROCm builds (torch.utils.cpp_extension passes -DUSE_ROCM=1) and by a
+# project's own ROCm build; migrate's compile of a unit without PyTorch defines them only when asked
+ROCM_BUILD_MACROS = frozenset({"USE_ROCM"})
 AMD_UNDEFINED = frozenset({"__CUDA_ARCH__", "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                            "__CUDACC_VER_MAJOR__"})
 # Macros hipcc does not define that the translators rename in CUDA text (__CUDACC__ -> __HIPCC__): in
@@ -46,15 +49,16 @@ def blank(text: str) -> str:
 def _condition(expr: str, undefined: frozenset[str] = frozenset()) -> bool | None:
     """Evaluate an #if expression on AMD: True / False, or None when its value depends on macros we
     do not know (every assignment of the unknown ones is tried; up to 4 unknowns). `undefined`:
-    further macros known to be undefined on AMD (see amd_undefined)."""
+    further macros known to be undefined on AMD (see amd_undefined), also ones of AMD_DEFINED that a
+    build does not define (ROCM_BUILD_MACROS)."""
     unknown: dict[str, tuple[int, ...]] = {}
 
     def defined(m: re.Match) -> str:
         name = m.group(1) or m.group(2)
-        if name in AMD_DEFINED:
-            return "1"
         if name in AMD_UNDEFINED or name in undefined:
             return "0"
+        if name in AMD_DEFINED:
+            return "1"
         unknown.setdefault(f"d_{name}", (0, 1))
         return f"d_{name}"
 

@@ -10,6 +10,9 @@
   atomic_system  atomicInc_system / atomicDec_system (absent from HIP) -> HIP's own atomicInc/atomicDec
                  body (amd_hip_atomic.h: __builtin_amdgcn_atomic_inc32, relaxed) at system scope, with
                  the fine-grained-memory attribute HIP's *_system atomics carry
+  nccl_rccl      <nccl.h> -> <rccl/rccl.h>: RCCL implements NCCL's API under NCCL's own names
+                 (ncclComm_t, ncclAllReduce, ...; /usr/include/rccl/rccl.h of the dev image), which
+                 hipify-perl leaves as they are
   builtin_types  <builtin_types.h> -> <hip/hip_runtime.h> (CUDA's header only gathers the runtime's
                  types; HIP's runtime header declares the same ones)
   nvtx           <nvtx3/nvToolsExt.h> / <nvToolsExt.h> -> roctx when its header is present
@@ -187,6 +190,11 @@ def atomic_system(text: str) -> str:
             text = text[:start] + "rocmig_" + text[start:]
         blanked = cpp.blank(text)
     return insert_after_includes(text, "".join(ATOMIC_SYSTEM[n] for n in used))
+
+
+def nccl_rccl(text: str) -> str:
+    """<nccl.h> / "nccl.h" -> <rccl/rccl.h>."""
+    return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]nccl\.h[>"]', r"\1<rccl/rccl.h>", text, flags=re.MULTILINE)
 
 
 def builtin_types(text: str) -> str:

@@ -56,6 +56,11 @@ class ProjectFlags:
         return UnitFlags(tuple(dict.fromkeys(own.include_dirs + self.common.include_dirs)),
                          tuple(dict.fromkeys(own.defines + self.common.defines)), own.undefines)
 
+    def defined_names(self) -> frozenset[str]:
+        """The names of the macros any unit gets defined (-D NAME or NAME=VALUE)."""
+        defines = [d for u in self.units.values() for d in u.defines] + list(self.common.defines)
+        return frozenset(d.split("=", 1)[0] for d in defines)
+
     def all_dirs(self) -> tuple[str, ...]:
         """Every include folder any unit gets (for resolving angle includes in the tree)."""
         dirs = [d for u in self.units.values() for d in u.include_dirs] + list(self.common.include_dirs)

@@ -132,8 +132,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     units = tree.units(source)
     unit_rels = {u.rel for u in units}
     sysdirs = includes.system_include_dirs(hipcc)
-    cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, include_dirs=project.all_dirs(),
-                                       system_dirs=sysdirs)
+    defined = project.defined_names()
+    cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, cpp.ROCM_BUILD_MACROS - defined,
+                                       include_dirs=project.all_dirs(), system_dirs=sysdirs)
     tool, no_tool = semantic.find_tool()
     semantic_units = {}
     for u in units:
@@ -147,12 +148,13 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     timings = {"hipify_s": round(time.time() - started, 2)}
 
     texts = {f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files}
-    migrated = advice.migrate_tree(texts, rules, list(opts.archs), project.all_dirs(), sysdirs)
+    migrated = advice.migrate_tree(texts, rules, list(opts.archs), project.all_dirs(), sysdirs, defines=defined)
     final_texts, graph = migrated.final, migrated.graph
     made_by_clang = sorted(rel for rel, made in clang.items() if made.ok)
     if made_by_clang:
         perl_texts = {**texts, **{rel: (texts[rel][0], (perl_dir / rel).read_text(encoding="utf-8")) for rel in made_by_clang}}
-        alternative = advice.migrate_tree(perl_texts, rules, list(opts.archs), project.all_dirs(), sysdirs)
+        alternative = advice.migrate_tree(perl_texts, rules, list(opts.archs), project.all_dirs(), sysdirs,
+                                          defines=defined)
         tree.write_tree(opts.out / "fallback", {rel: alternative.final[rel] for rel in made_by_clang})
     files_out: dict[str, dict] = {}
     for f in source.files:

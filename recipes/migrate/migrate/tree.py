@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
 import stat
 from dataclasses import dataclass
@@ -82,7 +83,7 @@ def _read_source(path: Path, max_bytes: int) -> tuple[str, str, str]:
     except OSError as exc:
         raise Unusable(f"not readable ({exc.strerror or exc})") from None
     if b"\0" in data:
-        raise Unusable("binary file (contains NUL bytes) with a source extension")
+        raise Unusable("binary file (contains NUL bytes)")
     try:
         return data.decode("utf-8"), hashlib.sha256(data).hexdigest(), "utf-8"
     except UnicodeDecodeError:
@@ -125,42 +126,74 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[str]]:
             except OSError as exc:
                 skipped.append(f"{rel}: not readable ({exc.strerror or exc})")
                 continue
-            if regular and path.suffix in SOURCE_EXTS:
+            if regular:
                 found.append((path, rel))
     found.sort(key=lambda item: item[1])
     return found, skipped
 
 
+INCLUDE_NAME = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
+
+
+def _included_others(texts: list[str], others: dict[str, list[tuple[Path, str]]]) -> list[tuple[Path, str]]:
+    """The files of `others` ({file name: [(path, rel)]}, files without a source extension) that an
+    #include of `texts` names: a tree path ending in the included name (LightGBM's .hu headers,
+    Eigen's extension-less <Eigen/Core>)."""
+    picked: dict[str, Path] = {}
+    for text in texts:
+        for name in INCLUDE_NAME.findall(text):
+            name = name.strip()
+            suffix = "/" + name.lstrip("./")
+            for path, rel in others.get(posixpath.basename(name), []):
+                if ("/" + rel).endswith(suffix):
+                    picked[rel] = path
+    return [(path, rel) for rel, path in sorted(picked.items())]
+
+
 def discover(src: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Tree:
     """Find and check the sources under `src` (a directory, or one source file).
 
-    In a folder, a file that cannot be used (binary, above `max_bytes`, unreadable) is skipped
-    with its reason in Tree.skipped and a non-UTF-8 one is decoded as latin-1: one file never stops
-    the run. Raises InputError when `src` is missing, is one file that is not a source (allowed:
+    Sources are the files with a source extension (SOURCE_EXTS) and, whatever their extension, the
+    files of the tree that a source includes (a path ending in the included name). In a folder, a
+    file that cannot be used (binary, above `max_bytes`, unreadable) is skipped with its reason in
+    Tree.skipped and a non-UTF-8 one is decoded as latin-1: one file never stops the run. Raises InputError when `src` is missing, is one file that is not a source (allowed:
     see SOURCE_EXTS) or cannot be used, or no CUDA source (*.cu, *.cuh, or C/C++ using the CUDA
     API) is found.
     """
     if not src.exists():
         raise InputError(f"{src}: no such file or directory")
+    others: dict[str, list[tuple[Path, str]]] = {}
     if src.is_file():
         if src.suffix not in SOURCE_EXTS:
             raise InputError(f"{src}: not a CUDA/C++ source; allowed extensions: {' '.join(sorted(SOURCE_EXTS))}")
         entries, skipped, root = [(src, src.name)], list[str](), src.parent
     else:
         root = src
-        entries, skipped = _walk(src)
-    files = []
-    for path, rel in entries:
-        try:
-            text, digest, encoding = _read_source(path, max_bytes)
-        except Unusable as exc:
-            if src.is_file():
-                raise InputError(f"{path}: {exc}") from None
-            skipped.append(f"{rel}: {exc}")
-            continue
-        uses = path.suffix in (".cu", ".cuh") or bool(CUDA_USE.search(text))
-        files.append(SourceFile(rel=rel, kind=_kind(path.suffix), text=text, sha256=digest, uses_cuda=uses,
-                                encoding=encoding))
+        walked, skipped = _walk(src)
+        entries = [(path, rel) for path, rel in walked if path.suffix in SOURCE_EXTS]
+        for path, rel in walked:
+            if path.suffix not in SOURCE_EXTS:
+                others.setdefault(posixpath.basename(rel), []).append((path, rel))
+    files: list[SourceFile] = []
+    while entries:
+        added = []
+        for path, rel in entries:
+            try:
+                text, digest, encoding = _read_source(path, max_bytes)
+            except Unusable as exc:
+                if src.is_file():
+                    raise InputError(f"{path}: {exc}") from None
+                skipped.append(f"{rel}: {exc}")
+                continue
+            uses = path.suffix in (".cu", ".cuh") or bool(CUDA_USE.search(text))
+            added.append(SourceFile(rel=rel, kind=_kind(path.suffix), text=text, sha256=digest, uses_cuda=uses,
+                                    encoding=encoding))
+        files += added
+        # headers with another extension (or none) join when a source includes them
+        entries = _included_others([f.text for f in added], others)
+        for _path, rel in entries:
+            others[posixpath.basename(rel)].remove((_path, rel))
+    files.sort(key=lambda f: f.rel)
     if not any(f.uses_cuda for f in files):
         left = f"; skipped: {'; '.join(skipped[:3])}" if skipped else ""
         raise InputError(f"{src}: no CUDA sources found (*.cu, *.cuh, or C/C++ files that include CUDA headers or call the CUDA API){left}")
