@@ -74,6 +74,64 @@ def test_build_files_name_the_folders_without_a_database(tmp_path):
         flags.project_flags(src, set(texts(src)), None, (), ("1X",))
 
 
+def test_cmake_variables_and_project_folders_resolve(tmp_path):
+    # LightGBM 4.7.0 CMakeLists.txt: a set() variable; XGBoost 3.4.1: the C++ project sits in cpp_src/
+    # below the sdist's own CMakeLists.txt, src/CMakeLists.txt names ${xgboost_SOURCE_DIR}/include,
+    # the top one a $<BUILD_INTERFACE:...> folder; an unknown variable names nothing
+    for rel, text in {
+        "lgb/CMakeLists.txt": 'project(lightgbm LANGUAGES C CXX)\nset(EIGEN_DIR "${PROJECT_SOURCE_DIR}/external_libs/eigen")\n'
+                              "include_directories(${EIGEN_DIR})\nset(LightGBM_HEADER_DIR ${PROJECT_SOURCE_DIR}/include)\n"
+                              "include_directories(${LightGBM_HEADER_DIR})\ninclude_directories(${CUDAToolkit_INCLUDE_DIRS})\n",
+        "xgb/CMakeLists.txt": "project(xgboost_python LANGUAGES NONE)\n",
+        "xgb/cpp_src/CMakeLists.txt": "project(xgboost LANGUAGES CXX C VERSION 3.4.1)\n"
+                                      "target_include_directories(xgboost\n  INTERFACE\n  $<INSTALL_INTERFACE:$<INSTALL_PREFIX>/include>\n"
+                                      "  $<BUILD_INTERFACE:${CMAKE_CURRENT_LIST_DIR}/include>)\n",
+        "xgb/cpp_src/src/CMakeLists.txt": "target_include_directories(objxgboost\n  PRIVATE\n  ${xgboost_SOURCE_DIR}/include\n"
+                                          "  ${xgboost_SOURCE_DIR}/dmlc-core/include)\n",
+    }.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    for folder in ("lgb/include", "lgb/external_libs/eigen", "xgb/cpp_src/include", "xgb/cpp_src/dmlc-core/include"):
+        (tmp_path / folder).mkdir(parents=True)
+    assert flags.infer_from_build_files(tmp_path / "lgb") == ("external_libs/eigen", "include")
+    assert set(flags.infer_from_build_files(tmp_path / "xgb")) == {"cpp_src/include", "cpp_src/dmlc-core/include"}
+
+
+LGB_UNIT = """/*!
+ * Copyright (c) 2021-2026 Microsoft Corporation. All rights reserved.
+ */
+
+#ifdef USE_CUDA
+
+#include <LightGBM/cuda/cuda_algorithms.hpp>
+
+namespace LightGBM {
+__global__ void K(double* v) { v[threadIdx.x] = 0; }
+}  // namespace LightGBM
+
+#endif  // USE_CUDA
+"""
+
+
+def test_a_define_that_guards_whole_units_is_taken_from_the_build(tmp_path):
+    # LightGBM 4.7.0: every CUDA source sits in #ifdef USE_CUDA, CMakeLists.txt adds -DUSE_CUDA under
+    # if(USE_CUDA); without it the units compile to nothing
+    (tmp_path / "CMakeLists.txt").write_text('option(USE_CUDA "Enable CUDA-accelerated training " OFF)\n'
+                                             "if(USE_CUDA)\n    add_definitions(-DUSE_CUDA)\nendif()\n"
+                                             "target_compile_definitions(x PRIVATE GUARD_B=2)\n")
+    units = {"src/a.cu": LGB_UNIT, "src/b.cu": LGB_UNIT.replace("#ifdef USE_CUDA", "#if defined(USE_CUDA)"),
+             "src/c.cu": LGB_UNIT.replace("USE_CUDA", "GUARD_B"),
+             "src/d.cu": LGB_UNIT.replace("#endif  // USE_CUDA", "#endif\n__global__ void L() {}"),
+             "src/e.cu": LGB_UNIT.replace("USE_CUDA", "NOT_IN_THE_BUILD")}
+    found = flags.unit_guard_defines(tmp_path, units, ())
+    assert [d for d, _why in found] == ["USE_CUDA", "GUARD_B=2"]
+    assert found[0][1] == "guards all the code of 2 .cu units (src/a.cu, src/b.cu); the build defines it at CMakeLists.txt:3"
+    assert flags.unit_guard_defines(tmp_path, units, ("USE_CUDA=0",)) == found[1:]  # the user's own value wins
+    project = flags.project_flags(tmp_path, set(units), None, (), ("X",), units)
+    assert project.common.defines == ("USE_CUDA", "GUARD_B=2", "X") and project.inferred == found
+    assert flags._guard(LGB_UNIT.replace("#endif  // USE_CUDA", "#else\nint x;\n#endif")) is None
+
+
 def test_system_header_is_never_a_tree_shim(tmp_path):
     """<unistd.h> is the system one even when the tree has compat/win/unistd.h (found by suffix
     before), unless the build puts that folder on the path; project headers resolve by the build's

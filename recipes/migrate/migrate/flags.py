@@ -20,12 +20,17 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import cpp
 from .errors import InputError
 
 BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py")
 CMAKE_DIRS = re.compile(r"\b(?:target_)?include_directories\s*\(([^)]*)\)", re.I | re.S)
 CMAKE_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
 MAKE_INCLUDE = re.compile(r"(?<![\w-])-I\s*([^\s\"'$()]+)")
+GUARD_OPEN = re.compile(r"#\s*ifdef\s+(\w+)|#\s*if\s+defined\s*\(?\s*(\w+)\s*\)?")
+CMAKE_SET = re.compile(r"^[ \t]*set[ \t]*\([ \t]*(\w+)[ \t]+\"?([^\s\")]+)\"?[ \t]*\)", re.I | re.M)
+CMAKE_PROJECT = re.compile(r"^[ \t]*project[ \t]*\([ \t]*(\w+)", re.I | re.M)
+CMAKE_BUILD_INTERFACE = re.compile(r"\$<BUILD_INTERFACE:([^>]*)>")
 SETUP_DIRS = re.compile(r"include_dirs\s*=\s*\[([^\]]*)\]", re.S)
 
 
@@ -43,12 +48,14 @@ class UnitFlags:
 class ProjectFlags:
     """units: {tree-relative unit path: UnitFlags} from a compilation database; common: flags for
     every unit (inferred from build files, plus --include-dir / --define); source: where they came
-    from, for the report; outside: include folders named by the build that lie outside the tree."""
+    from, for the report; outside: include folders named by the build that lie outside the tree;
+    inferred: (define, reason) of the defines in `common` that the build files gave (unit_guard_defines)."""
 
     units: dict[str, UnitFlags] = field(default_factory=dict)
     common: UnitFlags = UnitFlags()
     source: str = "inferred"
     outside: tuple[str, ...] = ()
+    inferred: tuple[tuple[str, str], ...] = ()
 
     def for_unit(self, rel: str) -> UnitFlags:
         """The unit's own flags followed by the common ones."""
@@ -151,57 +158,167 @@ def load_compile_commands(path: Path, rels: set[str]) -> ProjectFlags:
     return ProjectFlags(units=units, source=str(path), outside=tuple(sorted(set(outside))))
 
 
-def infer_from_build_files(src: Path) -> tuple[str, ...]:
-    """Tree-relative include folders the build files under `src` name (CMake include_directories /
-    target_include_directories, -I in Makefiles, include_dirs in setup.py); only folders that exist
-    in the tree, CMake variables ${CMAKE_CURRENT_SOURCE_DIR} / ${PROJECT_SOURCE_DIR} resolved."""
-    if not src.is_dir():
-        return ()
-    found: list[str] = []
+def _cmake_scopes(src: Path, lists: list[Path]) -> dict[Path, dict[str, str]]:
+    """{CMakeLists.txt: the variables its include folders may name}: CMAKE_CURRENT_SOURCE_DIR /
+    CMAKE_CURRENT_LIST_DIR (its folder), PROJECT_SOURCE_DIR / CMAKE_SOURCE_DIR (the folder of the nearest
+    CMakeLists.txt at or above it with project(); else the tree root), <name>_SOURCE_DIR of every
+    project(<name>) in the tree, and the one-word set(NAME value) of its own file and of the
+    CMakeLists.txt above it (subdirectories inherit them), each resolved where it is set."""
+    texts = {path: path.read_text(encoding="utf-8", errors="replace") for path in lists}
+    projects = {path.parent: m.group(1) for path, text in texts.items() for m in [CMAKE_PROJECT.search(text)] if m}
+    named = {f"{name}_SOURCE_DIR": str(folder) for folder, name in projects.items()}
+    scopes: dict[Path, dict[str, str]] = {}
+    for path in sorted(texts, key=lambda p: len(p.parts)):
+        here = path.parent
+        parent = next((scopes[q / "CMakeLists.txt"] for q in here.parents if q / "CMakeLists.txt" in scopes), {})
+        top = next((q for q in (here, *here.parents) if q in projects), src)
+        variables = {**named, **{k: v for k, v in parent.items() if not k.startswith("CMAKE_CURRENT")},
+                     "CMAKE_CURRENT_SOURCE_DIR": str(here), "CMAKE_CURRENT_LIST_DIR": str(here),
+                     "PROJECT_SOURCE_DIR": str(top), "CMAKE_SOURCE_DIR": str(top)}
+        for m in CMAKE_SET.finditer(texts[path]):
+            value = _cmake_value(m.group(2), variables)
+            if value is not None:
+                variables[m.group(1)] = value
+        scopes[path] = variables
+    return scopes
+
+
+def _cmake_value(word: str, variables: dict[str, str]) -> str | None:
+    """`word` with ${NAME} replaced from `variables` and $<BUILD_INTERFACE:x> unwrapped; None when a
+    variable is unknown or another generator expression remains."""
+    word = CMAKE_BUILD_INTERFACE.sub(r"\1", word)
+    value = re.sub(r"\$\{(\w+)\}", lambda m: variables.get(m.group(1), "\0"), word)
+    return None if "\0" in value or "$" in value else value
+
+
+def _build_files(src: Path) -> list[Path]:
+    """The build files (BUILD_FILES) under the folder `src`, in walk order."""
+    found: list[Path] = []
     for folder, _dirs, files in os.walk(src):
-        for name in files:
-            if name not in BUILD_FILES:
-                continue
-            path = Path(folder) / name
+        found += [Path(folder) / name for name in sorted(files) if name in BUILD_FILES]
+    return found
+
+
+def _guard(text: str) -> str | None:
+    """The macro M when all of a unit's code sits in one `#ifdef M` / `#if defined(M)` block (comments
+    and blank lines around it aside), else None."""
+    lines = [line.strip() for line in cpp.blank(text).split("\n") if line.strip()]
+    if len(lines) < 2:
+        return None
+    m = GUARD_OPEN.fullmatch(lines[0])
+    if not m or not re.fullmatch(r"#\s*endif\b.*", lines[-1]):
+        return None
+    depth = 0
+    for i, line in enumerate(lines):
+        if re.match(r"#\s*if", line):
+            depth += 1
+        elif re.match(r"#\s*endif\b", line):
+            depth -= 1
+            if depth == 0 and i != len(lines) - 1:
+                return None
+        elif depth == 1 and re.match(r"#\s*(else|elif)\b", line):
+            return None
+    return m.group(1) or m.group(2)
+
+
+def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """((NAME or NAME=VALUE, reason), ...): the macros that guard all the code of a .cu unit (`#ifdef
+    USE_CUDA` around LightGBM's every .cu file) and that the build files under `src` pass with -D
+    (add_definitions(-DUSE_CUDA), add_compile_definitions / target_compile_definitions, -D in a
+    Makefile, define_macros in setup.py). Such a unit is only built with the macro defined, so its
+    CUDA build defines it; without it the unit would compile to nothing. The value is the build's when
+    it names one value. Names in `given` (--define) are left to the user. units: {rel: text} of the
+    .cu units."""
+    guards: dict[str, list[str]] = {}
+    for rel, text in sorted(units.items()):
+        name = _guard(text) if rel.endswith(".cu") else None
+        if name:
+            guards.setdefault(name, []).append(rel)
+    taken = {d.split("=", 1)[0] for d in given}
+    found = []
+    files = _build_files(src) if src.is_dir() else []
+    for name, rels in guards.items():
+        if name in taken:
+            continue
+        values, where = set(), ""
+        for path in files:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            here = path.parent
-            candidates: list[str] = []
-            if name == "CMakeLists.txt":
-                for m in CMAKE_DIRS.finditer(text):
-                    words = [w.strip("\"'") for w in m.group(1).split()]
-                    if name == "CMakeLists.txt" and m.group(0).lower().startswith("target_"):
-                        words = words[1:]
-                    candidates += [w for w in words if w.upper() not in CMAKE_KEYWORDS]
-            elif name == "setup.py":
-                for m in SETUP_DIRS.finditer(text):
-                    candidates += re.findall(r"[\"']([^\"']+)[\"']", m.group(1))
-            else:
-                candidates += MAKE_INCLUDE.findall(text)
-            for c in candidates:
-                c = re.sub(r"\$\{(CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}", str(here), c)
-                c = re.sub(r"\$\{(PROJECT_SOURCE_DIR|CMAKE_SOURCE_DIR)\}", str(src), c)
-                if "$" in c:
-                    continue
-                target = (here / c).resolve() if not os.path.isabs(c) else Path(c).resolve()
-                try:
-                    rel = target.relative_to(src.resolve()).as_posix()
-                except ValueError:
-                    continue
-                if target.is_dir():
-                    found.append(rel or ".")
+            pattern = (rf"(?<![\w-])-D\s*{name}(?:=(\S+?))?(?=[\s)\"',]|$)|\(\s*[\"']{name}[\"']\s*,\s*(?:[\"']([^\"']*)[\"']|None)"
+                       rf"|(?:add_compile_definitions|target_compile_definitions)\s*\([^)]*?(?<![\w-]){name}(?:=(\S+?))?(?=[\s)])")
+            for m in re.finditer(pattern, text, re.I):
+                values.add(next((g for g in m.groups() if g), ""))
+                where = where or f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())}"
+        if not where:
+            continue
+        value = values.pop() if len(values) == 1 else ""
+        found.append((f"{name}={value}" if value else name,
+                      f"guards all the code of {len(rels)} .cu unit{'s' if len(rels) != 1 else ''} ({', '.join(rels[:2])}"
+                      f"{', ...' if len(rels) > 2 else ''}); the build defines it at {where}"))
+    return tuple(found)
+
+
+def infer_from_build_files(src: Path) -> tuple[str, ...]:
+    """Tree-relative include folders the build files under `src` name (CMake include_directories /
+    target_include_directories, -I in Makefiles, include_dirs in setup.py); only folders that exist
+    in the tree. In CMake, ${VAR} is resolved from _cmake_scopes (the project folders, one-word set()
+    values) and $<BUILD_INTERFACE:x> is x; a folder naming anything else is left out."""
+    if not src.is_dir():
+        return ()
+    build_files = _build_files(src)
+    try:
+        scopes = _cmake_scopes(src, [p for p in build_files if p.name == "CMakeLists.txt"])
+    except OSError:
+        scopes = {}
+    found: list[str] = []
+    for path in build_files:
+        name = path.name
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        here = path.parent
+        candidates: list[str] = []
+        if name == "CMakeLists.txt":
+            for m in CMAKE_DIRS.finditer(text):
+                words = [w.strip("\"'") for w in m.group(1).split()]
+                if m.group(0).lower().startswith("target_"):
+                    words = words[1:]
+                for w in words:
+                    if w.upper() in CMAKE_KEYWORDS:
+                        continue
+                    value = _cmake_value(w, scopes.get(path, {}))
+                    if value:
+                        candidates.append(value)
+        elif name == "setup.py":
+            for m in SETUP_DIRS.finditer(text):
+                candidates += re.findall(r"[\"']([^\"']+)[\"']", m.group(1))
+        else:
+            candidates += MAKE_INCLUDE.findall(text)
+        for c in candidates:
+            if "$" in c:
+                continue
+            target = (here / c).resolve() if not os.path.isabs(c) else Path(c).resolve()
+            try:
+                rel = target.relative_to(src.resolve()).as_posix()
+            except ValueError:
+                continue
+            if target.is_dir():
+                found.append(rel or ".")
     return tuple(dict.fromkeys(found))
 
 
 def project_flags(src: Path, rels: set[str], compile_commands: Path | None, include_dirs: tuple[str, ...],
-                  defines: tuple[str, ...]) -> ProjectFlags:
-    """The flags of a run: the compilation database when given, else what the build files name;
-    --include-dir / --define added to every unit. Raises InputError for a bad database or an
+                  defines: tuple[str, ...], units: dict[str, str] | None = None) -> ProjectFlags:
+    """The flags of a run: the compilation database when given, else what the build files name (the
+    include folders, and the defines that guard whole units: unit_guard_defines over `units`, {rel:
+    text}); --include-dir / --define added to every unit. Raises InputError for a bad database or an
     --include-dir that is not a folder of the tree."""
+    guarded = () if compile_commands else unit_guard_defines(src, units or {}, defines)
     base = load_compile_commands(compile_commands, rels) if compile_commands else ProjectFlags(
-        common=UnitFlags(infer_from_build_files(src)))
+        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded)), inferred=guarded)
     root = src if src.is_dir() else src.parent
     extra = []
     for d in include_dirs:
@@ -213,4 +330,4 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         if not re.fullmatch(r"[A-Za-z_]\w*(=.*)?", d):
             raise InputError(f"--define {d}: expected NAME or NAME=VALUE")
     common = UnitFlags(tuple(dict.fromkeys(base.common.include_dirs + tuple(extra))), base.common.defines + defines)
-    return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside)
+    return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside, inferred=base.inferred)

@@ -121,7 +121,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     started = time.time()
     source = tree.discover(opts.src, opts.max_file_bytes)
     project = flags.project_flags(opts.src, {f.rel for f in source.files}, opts.compile_commands, opts.include_dirs,
-                                  opts.defines)
+                                  opts.defines, {u.rel: u.text for u in tree.units(source)})
     hipcc = find_hipcc()
     hipify.find_hipify()
     prepare_out(opts.out, opts.src)
@@ -292,7 +292,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         "options": {"jobs": opts.jobs, "baseline": opts.baseline, "extra_flags": list(opts.extra_flags), "opt": opts.opt,
                     "arch_groups": [[a.name for a in g] for g in groups],
                     "project_flags": {"source": project.source, "include_dirs": list(project.common.include_dirs),
-                                      "defines": list(project.common.defines), "units": len(project.units),
+                                      "defines": list(project.common.defines),
+                                      "inferred_defines": [{"define": d, "reason": why} for d, why in project.inferred],
+                                      "units": len(project.units),
                                       "outside_tree": list(project.outside)}},
         "defines": defines,
         "timings": timings,
