@@ -102,6 +102,34 @@ def test_header_and_namespace_rewrites():
     assert "return rocmig_atomicInc_system(p, 7u);" in out and '__ATOMIC_RELAXED, "")' in out
 
 
+def test_cub_headers_become_hipcubs_and_internal_dispatch_stays_a_finding():
+    # XGBoost 3.4.1 src/common/device_helpers.cuh, src/common/algorithm.cuh
+    cuda = ("#include <cub/cub.cuh>\n#include <cub/util_type.cuh>  // for UnitWord, DoubleBuffer\n"
+            "#include <cub/block/block_scan.cuh>  // for BlockScan\n"
+            "#include <cub/device/dispatch/dispatch_radix_sort.cuh>  // for DispatchSegmentedRadixSort\n"
+            "void f() { cub::DispatchSegmentedRadixSort<false, int, int, int*, int*, int>::Dispatch(); }\n")
+    hip = cuda.replace("<cub/cub.cuh>", "<hipcub/hipcub.hpp>").replace("cub::", "hipcub::")
+    out = features.cub_headers(hip)
+    assert out.split("\n")[1:4] == ["#include <hipcub/util_type.hpp>  // for UnitWord, DoubleBuffer",
+                                    "#include <hipcub/block/block_scan.hpp>  // for BlockScan",
+                                    "#include <cub/device/dispatch/dispatch_radix_sort.cuh>  // for DispatchSegmentedRadixSort"]
+    migrated = advice.migrate_tree({"a.cuh": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    status = sorted((f.line, f.rule, f.status) for f in migrated.findings["a.cuh"] if f.rule.startswith("cub"))
+    assert status == [(2, "cub-header", "fixed"), (3, "cub-header", "fixed"), (4, "cub-header", "open"),
+                      (4, "cub-internal-dispatch", "open"), (5, "cub-internal-dispatch", "open")]
+
+
+def test_libcudacxx_uses_are_findings_at_their_line():
+    # XGBoost 3.4.1 src/common/device_helpers.cuh, src/metric/auc.cu, src/common/algorithm.cuh
+    cuda = ("#include <cuda/functional>  // for proclaim_return_type\n#include <cuda/std/tuple>\n"
+            "auto it = dh::MakeTransformIterator<float>(c, cuda::proclaim_return_type<float>([=] __device__(int i) { return 1.f; }));\n"
+            "auto p = cuda::std::make_pair(fp, tp);\n"
+            "thrust::sort(thrust::cuda::par(alloc), b, e);\n"
+            "auto lane = cuda::ptx::get_sreg_laneid();\n")
+    migrated = advice.migrate_tree({"auc.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert [f.line for f in migrated.findings["auc.cu"] if f.rule == "cuda-libcudacxx"] == [1, 2, 3, 4, 6]
+
+
 def test_nccl_header_becomes_rccl_and_the_finding_is_closed():
     # LightGBM 4.7.0 include/LightGBM/cuda/cuda_utils.hu, its CUDA branch
     cuda = ("#if defined(USE_ROCM)\n#include <rccl/rccl.h>\n#else\n#include <cuda.h>\n#include <cuda_runtime.h>\n"

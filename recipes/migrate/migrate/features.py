@@ -10,6 +10,9 @@
   atomic_system  atomicInc_system / atomicDec_system (absent from HIP) -> HIP's own atomicInc/atomicDec
                  body (amd_hip_atomic.h: __builtin_amdgcn_atomic_inc32, relaxed) at system scope, with
                  the fine-grained-memory attribute HIP's *_system atomics carry
+  cub_headers    <cub/block/block_scan.cuh>, <cub/util_type.cuh>, ... -> <hipcub/block/block_scan.hpp>, ...:
+                 hipify-perl maps only <cub/cub.cuh> (to <hipcub/hipcub.hpp>) and the cub:: names; hipCUB
+                 keeps CUB's header layout with .hpp (HIPCUB_HEADERS)
   nccl_rccl      <nccl.h> -> <rccl/rccl.h>: RCCL implements NCCL's API under NCCL's own names
                  (ncclComm_t, ncclAllReduce, ...; /usr/include/rccl/rccl.h of the dev image), which
                  hipify-perl leaves as they are
@@ -190,6 +193,36 @@ def atomic_system(text: str) -> str:
             text = text[:start] + "rocmig_" + text[start:]
         blanked = cpp.blank(text)
     return insert_after_includes(text, "".join(ATOMIC_SYSTEM[n] for n in used))
+
+
+# hipCUB 7.2's public headers (/usr/include/hipcub of the dev image, backend/ left out), without .hpp:
+# each declares the hipcub:: counterparts of CUB's header of the same path
+HIPCUB_HEADERS = frozenset({"agent/single_pass_scan_operators", "block/block_adjacent_difference",
+    "block/block_discontinuity", "block/block_exchange", "block/block_histogram", "block/block_load",
+    "block/block_merge_sort", "block/block_radix_rank", "block/block_radix_sort", "block/block_raking_layout",
+    "block/block_reduce", "block/block_run_length_decode", "block/block_scan", "block/block_shuffle",
+    "block/block_store", "block/radix_rank_sort_operations", "config", "device/device_adjacent_difference",
+    "device/device_copy", "device/device_for", "device/device_histogram", "device/device_memcpy",
+    "device/device_merge", "device/device_merge_sort", "device/device_partition", "device/device_radix_sort",
+    "device/device_reduce", "device/device_run_length_encode", "device/device_scan",
+    "device/device_segmented_radix_sort", "device/device_segmented_reduce", "device/device_segmented_sort",
+    "device/device_select", "device/device_spmv", "device/device_transform", "grid/grid_barrier",
+    "grid/grid_even_share", "grid/grid_mapping", "grid/grid_queue", "iterator/arg_index_input_iterator",
+    "iterator/cache_modified_input_iterator", "iterator/cache_modified_output_iterator",
+    "iterator/constant_input_iterator", "iterator/counting_input_iterator", "iterator/discard_output_iterator",
+    "iterator/tex_obj_input_iterator", "iterator/transform_input_iterator", "thread/thread_load",
+    "thread/thread_operators", "thread/thread_reduce", "thread/thread_scan", "thread/thread_search",
+    "thread/thread_sort", "thread/thread_store", "util_allocator", "util_deprecated", "util_device", "util_macro",
+    "util_ptx", "util_temporary_storage", "util_type", "warp/warp_exchange", "warp/warp_load",
+    "warp/warp_merge_sort", "warp/warp_reduce", "warp/warp_scan", "warp/warp_store"})
+CUB_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)[<"]cub/([\w/]+)\.cuh[>"]', re.MULTILINE)
+
+
+def cub_headers(text: str) -> str:
+    """<cub/PATH.cuh> -> <hipcub/PATH.hpp> where hipCUB has that header (HIPCUB_HEADERS); CUB's internal
+    headers (cub/device/dispatch/...) stay."""
+    return CUB_INCLUDE.sub(lambda m: f"{m.group(1)}<hipcub/{m.group(2)}.hpp>" if m.group(2) in HIPCUB_HEADERS
+                           else m.group(0), text)
 
 
 def nccl_rccl(text: str) -> str:
