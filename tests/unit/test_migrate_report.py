@@ -279,3 +279,18 @@ def test_interrupted_write_leaves_no_complete_report(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         report.write_all(tmp_path, data)
     assert not (tmp_path / "report.json").exists()
+
+
+def test_a_crash_of_the_recipe_exits_5_not_the_fail_on_code(tmp_path, table, capsys, monkeypatch):
+    """Python exits 1 on an uncaught exception, the code that means `--fail-on` met: a bug in a step
+    must read as a crashed run (5, traceback and one line on stderr, no report), never as a result."""
+    def broken(*_args, **_kwargs):
+        raise TypeError("can only concatenate str (not \"int\") to str")
+
+    monkeypatch.setattr(cli.pipeline, "run", broken)
+    code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx942", "--out", tmp_path / "out", "--arch-table", table], capsys)
+    assert code == 5
+    assert "Traceback" in err
+    assert err.splitlines()[-1] == ('migrate: internal error, no report written: TypeError: can only concatenate str '
+                                    '(not "int") to str')
+    assert not (tmp_path / "out" / "report.json").exists()

@@ -6,7 +6,8 @@
         [--include-dir DIR ...] [--define NAME[=VALUE] ...]
 
 Exit codes: 0 done (nothing at or above --fail-on), 1 findings or compile failures at or above
---fail-on, 2 bad input or flag, 3 hipify-perl / hipcc missing, 130 interrupted.
+--fail-on, 2 bad input or flag, 3 hipify-perl / hipcc missing, 5 the recipe crashed (a bug: the
+traceback is on stderr, no report), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from . import archs, pipeline, report, rules, tree
@@ -21,6 +23,7 @@ from .compile import find_hipcc
 from .errors import InputError, MigrateError, ToolError
 
 PROGRESS = "migrate: progress: "
+CRASHED = 5
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("migrate: interrupted; no report written", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: exit 5, so that no caller reads Python's exit 1 as --fail-on met
+        traceback.print_exc(file=sys.stderr)
+        print(f"migrate: internal error, no report written: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return CRASHED
     print(report.summary_line(data["summary"], args.out / "report.html"), flush=True)
     return data["summary"]["exit_code"]
 
