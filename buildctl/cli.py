@@ -509,7 +509,7 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
     dev_cells = make_plan(project, Selection(chosen.sources, chosen.rocm, (), ("dev",))).cells
     if not dev_cells:
         raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `{buildctl_command('matrix --image dev')}`)")
-    mounts = Mounts(*check_paths(src, out))
+    mounts = Mounts(*check_paths(src, out), recipe.get("compile_commands"))
     client = docker_client()
     cell = pick_dev_image(client, list(dev_cells), list(archs))
     code, lines = run_migrate(client, cell, mounts, list(archs), list(recipe_args), _ui(ctx))

@@ -38,9 +38,10 @@ def split_archs(project: Project, values: tuple[str, ...]) -> tuple[tuple[str, .
         try:
             names = _arch_name(project, value)
             matrix += names
-        except ConfigError:
+        except ConfigError as exc:
             if not OFFLOAD_ARCH.fullmatch(value):
-                raise
+                raise ConfigError(f"{exc}; migrate also takes any gfx offload arch hipcc compiles for "
+                                  "(gfx908, gfx1030, gfx11-generic, ...)") from None
             names = [value]
         every += names
     return tuple(dict.fromkeys(matrix)), tuple(dict.fromkeys(every))
@@ -93,25 +94,32 @@ class Mounts:
 
     src: Path
     out: Path
+    compile_commands: Path | None = None  # --compile-commands on the host; its folder is mounted at FLAGS_DIR
 
     @property
     def target(self) -> str:
         return f"/src/{self.src.name}" if self.src.is_file() else "/src"
 
     def relabel(self, text: str) -> str:
-        """Replace the container's /src and /out paths in `text` by the host paths."""
+        """Replace the container's /src, /out and FLAGS_DIR paths in `text` by the host paths."""
         src_host = str(self.src.parent if self.src.is_file() else self.src)
-        text = re.sub(r"(?:(?<![\w/.])|(?<=-I))/src(?=/|\b)", src_host.replace("\\", "\\\\"), text)
-        return re.sub(r"(?:(?<![\w/.])|(?<=-I))/out(?=/|\b)", str(self.out).replace("\\", "\\\\"), text)
+        pairs = [("/src", src_host), ("/out", str(self.out))]
+        if self.compile_commands is not None:
+            pairs.append((FLAGS_DIR, str(self.compile_commands.resolve().parent)))
+        for container, host in pairs:
+            text = re.sub(rf"(?:(?<![\w/.])|(?<=-I)){container}(?=/|\b)", host.replace("\\", "\\\\"), text)
+        return text
 
 
-COMPILE_COMMANDS_TARGET = "/project-flags/compile_commands.json"
+FLAGS_DIR = "/project-flags"
 
 
 def host_files(extra_args: list[str]) -> tuple[list[str], dict[str, dict[str, str]]]:
-    """Recipe arguments with host files moved into the container: `--compile-commands PATH` (also
-    `--compile-commands=PATH`) is mounted read-only at COMPILE_COMMANDS_TARGET. Returns (arguments,
-    extra docker volumes). Raises InputError when the file does not exist."""
+    """Recipe arguments with host files moved into the container: for `--compile-commands PATH` (also
+    `--compile-commands=PATH`) the file's folder is mounted read-only at FLAGS_DIR, since CMake writes
+    compile_commands.json into its build folder, where the response files its entries name
+    (`--options-file CMakeFiles/<target>.dir/includes_CUDA.rsp`) lie. Returns (arguments, extra docker
+    volumes). Raises InputError when the file does not exist."""
     args, volumes, i = [], {}, 0
     while i < len(extra_args):
         arg = extra_args[i]
@@ -126,8 +134,8 @@ def host_files(extra_args: list[str]) -> tuple[list[str], dict[str, dict[str, st
             path = Path(value).resolve()
             if not path.is_file():
                 raise InputError(f"--compile-commands {value}: no such file (give the compile_commands.json of a CMake or bear build)")
-            volumes[str(path)] = {"bind": COMPILE_COMMANDS_TARGET, "mode": "ro"}
-            args += ["--compile-commands", COMPILE_COMMANDS_TARGET]
+            volumes[str(path.parent)] = {"bind": FLAGS_DIR, "mode": "ro"}
+            args += ["--compile-commands", f"{FLAGS_DIR}/{path.name}"]
         i += 1
     return args, volumes
 

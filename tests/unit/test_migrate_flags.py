@@ -154,3 +154,101 @@ def test_cuda_runtime_guard_follows_the_renamed_include():
     out = features.runtime_guard(text)
     assert "#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n" in out and "#if defined(HIP_INCLUDE_HIP_HIP_RUNTIME_API_H) && X" in out
     assert out.endswith("#define __CUDA_RUNTIME_H__ 1\n")  # only tests are rewritten
+
+
+# Entries and a response file as CMake 4.4 wrote them for LightGBM 4.7.0 (`cmake -G "Unix Makefiles"
+# -DUSE_CUDA=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CUDA_USE_RESPONSE_FILE_FOR_INCLUDES=ON
+# -DCMAKE_CXX_USE_RESPONSE_FILE_FOR_INCLUDES=ON`, nvcc 13.0), paths shortened: nvcc gets the include
+# folders through `--options-file`, g++ through `@file`, both relative to the entry's directory.
+LGBM = "/work/lightgbm-4.7.0"
+LGBM_DEFINES = "-DEIGEN_DONT_PARALLELIZE -DEIGEN_MPL2_ONLY -DMM_MALLOC -DMM_PREFETCH -DUSE_CUDA -DUSE_SOCKET"
+LGBM_RSP = (f'-I"{LGBM}/external_libs/eigen" -I"{LGBM}/external_libs/fmt/include" '
+            '-I"/usr/local/cuda/targets/x86_64-linux/include" '
+            f'-I"{LGBM}/include" -I"{LGBM}/build-make/external_libs/nanoarrow/src"')
+
+
+def lightgbm_tree(tmp_path: Path) -> Path:
+    src = tmp_path / "lightgbm"
+    for rel in ("src/cuda/cuda_algorithms.cu", "src/cuda/cuda_utils.cpp", "include/LightGBM/cuda/cuda_utils.hu",
+                "external_libs/eigen/Eigen/Dense", "external_libs/fmt/include/fmt/format.h"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text("// x\n")
+    return src
+
+
+def lightgbm_db(folder: Path, build: str = f"{LGBM}/build-make") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "compile_commands.json"
+    db.write_text(json.dumps([
+        {"directory": build,
+         "command": f"/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -ccbin=/opt/gcc/bin/g++ {LGBM_DEFINES} "
+                    "--options-file CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp  -Xcompiler=-fopenmp -Xcompiler=-fPIC "
+                    '-O3 -lineinfo -std=c++17 "--generate-code=arch=compute_90,code=[compute_90,sm_90]" -x cu -rdc=true '
+                    f"-c {LGBM}/src/cuda/cuda_algorithms.cu -o CMakeFiles/lightgbm_objs.dir/src/cuda/cuda_algorithms.cu.o",
+         "file": f"{LGBM}/src/cuda/cuda_algorithms.cu"},
+        {"directory": build,
+         "command": f"/opt/gcc/bin/g++ {LGBM_DEFINES} @CMakeFiles/lightgbm_objs.dir/includes_CXX.rsp  -fopenmp -O3 -fPIC "
+                    f"-std=gnu++17 -o CMakeFiles/lightgbm_objs.dir/src/cuda/cuda_utils.cpp.o -c {LGBM}/src/cuda/cuda_utils.cpp",
+         "file": f"{LGBM}/src/cuda/cuda_utils.cpp"},
+    ]))
+    return db
+
+
+def write_rsp(build_folder: Path) -> None:
+    for lang in ("CUDA", "CXX"):
+        rsp = build_folder / "CMakeFiles" / "lightgbm_objs.dir" / f"includes_{lang}.rsp"
+        rsp.parent.mkdir(parents=True, exist_ok=True)
+        rsp.write_text(LGBM_RSP)
+
+
+LGBM_DIRS = ("external_libs/eigen", "external_libs/fmt/include", "include", "build-make/external_libs/nanoarrow/src")
+
+
+@pytest.mark.parametrize("where", ["beside-database", "build-folder-in-tree"])
+def test_response_files_of_a_cmake_makefile_build_are_read(tmp_path, where):
+    """CMake's Makefile generator hands nvcc its include folders in `--options-file` and g++ in `@file`:
+    found beside the database (the build folder compile_commands.json was written to) or in a build
+    folder inside the tree, each unit gets them, in order, with its defines."""
+    src = lightgbm_tree(tmp_path)
+    if where == "beside-database":
+        db = lightgbm_db(tmp_path / "copied-build")
+        write_rsp(tmp_path / "copied-build")
+    else:
+        db = lightgbm_db(tmp_path / "elsewhere")
+        write_rsp(src / "build-make")
+    rels = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    found = flags.project_flags(src, rels, db, (), ())
+    for unit in ("src/cuda/cuda_algorithms.cu", "src/cuda/cuda_utils.cpp"):
+        own = found.for_unit(unit)
+        assert own.include_dirs == LGBM_DIRS, unit
+        assert own.defines == ("EIGEN_DONT_PARALLELIZE", "EIGEN_MPL2_ONLY", "MM_MALLOC", "MM_PREFETCH", "USE_CUDA",
+                               "USE_SOCKET")
+    assert found.outside == ("/usr/local/cuda/targets/x86_64-linux/include",)
+    assert found.unread_options == ()
+
+
+def test_a_response_file_that_is_nowhere_is_named_not_fatal(tmp_path):
+    src = lightgbm_tree(tmp_path)
+    db = lightgbm_db(tmp_path / "only-the-json")
+    rels = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    found = flags.project_flags(src, rels, db, (), ())
+    assert found.for_unit("src/cuda/cuda_algorithms.cu").defines[-2:] == ("USE_CUDA", "USE_SOCKET")
+    assert found.for_unit("src/cuda/cuda_algorithms.cu").include_dirs == ()
+    assert found.unread_options == tuple(f"{LGBM}/build-make/CMakeFiles/lightgbm_objs.dir/includes_{lang}.rsp"
+                                         for lang in ("CUDA", "CXX"))
+
+
+def test_nvcc_long_options_and_relative_directories(tmp_path):
+    """nvcc's own spellings (--include-path, --system-include, --define-macro, --undefine-macro, with
+    `=` or a separate value), -idirafter, and a `directory` given relative to the database's folder
+    (as compiledb and hand-written databases have it)."""
+    src = tree(tmp_path)
+    (src / "build").mkdir()
+    db = src / "build" / "compile_commands.json"
+    db.write_text(json.dumps([{"directory": ".", "file": "../src/k.cu", "arguments": [
+        "nvcc", "--include-path=../include", "--system-include", "../compat/win", "-idirafter../other",
+        "--define-macro", "A=1", "--define-macro=B", "--undefine-macro=C", "-D", "E=\"x y\"", "-c", "../src/k.cu"]}]))
+    found = flags.project_flags(src, set(texts(src)), db, (), ())
+    unit = found.for_unit("src/k.cu")
+    assert unit.include_dirs == ("include", "compat/win", "other")
+    assert unit.defines == ("A=1", "B", 'E="x y"') and unit.undefines == ("C",)

@@ -49,8 +49,11 @@ def test_arch_beyond_the_matrix_is_passed_to_the_recipe():
     project = load_project(ROOT)
     assert split_archs(project, ("gfx942", "gfx908", "gfx1030", "gfx11-generic")) == \
         (("gfx942",), ("gfx942", "gfx908", "gfx1030", "gfx11-generic"))
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError) as error:
         split_archs(project, ("sm_90",))
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("--arch: unknown value 'sm_90'")
+    assert "gfx942" in message and "any gfx offload arch hipcc compiles for (gfx908, gfx1030" in message
 
 
 def test_compile_commands_mounted_and_logs_relabelled(tmp_path):
@@ -58,7 +61,10 @@ def test_compile_commands_mounted_and_logs_relabelled(tmp_path):
     db.write_text("[]")
     args, volumes = host_files(["--baseline", "--compile-commands", str(db)])
     assert args == ["--baseline", "--compile-commands", "/project-flags/compile_commands.json"]
-    assert volumes == {str(db): {"bind": "/project-flags/compile_commands.json", "mode": "ro"}}
+    # the database's folder: CMake's response files (CMakeFiles/<target>.dir/includes_CUDA.rsp) lie there
+    assert volumes == {str(tmp_path): {"bind": "/project-flags", "mode": "ro"}}
+    assert Mounts(tmp_path, tmp_path / "r", db).relabel('"source": "/project-flags/compile_commands.json"') == \
+        f'"source": "{db}"'
     src, out = tmp_path / "proj", tmp_path / "report"
     (out / "build" / "hip").mkdir(parents=True)
     src.mkdir()

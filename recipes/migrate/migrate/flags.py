@@ -17,6 +17,7 @@ import os
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,13 +50,15 @@ class ProjectFlags:
     """units: {tree-relative unit path: UnitFlags} from a compilation database; common: flags for
     every unit (inferred from build files, plus --include-dir / --define); source: where they came
     from, for the report; outside: include folders named by the build that lie outside the tree;
-    inferred: (define, reason) of the defines in `common` that the build files gave (unit_guard_defines)."""
+    inferred: (define, reason) of the defines in `common` that the build files gave (unit_guard_defines);
+    unread_options: response files the database names that were found neither beside it nor in the tree."""
 
     units: dict[str, UnitFlags] = field(default_factory=dict)
     common: UnitFlags = UnitFlags()
     source: str = "inferred"
     outside: tuple[str, ...] = ()
     inferred: tuple[tuple[str, str], ...] = ()
+    unread_options: tuple[str, ...] = ()
 
     def for_unit(self, rel: str) -> UnitFlags:
         """The unit's own flags followed by the common ones."""
@@ -74,22 +77,73 @@ class ProjectFlags:
         return tuple(dict.fromkeys(dirs))
 
 
-def _parse_args(args: list[str], directory: str) -> tuple[list[str], list[str], list[str]]:
-    """(include folders as absolute paths, defines, undefines) of one compiler command line."""
-    dirs, defines, undefines = [], [], []
+# Flags that name an include folder, a define or an undefine, as gcc / clang / nvcc spell them; each
+# takes its value joined (-Ifoo, --include-path=foo) or as the next argument.
+INCLUDE_FLAGS = ("-I", "-iquote", "-isystem", "-idirafter", "--include-path", "--system-include")
+DEFINE_FLAGS = ("-D", "--define-macro")
+UNDEFINE_FLAGS = ("-U", "--undefine-macro")
+# Response files: gcc / clang `@FILE`, nvcc `--options-file FILE` / `-optf FILE` (CMake's Makefile
+# generator writes nvcc's include folders to CMakeFiles/<target>.dir/includes_CUDA.rsp).
+OPTIONS_FILE_FLAGS = ("--options-file", "-optf")
+
+
+@dataclass
+class _Parsed:
+    """What one command line names: folders (absolute), defines, undefines, and the response files
+    it names that could not be read (absolute build paths)."""
+
+    dirs: list[str] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
+    undefines: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+
+
+def _flag_value(args: list[str], i: int, names: tuple[str, ...]) -> tuple[str | None, int]:
+    """(value, arguments used) when args[i] is one of `names` with its value joined or next; else (None, 0)."""
+    a = args[i]
+    for flag in names:
+        if a == flag:
+            return (args[i + 1], 2) if i + 1 < len(args) else (None, 0)
+        if a.startswith(flag + "=") and flag.startswith("--"):
+            return a[len(flag) + 1:], 1
+        if a.startswith(flag) and len(a) > len(flag) and not flag.startswith("--"):
+            return a[len(flag):], 1
+    return None, 0
+
+
+def _parse_args(args: list[str], directory: str, read_options: Callable[[str], list[str] | None],
+                parsed: _Parsed | None = None, depth: int = 0) -> _Parsed:
+    """Include folders (absolute, relative ones taken from `directory`), defines and undefines of one
+    compiler command line, response files expanded in place by read_options(absolute path), which
+    returns their arguments or None when the file cannot be found."""
+    parsed = parsed if parsed is not None else _Parsed()
     i = 0
     while i < len(args):
         a = args[i]
-        for flag, bucket in (("-I", dirs), ("-iquote", dirs), ("-isystem", dirs), ("-D", defines), ("-U", undefines)):
-            if a == flag and i + 1 < len(args):
-                bucket.append(args[i + 1])
-                i += 1
+        optfile, used = _flag_value(args, i, OPTIONS_FILE_FLAGS)
+        if optfile is None and a.startswith("@") and len(a) > 1:
+            optfile, used = a[1:], 1
+        if optfile is not None:
+            path = posixpath.normpath(posixpath.join(directory, optfile))
+            inner = read_options(path) if depth < 4 else None
+            if inner is None:
+                parsed.unread.append(path)
+            else:
+                _parse_args(inner, directory, read_options, parsed, depth + 1)
+            i += used
+            continue
+        for names, bucket in ((INCLUDE_FLAGS, parsed.dirs), (DEFINE_FLAGS, parsed.defines),
+                              (UNDEFINE_FLAGS, parsed.undefines)):
+            value, used = _flag_value(args, i, names)
+            if value is not None:
+                if bucket is parsed.dirs:
+                    value = posixpath.normpath(posixpath.join(directory, value))
+                bucket.append(value)
+                i += used
                 break
-            if a.startswith(flag) and len(a) > len(flag) and not (flag == "-I" and a.startswith("-isystem")):
-                bucket.append(a[len(flag):])
-                break
-        i += 1
-    return [posixpath.normpath(posixpath.join(directory, d)) for d in dirs], defines, undefines
+        else:
+            i += 1
+    return parsed
 
 
 def _tree_root(entries: list[tuple[str, str]], rels: set[str]) -> str | None:
@@ -111,11 +165,38 @@ def _inside(path: str, root: str) -> str | None:
     return path[len(prefix):] if path.startswith(prefix) else None
 
 
-def load_compile_commands(path: Path, rels: set[str]) -> ProjectFlags:
-    """Read a JSON compilation database and map it onto the tree (rels: its tree-relative paths).
+def _options_reader(database: Path, directories: list[str], root: str, src: Path) -> Callable[[str], list[str] | None]:
+    """read_options for _parse_args: a response file named by its path on the build host is looked
+    up under the database's own folder (CMake writes compile_commands.json in its build folder, the
+    common folder of the entries' `directory`), then under the source tree (a build folder inside
+    it); its arguments are split as the shell does. None when neither holds it."""
+    build_root = posixpath.commonpath(directories) if directories else ""
 
-    Raises InputError naming the file when it is unreadable, not a JSON list of entries with
-    `directory`, `file` and `arguments` or `command`, or when none of its files is in the tree."""
+    def read(path: str) -> list[str] | None:
+        candidates = []
+        for base, here in ((build_root, database.parent), (root, src)):
+            rel = _inside(path, base) if base else None
+            if rel is not None:
+                candidates.append(here / rel)
+        for candidate in candidates:
+            try:
+                return shlex.split(candidate.read_text(encoding="utf-8", errors="replace"))
+            except (OSError, ValueError):
+                continue
+        return None
+
+    return read
+
+
+def load_compile_commands(path: Path, rels: set[str], src: Path | None = None) -> ProjectFlags:
+    """Read a JSON compilation database and map it onto the tree (rels: its tree-relative paths; src:
+    the tree's folder, where response files of a build folder inside the tree are read).
+
+    An entry's `directory` that is relative is taken from the database's own folder. Response files
+    (`@FILE`, nvcc's `--options-file FILE`) are expanded; those found neither beside the database
+    nor in the tree are listed in `unread_options`. Raises InputError naming the file when it is
+    unreadable, not a JSON list of entries with `directory`, `file` and `arguments` or `command`, or
+    when none of its files is in the tree."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -123,6 +204,7 @@ def load_compile_commands(path: Path, rels: set[str]) -> ProjectFlags:
     if not isinstance(raw, list):
         raise InputError(f"--compile-commands {path}: expected a JSON list of {{directory, file, arguments|command}}")
     parsed = []
+    anchor = posixpath.normpath(path.parent.absolute().as_posix())
     for index, entry in enumerate(raw):
         if not isinstance(entry, dict) or not isinstance(entry.get("directory"), str) or not isinstance(entry.get("file"), str):
             raise InputError(f"--compile-commands {path}: entry {index}: expected directory and file strings")
@@ -135,27 +217,31 @@ def load_compile_commands(path: Path, rels: set[str]) -> ProjectFlags:
                 raise InputError(f"--compile-commands {path}: entry {index}: command does not parse ({exc})") from None
         else:
             raise InputError(f"--compile-commands {path}: entry {index}: expected `arguments` (list) or `command` (string)")
-        directory = entry["directory"]
+        directory = posixpath.normpath(posixpath.join(anchor, entry["directory"]))
         parsed.append((directory, posixpath.normpath(posixpath.join(directory, entry["file"])), args))
     root = _tree_root([(d, f) for d, f, _a in parsed], rels)
     if root is None:
         raise InputError(f"--compile-commands {path}: none of its {len(parsed)} files is in the source tree")
+    read = _options_reader(path, [d for d, _f, _a in parsed], root, src if src is not None else path.parent)
     units: dict[str, UnitFlags] = {}
     outside: list[str] = []
+    unread: list[str] = []
     for directory, file, args in parsed:
         rel = _inside(file, root)
         if rel is None or rel not in rels:
             continue
-        dirs, defines, undefines = _parse_args(args, directory)
+        found = _parse_args(args, directory, read)
+        unread += found.unread
         inside = []
-        for d in dirs:
+        for d in found.dirs:
             r = _inside(d, root)
             if r is None:
                 outside.append(d)
             else:
                 inside.append(r)
-        units[rel] = UnitFlags(tuple(dict.fromkeys(inside)), tuple(defines), tuple(undefines))
-    return ProjectFlags(units=units, source=str(path), outside=tuple(sorted(set(outside))))
+        units[rel] = UnitFlags(tuple(dict.fromkeys(inside)), tuple(found.defines), tuple(found.undefines))
+    return ProjectFlags(units=units, source=str(path), outside=tuple(sorted(set(outside))),
+                        unread_options=tuple(sorted(set(unread))))
 
 
 def _cmake_scopes(src: Path, lists: list[Path]) -> dict[Path, dict[str, str]]:
@@ -317,7 +403,7 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     text}); --include-dir / --define added to every unit. Raises InputError for a bad database or an
     --include-dir that is not a folder of the tree."""
     guarded = () if compile_commands else unit_guard_defines(src, units or {}, defines)
-    base = load_compile_commands(compile_commands, rels) if compile_commands else ProjectFlags(
+    base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
         common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded)), inferred=guarded)
     root = src if src.is_dir() else src.parent
     extra = []
@@ -330,4 +416,5 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         if not re.fullmatch(r"[A-Za-z_]\w*(=.*)?", d):
             raise InputError(f"--define {d}: expected NAME or NAME=VALUE")
     common = UnitFlags(tuple(dict.fromkeys(base.common.include_dirs + tuple(extra))), base.common.defines + defines)
-    return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside, inferred=base.inferred)
+    return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside, inferred=base.inferred,
+                        unread_options=base.unread_options)

@@ -208,6 +208,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         entry = files_out[u.rel]
         entry["unit"] = True
         entry["include_dirs"] = list(dirs)
+        entry["defines"] = list(own.defines)
+        if own.undefines:
+            entry["undefines"] = list(own.undefines)
         if need.torch and torch is None:
             skipped = {"status": "needs-torch", "first_error": f"includes <{need.torch_header}>; no PyTorch C++ headers in this image",
                        "log": "", "seconds": 0.0, "opt": ""}
@@ -222,7 +225,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         seen_fingerprints[key] = u.rel
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
                                            for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
-        unit_flags, std = sysdeps.unit_flags(graph.edges, final_texts, u.rel), "c++17"
+        unit_flags, std = sysdeps.unit_flags(graph.edges, final_texts, u.rel) + tuple(f"-U{n}" for n in own.undefines), "c++17"
         if need.torch and torch is not None:
             entry["translator"] = {"name": "torch.utils.hipify", "hipified_path": torch_map[u.rel],
                                    "reason": f"includes <{need.torch_header}>: hipified as PyTorch's extension build "
@@ -295,7 +298,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                       "defines": list(project.common.defines),
                                       "inferred_defines": [{"define": d, "reason": why} for d, why in project.inferred],
                                       "units": len(project.units),
-                                      "outside_tree": list(project.outside)}},
+                                      "outside_tree": list(project.outside),
+                                      "unread_options": list(project.unread_options)}},
         "defines": defines,
         "timings": timings,
         "skipped": list(source.skipped),

@@ -80,6 +80,27 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _project_flags(data: dict) -> list[str]:
+    """The report's "Project flags" lines: where the units' include folders and defines came from."""
+    pf = data.get("options", {}).get("project_flags")
+    if not pf:
+        return []
+    if pf["source"] == "inferred":
+        where = "inferred from the build files (CMakeLists.txt, Makefiles, setup.py)"
+    else:
+        where = f"`{pf['source']}`: {count(pf['units'], 'unit')} of the tree with their own folders and defines"
+    out = ["", "## Project flags", "", f"- from {where}"]
+    if pf["include_dirs"] or pf["defines"]:
+        out.append("- every unit: " + ", ".join([f"`-I {d}`" for d in pf["include_dirs"]] + [f"`-D{d}`" for d in pf["defines"]]))
+    if pf.get("outside_tree"):
+        out.append(f"- {count(len(pf['outside_tree']), 'include folder')} outside the tree left out (the dev image has its "
+                   "own toolkit and system headers): " + ", ".join(f"`{d}`" for d in pf["outside_tree"]))
+    for path in pf.get("unread_options", []):
+        out.append(f"- response file `{path}` not found beside the database nor in the tree: its flags are missing "
+                   "(copy the build folder next to compile_commands.json)")
+    return out
+
+
 def to_markdown(data: dict) -> str:
     """The report as Markdown: summary tables, then per file its compile status per arch, open
     findings with suggested rewrites, and applied fixes."""
@@ -103,6 +124,7 @@ def to_markdown(data: dict) -> str:
         out += ["", "## Build defines", ""]
         out += [f"- `{d['name']}`: " + ", ".join(f"{a}={v or '1'}" for a, v in d["values"].items()) + f" ({d['reason']})"
                 for d in data["defines"]]
+    out += _project_flags(data)
     latin1 = [f["path"] for f in data["files"] if f.get("encoding", "utf-8") != "utf-8"]
     if latin1 or data.get("skipped"):
         out += ["", "## Input notes", ""]
@@ -127,6 +149,10 @@ def to_markdown(data: dict) -> str:
             out.append(f"- also translated by {t['translator']['name']} (`torch/{t['translator']['hipified_path']}`) for the "
                        "PyTorch extension units" + (f", fixes: {', '.join(x['id'] for x in t['fixes'])}" if t["fixes"] else ""))
         if f["unit"]:
+            own = [f"`-I {d}`" for d in f.get("include_dirs", [])] + [f"`-D{d}`" for d in f.get("defines", [])] + \
+                [f"`-U{d}`" for d in f.get("undefines", [])]
+            if own:
+                out.append("- flags: " + " ".join(own))
             for arch in archs:
                 r = f["compile"].get(arch, {})
                 line = f"- {arch}: **{r.get('status', '-')}**"
