@@ -294,3 +294,18 @@ def test_a_crash_of_the_recipe_exits_5_not_the_fail_on_code(tmp_path, table, cap
     assert err.splitlines()[-1] == ('migrate: internal error, no report written: TypeError: can only concatenate str '
                                     '(not "int") to str')
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_markdown_names_where_each_units_flags_came_from():
+    data = sample_report(options={"baseline": True, "project_flags": {
+        "source": "/home/dev/lgbm/build/compile_commands.json", "include_dirs": ["extra"], "defines": ["X=1"], "units": 2,
+        "outside_tree": ["/usr/local/cuda/include"],
+        "unread_options": ["/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp"]}})
+    data["files"][0].update(include_dirs=["include"], defines=["USE_CUDA"], undefines=["OLD"])
+    data["summary"] = report.summarize(data, "error")
+    md = report.to_markdown(data)
+    assert "- source: `/home/dev/lgbm/build/compile_commands.json`: 2 units of the tree with their own folders" in md
+    assert "- every unit: `-I extra`, `-DX=1`" in md
+    assert "`/usr/local/cuda/include`" in md
+    assert "response file `/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp` not found" in md
+    assert "- flags: `-I include` `-DUSE_CUDA` `-UOLD`" in md
