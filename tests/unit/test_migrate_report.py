@@ -304,7 +304,7 @@ def test_markdown_names_where_each_units_flags_came_from():
     data["files"][0].update(include_dirs=["include"], defines=["USE_CUDA"], undefines=["OLD"])
     data["summary"] = report.summarize(data, "error")
     md = report.to_markdown(data)
-    assert "- source: `/home/dev/lgbm/build/compile_commands.json`: 2 units of the tree with their own folders" in md
+    assert "- source: `/home/dev/lgbm/build/compile_commands.json`: its entries give 2 sources of the tree their own folders" in md
     assert "- every unit: `-I extra`, `-DX=1`" in md
     assert "`/usr/local/cuda/include`" in md
     assert "response file `/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp` not found" in md

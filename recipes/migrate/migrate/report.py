@@ -88,7 +88,7 @@ def _project_flags(data: dict) -> list[str]:
     if pf["source"] == "inferred":
         where = "inferred from the build files (CMakeLists.txt, Makefiles, setup.py)"
     else:
-        where = f"`{pf['source']}`: {count(pf['units'], 'unit')} of the tree with their own folders and defines"
+        where = f"`{pf['source']}`: its entries give {count(pf['units'], 'source')} of the tree their own folders and defines"
     out = ["", "## Project flags", "", f"- source: {where}"]
     if pf["include_dirs"] or pf["defines"]:
         out.append("- every unit: " + ", ".join([f"`-I {d}`" for d in pf["include_dirs"]] + [f"`-D{d}`" for d in pf["defines"]]))
