@@ -300,7 +300,8 @@ def test_markdown_names_where_each_units_flags_came_from():
     data = sample_report(options={"baseline": True, "project_flags": {
         "source": "/home/dev/lgbm/build/compile_commands.json", "include_dirs": ["extra"], "defines": ["X=1"], "units": 2,
         "outside_tree": ["/usr/local/cuda/include"],
-        "unread_options": ["/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp"]}})
+        "unread_options": ["/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp"],
+        "inferred_defines": [{"define": "USE_CUDA", "reason": "guards all the code of 2 .cu units"}]}})
     data["files"][0].update(include_dirs=["include"], defines=["USE_CUDA"], undefines=["OLD"])
     data["summary"] = report.summarize(data, "error")
     md = report.to_markdown(data)
@@ -309,3 +310,4 @@ def test_markdown_names_where_each_units_flags_came_from():
     assert "`/usr/local/cuda/include`" in md
     assert "response file `/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp` not found" in md
     assert "- flags: `-I include` `-DUSE_CUDA` `-UOLD`" in md
+    assert "- `-DUSE_CUDA` inferred: guards all the code of 2 .cu units" in md
