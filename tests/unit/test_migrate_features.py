@@ -127,7 +127,34 @@ def test_libcudacxx_uses_are_findings_at_their_line():
             "thrust::sort(thrust::cuda::par(alloc), b, e);\n"
             "auto lane = cuda::ptx::get_sreg_laneid();\n")
     migrated = advice.migrate_tree({"auc.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
-    assert [f.line for f in migrated.findings["auc.cu"] if f.rule == "cuda-libcudacxx"] == [1, 2, 3, 4, 6]
+    assert [f.line for f in migrated.findings["auc.cu"] if f.rule == "cuda-libcudacxx"] == [1, 3, 6]
+    assert [(f.line, f.status) for f in migrated.findings["auc.cu"] if f.rule == "libcudacxx-rocthrust"] == \
+        [(2, "fixed"), (4, "fixed")]
+
+
+def test_libcudacxx_pairs_tuples_and_function_objects_become_rocthrusts():
+    # XGBoost 3.4.1 src/common/device_helpers.cuh and src/metric/auc.cu; cuda::std::visit has no
+    # rocThrust counterpart and stays a finding on its line, also beside a rewritten name
+    cuda = ("#include <cuda/std/utility>   // for pair\n#include <cuda/std/iterator>  // for iterator_traits\n"
+            "#include <cuda/std/variant>\n"
+            "using V = typename ::cuda::std::iterator_traits<It>::value_type;\n"
+            "__device__ void f(float fp, float tp) { float a, b; cuda::std::tie(a, b) = cuda::std::make_pair(fp, tp); }\n"
+            "auto r = cuda::std::get<0>(p) + cuda::std::visit(g, v);\n"
+            "thrust::cuda::par(alloc); my::cuda::std::pair<int, int> q;\n")
+    out = features.libcudacxx_thrust(cuda)
+    assert out.split("\n")[:7] == [
+        "#include <thrust/pair.h>   // for pair", "#include <thrust/iterator/iterator_traits.h>",
+        "#include <thrust/distance.h>  // for iterator_traits", "#include <cuda/std/variant>",
+        "using V = typename ::thrust::iterator_traits<It>::value_type;",
+        "__device__ void f(float fp, float tp) { float a, b; thrust::tie(a, b) = thrust::make_pair(fp, tp); }",
+        "auto r = thrust::get<0>(p) + cuda::std::visit(g, v);"]
+    assert out.endswith("thrust::cuda::par(alloc); my::cuda::std::pair<int, int> q;\n")
+    migrated = advice.migrate_tree({"auc.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    by_rule = sorted((f.line, f.rule, f.status) for f in migrated.findings["auc.cu"] if "libcudacxx" in f.rule)
+    assert by_rule == [(1, "libcudacxx-rocthrust", "fixed"), (2, "libcudacxx-rocthrust", "fixed"),
+                       (3, "cuda-libcudacxx", "open"), (4, "libcudacxx-rocthrust", "fixed"),
+                       (5, "libcudacxx-rocthrust", "fixed"), (6, "cuda-libcudacxx", "open"),
+                       (6, "libcudacxx-rocthrust", "fixed")]
 
 
 def test_nccl_header_becomes_rccl_and_the_finding_is_closed():

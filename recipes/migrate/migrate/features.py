@@ -13,6 +13,11 @@
   cub_headers    <cub/block/block_scan.cuh>, <cub/util_type.cuh>, ... -> <hipcub/block/block_scan.hpp>, ...:
                  hipify-perl maps only <cub/cub.cuh> (to <hipcub/hipcub.hpp>) and the cub:: names; hipCUB
                  keeps CUB's header layout with .hpp (HIPCUB_HEADERS)
+  libcudacxx_thrust  <cuda/std/utility>, <cuda/std/tuple>, <cuda/std/functional>, <cuda/std/iterator> and
+                 cuda::std::pair / make_pair / tuple / make_tuple / get / tie / tuple_size / tuple_element /
+                 plus / minus / multiplies / greater / less / equal_to / ... / distance / iterator_traits ->
+                 rocThrust's headers and thrust:: names: the same types and function objects, host and
+                 device (libcu++ has no ROCm package; XGBoost 3.4 uses these throughout)
   nccl_rccl      <nccl.h> -> <rccl/rccl.h>: RCCL implements NCCL's API under NCCL's own names
                  (ncclComm_t, ncclAllReduce, ...; /usr/include/rccl/rccl.h of the dev image), which
                  hipify-perl leaves as they are
@@ -223,6 +228,29 @@ def cub_headers(text: str) -> str:
     headers (cub/device/dispatch/...) stay."""
     return CUB_INCLUDE.sub(lambda m: f"{m.group(1)}<hipcub/{m.group(2)}.hpp>" if m.group(2) in HIPCUB_HEADERS
                            else m.group(0), text)
+
+
+# libcu++ headers and names with a rocThrust counterpart of the same meaning, usable in device code
+# (rocThrust 7.2 without libhipcxx keeps its own __host__ __device__ pair / tuple / functional objects;
+# std::tie's assignment is not constexpr in C++17, so ::std is no substitute in device code)
+LIBCUDACXX_HEADERS = {"utility": ("thrust/pair.h",), "tuple": ("thrust/tuple.h",),
+                      "functional": ("thrust/functional.h",),
+                      "iterator": ("thrust/iterator/iterator_traits.h", "thrust/distance.h")}
+LIBCUDACXX_NAMES = ("pair", "make_pair", "tuple", "make_tuple", "get", "tie", "tuple_size", "tuple_element",
+                    "plus", "minus", "multiplies", "greater", "less", "equal_to", "not_equal_to", "greater_equal",
+                    "less_equal", "distance", "iterator_traits")
+LIBCUDACXX_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)[<"]cuda/std/(\w+)[>"]', re.MULTILINE)
+LIBCUDACXX_NAME = re.compile(r"(?<![\w:])(::)?cuda::std::(" + "|".join(LIBCUDACXX_NAMES) + r")\b")
+
+
+def libcudacxx_thrust(text: str) -> str:
+    """<cuda/std/utility|tuple|functional|iterator> -> rocThrust's headers (LIBCUDACXX_HEADERS) and
+    cuda::std::pair, make_pair, tuple, get, tie, plus, greater, distance, iterator_traits, ... ->
+    thrust:: (LIBCUDACXX_NAMES); other cuda::std names and headers stay (a finding)."""
+    def include(m: re.Match) -> str:
+        heads = LIBCUDACXX_HEADERS.get(m.group(2))
+        return "\n".join(f"{m.group(1)}<{h}>" for h in heads) if heads else m.group(0)
+    return LIBCUDACXX_NAME.sub(lambda m: f"{m.group(1) or ''}thrust::{m.group(2)}", LIBCUDACXX_INCLUDE.sub(include, text))
 
 
 def nccl_rccl(text: str) -> str:
