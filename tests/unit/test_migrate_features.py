@@ -157,6 +157,18 @@ def test_libcudacxx_pairs_tuples_and_function_objects_become_rocthrusts():
                        (6, "libcudacxx-rocthrust", "fixed")]
 
 
+def test_ptx_trap_becomes_builtin_trap_and_other_asm_stays_open():
+    # LightGBM 4.7.0 src/treelearner/cuda/cuda_best_split_finder.cu: its CUDA branch (USE_ROCM is not
+    # defined by a plain HIP build) traps with PTX
+    cuda = ("__device__ void f(bool categorical, float* r, float v) {\n  if (categorical) {\n    __threadfence();\n"
+            "#if defined(USE_ROCM)\n    __builtin_trap();\n#else\n    asm(\"trap;\");\n#endif\n  }\n"
+            "  asm volatile (\"trap;\");\n  asm volatile(\"membar.gl;\" ::: \"memory\");\n}\n")
+    assert features.ptx_trap(cuda).count("__builtin_trap();") == 3
+    migrated = advice.migrate_tree({"f.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert [(f.line, f.status) for f in migrated.findings["f.cu"] if f.rule == "inline-ptx-asm"] == \
+        [(7, "fixed"), (10, "fixed"), (11, "open")]
+
+
 def test_nccl_header_becomes_rccl_and_the_finding_is_closed():
     # LightGBM 4.7.0 include/LightGBM/cuda/cuda_utils.hu, its CUDA branch
     cuda = ("#if defined(USE_ROCM)\n#include <rccl/rccl.h>\n#else\n#include <cuda.h>\n#include <cuda_runtime.h>\n"

@@ -18,6 +18,9 @@
                  plus / minus / multiplies / greater / less / equal_to / ... / distance / iterator_traits ->
                  rocThrust's headers and thrust:: names: the same types and function objects, host and
                  device (libcu++ has no ROCm package; XGBoost 3.4 uses these throughout)
+  ptx_trap       asm("trap;") -> __builtin_trap(): PTX's trap aborts the kernel and reports an error
+                 to the host (CUDA's __trap() is this asm); clang's __builtin_trap does the same on AMDGPU
+                 (s_trap), and HIP's own abort() in device code is it
   nccl_rccl      <nccl.h> -> <rccl/rccl.h>: RCCL implements NCCL's API under NCCL's own names
                  (ncclComm_t, ncclAllReduce, ...; /usr/include/rccl/rccl.h of the dev image), which
                  hipify-perl leaves as they are
@@ -251,6 +254,14 @@ def libcudacxx_thrust(text: str) -> str:
         heads = LIBCUDACXX_HEADERS.get(m.group(2))
         return "\n".join(f"{m.group(1)}<{h}>" for h in heads) if heads else m.group(0)
     return LIBCUDACXX_NAME.sub(lambda m: f"{m.group(1) or ''}thrust::{m.group(2)}", LIBCUDACXX_INCLUDE.sub(include, text))
+
+
+PTX_TRAP = re.compile(r'\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(\s*"trap;"\s*\)')
+
+
+def ptx_trap(text: str) -> str:
+    """asm("trap;") (and its volatile / __asm__ spellings) -> __builtin_trap()."""
+    return PTX_TRAP.sub("__builtin_trap()", text)
 
 
 def nccl_rccl(text: str) -> str:
