@@ -233,3 +233,17 @@ def test_interrupted_run_leaves_no_report(tmp_path):
     assert list((out / "run" / "build").rglob("*.log")), "the run never reached the compile stage"
     assert not (out / "run" / "report.json").exists()
     assert not (out / "run" / "report.html").exists()
+
+
+def test_offload_archs_beyond_the_table_are_probed_with_the_images_hipcc(tmp_path):
+    """An arch the arch table lacks is taken with the wavefront size hipcc's target features give it;
+    one hipcc does not know is refused (None). The unit tests feed IR lines; this runs the probe."""
+    image_or_skip()
+    script = ("from migrate import archs, compile\n"
+              "hipcc = compile.find_hipcc()\n"
+              "for name in ('gfx908', 'gfx1030', 'gfx11-generic', 'gfx9999'):\n"
+              "    arch = archs.toolchain_arch(name, hipcc)\n"
+              "    print(name, arch.wavefront if arch else None)\n")
+    proc = run_recipe(tmp_path, tmp_path / "out", "-c", script, entry=("python3",))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n") == ["gfx908 64", "gfx1030 32", "gfx11-generic 32", "gfx9999 None", ""]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,9 @@ from .errors import InputError
 DEFAULT_TABLE = Path("/etc/rocmig/archs.json")
 DEFAULT_LDS_BYTES = 65536  # LLVM AMDGPUUsage: 64 KiB of LDS per work-group on GFX7-GFX12
 WAVEFRONT_FEATURE = re.compile(r"[+]wavefrontsize(32|64)\b")
+# A kernel, since clang always emits kernels: an unused __device__ function is dropped, and the IR then
+# holds no function attributes, so no target features to read (Debian clang 22.1.8, gfx1030).
+PROBE_SOURCE = "__attribute__((global)) void rocmig_probe() {}\n"
 
 
 @dataclass(frozen=True)
@@ -72,17 +76,23 @@ def wavefront_of(ir: str) -> int | None:
 
 def toolchain_arch(name: str, hipcc: Path) -> Arch | None:
     """The Arch of an offload arch the table lacks, as hipcc compiles for it (see module doc), or None
-    when hipcc does not take the name (or cannot run)."""
+    when hipcc does not take the name (or cannot run). The probe is a file, not stdin: hipcc 7.2
+    compiles `-` for its default target (gfx906) whatever --offload-arch says, so the IR's target-cpu
+    must be the name asked for."""
     if not re.fullmatch(r"gfx[0-9a-z-]+", name):
         return None
-    args = [str(hipcc), "-x", "hip", "--cuda-device-only", f"--offload-arch={name}", "-nogpulib", "-nogpuinc",
-            "-S", "-emit-llvm", "-o", "-", "-"]
-    try:
-        proc = subprocess.run(args, input="__attribute__((device)) void rocmig_probe() {}\n", capture_output=True,
-                              text=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    with tempfile.TemporaryDirectory(prefix="rocmig-probe-") as folder:
+        probe = Path(folder) / "probe.hip"
+        probe.write_text(PROBE_SOURCE)
+        args = [str(hipcc), "-x", "hip", "--cuda-device-only", f"--offload-arch={name}", "-nogpulib", "-nogpuinc",
+                "-S", "-emit-llvm", "-o", "-", str(probe)]
+        try:
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if proc.returncode != 0 or f'"target-cpu"="{name}"' not in proc.stdout:
         return None
-    wave = wavefront_of(proc.stdout) if proc.returncode == 0 else None
+    wave = wavefront_of(proc.stdout)
     return Arch(name=name, family="", wavefront=wave, lds_bytes=DEFAULT_LDS_BYTES) if wave else None
 
 
