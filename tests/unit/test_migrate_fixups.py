@@ -196,3 +196,20 @@ def test_finding_status_fixed_only_where_the_migrated_line_changed():
     migrated = advice.migrate_tree({"f.cu": (wide, '#include "hip/hip_runtime.h"\n' + wide)}, rules.load_rules(), archs)
     status = {(f.line, f.rule): f.status for f in migrated.findings["f.cu"]}
     assert status[(3, "warp-lane-arith-32")] == "open" and status[(3, "warp-width-mixed")] == "open"
+
+
+def test_tree_header_renamed_by_hipify_keeps_its_name():
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    # XGBoost 3.4.1 src/common/cuda_rt_utils.h: hipify-perl 7.2's cuda_stream -> hip_stream rule renames the
+    # include of the project's own src/common/cuda_stream.h, and no hip_stream.h exists anywhere
+    cuda = '#pragma once\n#include <cuda_runtime.h>\n#include "cuda_stream.h"  // for StreamRef\n'
+    hip = '#pragma once\n#include <hip/hip_runtime.h>\n#include "hip_stream.h"  // for StreamRef\n'
+    tree = {"src/common/cuda_rt_utils.h": (cuda, hip), "src/common/cuda_stream.h": ("#pragma once\n", "#pragma once\n")}
+    migrated = advice.migrate_tree(tree, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    final = migrated.final["src/common/cuda_rt_utils.h"]
+    assert final == '#pragma once\n#include <hip/hip_runtime.h>\n#include "cuda_stream.h"  // for StreamRef\n'
+    assert [f.id for f in migrated.fixes["src/common/cuda_rt_utils.h"]] == ["tree-include-kept"]
+    alone = advice.migrate_tree({"src/common/cuda_rt_utils.h": (cuda, hip)}, rules.load_rules(),
+                                [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert '"hip_stream.h"' in alone.final["src/common/cuda_rt_utils.h"]  # not the tree's header: left

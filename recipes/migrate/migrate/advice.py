@@ -15,6 +15,8 @@ migrated line, so they agree with the fixups already on that line and with each 
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 from dataclasses import dataclass, replace
 
@@ -206,12 +208,21 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     states: dict[str, FileState] = {}
+    by_name: dict[str, list[str]] = {}
+    for path in texts:
+        by_name.setdefault(posixpath.basename(path), []).append(path)
+
+    def include_found(name: str) -> bool:
+        suffix = "/" + name.lstrip("./")
+        return any(("/" + p).endswith(suffix) for p in by_name.get(posixpath.basename(name), [])) or \
+            any(os.path.isfile(os.path.join(d, name)) for d in system_dirs)
+
     for rel, (cuda, hip) in texts.items():
         cuda_lines, hip_lines = cuda.split("\n"), hip.split("\n")
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
-                                        half_declared=half_declared)
+                                        half_declared=half_declared, include_found=include_found)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)

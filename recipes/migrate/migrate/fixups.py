@@ -2,6 +2,8 @@
 HIP form; everything else stays a scanner finding with a suggested rewrite.
 
 Fixups (ids used in rules.yaml `fixed_by` and in the report):
+  tree-include-kept     an #include of the tree's own header that the translator renamed to a name found
+                        nowhere ("cuda_stream.h" -> "hip_stream.h") keeps its own name
   hip-header-layout     <hipblas.h> -> <hipblas/hipblas.h>, same for hipRAND, hipSPARSE, ... (ROCm >= 6
                         installs the library headers in per-library folders)
   bf16-header-type      cuda_bf16.h -> hip/hip_bf16.h; __nv_bfloat16(2) -> __hip_bfloat16(2); an older
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import cpp, features, warp
@@ -181,10 +184,32 @@ def vector_operator_guard(text: str, undefined: frozenset[str] = frozenset()) ->
     return text
 
 
+INCLUDE_NAME = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)([<"])([^>"\n]+)([>"])')
+
+
+def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | None],
+                       found: Callable[[str], bool]) -> str:
+    """Put back an #include of the tree's own header that the translator renamed to a name found
+    nowhere (hipify-perl's cuda_stream -> hip_stream turns XGBoost's "cuda_stream.h" into "hip_stream.h"):
+    the header keeps its name in the migrated tree. found(name): the name resolves in the tree or on
+    the compiler's include path."""
+    lines = text.split("\n")
+    for i, line in enumerate(cuda_lines):
+        j = mapping[i] if i < len(mapping) else None
+        m = INCLUDE_NAME.match(line)
+        if j is None or not m:
+            continue
+        h = INCLUDE_NAME.match(lines[j])
+        if h and h.group(3).strip() != m.group(3).strip() and found(m.group(3).strip()) and not found(h.group(3).strip()):
+            lines[j] = h.group(1) + m.group(2) + m.group(3) + m.group(4) + lines[j][h.end():]
+    return "\n".join(lines)
+
+
 def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str],
               mapping: list[int | None], undefined: frozenset[str] = frozenset(), cuda_only: bool = False,
               own_warp_size: bool = False, pytorch: bool = False,
-              half_declared: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
+              half_declared: frozenset[str] = frozenset(),
+              include_found: Callable[[str], bool] | None = None) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -192,11 +217,14 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     (warp.hip_aware is false), so every warp mask, pre-9 warp form and warpSize is CUDA's 32-lane one;
     own_warp_size: the tree declares its own warpSize (warp.declares_warp_size), which is then kept;
     pytorch: the file includes PyTorch's headers (c10::Half is declared after its includes);
-    half_declared: features.half_overloads of the tree.
+    half_declared: features.half_overloads of the tree; include_found: see tree_includes_kept (None:
+    that step is skipped).
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
     steps = [
+        ("tree-include-kept", "#include of the tree's own header renamed by the translator -> its own name",
+         lambda t: tree_includes_kept(t, cuda_lines, mapping, include_found) if include_found else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
          lambda t: features.own_hip_branch(t, cuda_lines, mapping)),
         ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),
