@@ -169,6 +169,14 @@ def test_ptx_trap_becomes_builtin_trap_and_other_asm_stays_open():
         [(7, "fixed"), (10, "fixed"), (11, "open")]
 
 
+def test_event_wait_flags_get_their_hip_names():
+    # XGBoost 3.4.1 src/common/cuda_stream.h after hipify-perl 7.2
+    hip = "    dh::safe_cuda(hipStreamWaitEvent(stream_, hipEvent_t{e}, cudaEventWaitDefault));\n"
+    assert features.event_wait_flags(hip) == "    dh::safe_cuda(hipStreamWaitEvent(stream_, hipEvent_t{e}, hipEventWaitDefault));\n"
+    assert features.event_wait_flags("f(cudaEventWaitExternal); cudaEventWaitDefaultX;") == \
+        "f(hipEventWaitExternal); cudaEventWaitDefaultX;"
+
+
 def test_nccl_header_becomes_rccl_and_the_finding_is_closed():
     # LightGBM 4.7.0 include/LightGBM/cuda/cuda_utils.hu, its CUDA branch
     cuda = ("#if defined(USE_ROCM)\n#include <rccl/rccl.h>\n#else\n#include <cuda.h>\n#include <cuda_runtime.h>\n"

@@ -21,6 +21,7 @@
   ptx_trap       asm("trap;") -> __builtin_trap(): PTX's trap aborts the kernel and reports an error
                  to the host (CUDA's __trap() is this asm); clang's __builtin_trap does the same on AMDGPU
                  (s_trap), and HIP's own abort() in device code is it
+  event_wait_flags  cudaEventWaitDefault / cudaEventWaitExternal -> HIP's flags of the same value
   nccl_rccl      <nccl.h> -> <rccl/rccl.h>: RCCL implements NCCL's API under NCCL's own names
                  (ncclComm_t, ncclAllReduce, ...; /usr/include/rccl/rccl.h of the dev image), which
                  hipify-perl leaves as they are
@@ -262,6 +263,12 @@ PTX_TRAP = re.compile(r'\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(\s
 def ptx_trap(text: str) -> str:
     """asm("trap;") (and its volatile / __asm__ spellings) -> __builtin_trap()."""
     return PTX_TRAP.sub("__builtin_trap()", text)
+
+
+def event_wait_flags(text: str) -> str:
+    """cudaEventWaitDefault / cudaEventWaitExternal -> hipEventWaitDefault / hipEventWaitExternal (HIP 7.2
+    hip_runtime_api.h defines both, 0x00 and 0x01 as CUDA's; hipify-perl 7.2 maps neither)."""
+    return re.sub(r"\bcudaEventWait(Default|External)\b", r"hipEventWait\1", text)
 
 
 def nccl_rccl(text: str) -> str:

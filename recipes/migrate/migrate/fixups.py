@@ -15,7 +15,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         __activemask on the lane's 32-lane group; in a CUDA-only tree every mask
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
-  builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, nccl-rccl, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, nccl-rccl, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   func-pointer-cast     the kernel argument of hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
                         hipFuncSetSharedMemConfig -> reinterpret_cast<const void*>(...), as CUDA's template overloads do
@@ -242,6 +242,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
+        ("event-wait-flags", "cudaEventWait* flags -> hipEventWait*", features.event_wait_flags),
         ("nccl-rccl", "<nccl.h> -> <rccl/rccl.h> (RCCL keeps NCCL's API names)", features.nccl_rccl),
         ("simd-video-intrinsics", "CUDA SIMD video intrinsics -> lane-by-lane implementations", features.simd_video),
         ("ffs-cuda-signature", "__ffs / __ffsll called with CUDA's int / long long argument", features.ffs_signature),
