@@ -311,3 +311,17 @@ def test_markdown_names_where_each_units_flags_came_from():
     assert "response file `/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp` not found" in md
     assert "- flags: `-I include` `-DUSE_CUDA` `-UOLD`" in md
     assert "- `-DUSE_CUDA` inferred: guards all the code of 2 .cu units" in md
+
+
+def test_opencl_kernels_included_as_strings_are_skipped_not_scanned(tmp_path):
+    """LightGBM 4.7.0's gpu_tree_learner.h includes its OpenCL kernels (ocl/*.cl, with NVIDIA OpenCL
+    PTX asm) into a string literal: they are named as skipped, never scanned as CUDA."""
+    src = cuda_tree(tmp_path)
+    (src / "ocl").mkdir()
+    (src / "ocl" / "histogram16.cl").write_text('R""()\n__kernel void h() { asm volatile("membar.gl;"); }\n)""\n')
+    (src / "learner.h").write_text('const char* kernel16 = {\n#include "ocl/histogram16.cl"\n};\n')
+    (src / "k.cu").write_text('#include "learner.h"\n__global__ void k() {}\n')
+    found = tree.discover(src)
+    assert [f.rel for f in found.files] == ["k.cu", "learner.h"]
+    assert found.skipped == ("ocl/histogram16.cl: OpenCL C kernel that a C++ source includes as a string literal (an "
+                             "OpenCL compiler builds it at run time): not CUDA, not migrated",)

@@ -132,6 +132,9 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[str]]:
     return found, skipped
 
 
+# OpenCL C kernel sources: LightGBM's GPU learner includes src/treelearner/ocl/*.cl into a C++ string
+# (`const char* src = {\n#include "ocl/histogram256.cl"\n};`); their NVIDIA OpenCL PTX is no CUDA leftover.
+OPENCL_EXTS = frozenset({".cl"})
 INCLUDE_NAME = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
 
 
@@ -193,6 +196,10 @@ def discover(src: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Tree:
         entries = _included_others([f.text for f in added], others)
         for _path, rel in entries:
             others[posixpath.basename(rel)].remove((_path, rel))
+        kernels = [rel for _path, rel in entries if _path.suffix in OPENCL_EXTS]
+        skipped += [f"{rel}: OpenCL C kernel that a C++ source includes as a string literal (an OpenCL compiler "
+                    "builds it at run time): not CUDA, not migrated" for rel in kernels]
+        entries = [(path, rel) for path, rel in entries if path.suffix not in OPENCL_EXTS]
     files.sort(key=lambda f: f.rel)
     if not any(f.uses_cuda for f in files):
         left = f"; skipped: {'; '.join(skipped[:3])}" if skipped else ""
