@@ -213,3 +213,12 @@ def test_tree_header_renamed_by_hipify_keeps_its_name():
     alone = advice.migrate_tree({"src/common/cuda_rt_utils.h": (cuda, hip)}, rules.load_rules(),
                                 [Arch("gfx942", "CDNA3", 64, 65536)])
     assert '"hip_stream.h"' in alone.final["src/common/cuda_rt_utils.h"]  # not the tree's header: left
+
+
+def test_thrust_cuda_error_category_becomes_rocthrusts():
+    # XGBoost 3.4.1 src/common/common.cu after hipify-perl 7.2 (thrust/system/cuda/error.h -> .../hip/error.h)
+    hip = ("#include <thrust/system/hip/error.h>\n"
+           "    LOG(FATAL) << thrust::system_error(code, thrust::cuda_category(),\n"
+           "auto& c = thrust::system::cuda_category();\n")
+    out = fixups.thrust(hip, hip.split("\n"), list(range(3)))
+    assert "thrust::hip_category()," in out and "thrust::system::hip_category();" in out and "cuda_category" not in out

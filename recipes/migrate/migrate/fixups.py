@@ -9,6 +9,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   bf16-header-type      cuda_bf16.h -> hip/hip_bf16.h; __nv_bfloat16(2) -> __hip_bfloat16(2); an older
                         hipify's hip_bfloat16 on lines that held __nv_bfloat16 -> __hip_bfloat16
   thrust-hip-policy     thrust::cuda::par(_nosync) -> thrust::hip::par(_nosync), system::cuda -> system::hip,
+                        thrust::cuda_category() -> thrust::hip_category() (rocThrust's error category),
                         THRUST_DEVICE_SYSTEM_CUDA -> THRUST_DEVICE_SYSTEM_HIP, thrust/system/cuda/ -> .../hip/
   warp-sync-full-mask   CUDA warp operations -> their exact HIP forms for CUDA's 32-lane warps (warp.py):
                         __shfl*_sync(<all 32 lanes>, v, x) -> __shfl*(v, x, 32); votes and
@@ -106,6 +107,7 @@ def thrust(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
     text = re.sub(r"\bthrust::cuda::", "thrust::hip::", text)
     text = re.sub(r"\bthrust::system::cuda::", "thrust::system::hip::", text)
     text = re.sub(r"\bthrust::cuda_cub::", "thrust::hip_rocprim::", text)
+    text = re.sub(r"\bthrust::(system::)?cuda_category\b", r"thrust::\1hip_category", text)
     text = re.sub(r"\bTHRUST_DEVICE_SYSTEM_CUDA\b", "THRUST_DEVICE_SYSTEM_HIP", text)
     return re.sub(r'(#\s*include\s*[<"]thrust/system/)cuda/', r"\1hip/", text)
 
