@@ -14,7 +14,7 @@ row gives the ratio of CPU and wall times (this tree / DIR) and whether both com
 
     .venv/bin/python bench/migrate_projects.py [--project NAME==VERSION ...] [--arch gfx942 --arch gfx1100]
         [--jobs 2] [--subset N] [--only GLOB ...] [--under PATH] [--out build/bench/migrate] [--markdown] [--no-baseline]
-        [--compare-recipes DIR] [--migrate-arg=ARG ...]
+        [--compare-recipes DIR] [--migrate-arg=ARG ...] [--no-torch]
 
 Output: one JSON line per project on stdout (with --markdown, a table for docs/benchmarks.md), and
 OUT/<project>/report.json. Needs the dev image ($ROCMIG_DEV_IMAGE, default
@@ -122,13 +122,17 @@ TIMES = re.compile(r"^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$")
 
 
 def run(src: Path, out: Path, archs: list[str], jobs: int, baseline: bool = True,
-        recipes: Path = ROOT / "recipes", extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, float | None]:
+        recipes: Path = ROOT / "recipes", extra: tuple[str, ...] = (),
+        torch: bool = True) -> tuple[subprocess.CompletedProcess, float | None]:
     """The recipe of `recipes` in the dev image: `src` read-only, `out` writable, `extra` passed on to
-    the recipe (e.g. --define USE_CUDA). Returns the process and the CPU seconds (user + sys) of the
-    recipe and its children, None when not reported."""
+    the recipe (e.g. --define USE_CUDA); torch=False hides the image's PyTorch headers (units that
+    need them are reported needs-torch, as tests/images/test_migrate_deepspeed.py runs DeepSpeed).
+    Returns the process and the CPU seconds (user + sys) of the recipe and its children, None when
+    not reported."""
     out.mkdir(parents=True, exist_ok=True)
     cmd = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
-           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", "-v", f"{recipes}:/opt/rocmig/recipes:ro",
+           "-e", "PYTHONPATH=/opt/rocmig/recipes/migrate", *([] if torch else ["-e", "ROCMIG_TORCH_PATH="]),
+           "-v", f"{recipes}:/opt/rocmig/recipes:ro",
            "-v", f"{src}:/src:ro", "-v", f"{out}:/out", IMAGE, "bash", "-c",
            'python3 -m migrate "$@"; rc=$?; times >&2; exit $rc', "migrate", "/src", "--out", "/out/run",
            *sum((["--arch", a] for a in archs), []), "--jobs", str(jobs), *(["--baseline"] if baseline else []),
@@ -182,11 +186,11 @@ def markdown(rows: list[dict]) -> str:
 
 
 def _measure(spec: str, src: Path, out: Path, archs: list[str], jobs: int, baseline: bool, recipes: Path,
-             extra: tuple[str, ...] = ()) -> dict:
+             extra: tuple[str, ...] = (), torch: bool = True) -> dict:
     """One recipe run of `src`, summarized; {"project", "error"} when the recipe failed."""
     load0 = os.getloadavg()[0]
     started = time.monotonic()
-    proc, cpu = run(src, out, archs, jobs, baseline, recipes, extra)
+    proc, cpu = run(src, out, archs, jobs, baseline, recipes, extra, torch)
     wall = time.monotonic() - started
     report_path = out / "run" / "report.json"
     if proc.returncode not in (0, 1) or not report_path.exists():
@@ -213,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--under", default="", help="keep only the sources under this folder of each sdist (e.g. csrc)")
     p.add_argument("--compare-recipes", type=Path, default=None,
                    help="recipes/ folder of another checkout, run on each project first for a same-run ratio")
+    p.add_argument("--no-torch", action="store_true",
+                   help="hide the image's PyTorch headers: units that need them are reported needs-torch")
     p.add_argument("--migrate-arg", action="append", default=[], metavar="ARG",
                    help="passed on to the recipe (repeat), e.g. --migrate-arg=--define=USE_CUDA --migrate-arg=--include-dir=include")
     args = p.parse_args(argv)
@@ -232,8 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         reference = None
         if args.compare_recipes:
             reference = _measure(spec, src, work / "reference", archs, args.jobs, not args.no_baseline,
-                                 args.compare_recipes.resolve(), extra)
-        row = _measure(spec, src, work / "out", archs, args.jobs, not args.no_baseline, ROOT / "recipes", extra)
+                                 args.compare_recipes.resolve(), extra, not args.no_torch)
+        row = _measure(spec, src, work / "out", archs, args.jobs, not args.no_baseline, ROOT / "recipes", extra,
+                       not args.no_torch)
         if "error" in row or (reference and "error" in reference):
             print(json.dumps(row if "error" in row else reference), flush=True)
             code = 5

@@ -45,3 +45,36 @@ def test_single_file_with_doctor_matches(tmp_path):
     assert "(in /usr/include/hip/amd_detail/amd_warp_sync_functions.h:" in compiled["first_error"]
     assert entry["compile"]["gfx90a"]["status"] == "failed"
     assert src.read_text() == SOURCE
+
+
+KERNEL = """#include <hip/hip_runtime.h>
+#include "decl.h"
+__global__ void scale_{name}(float* x, float a) {{ x[threadIdx.x] *= a * WIDTH{tail}; }}
+"""
+# A project header without an include guard, as many real ones are: a second include would redefine WIDTH.
+DECL = "#include <cstdint>\nstatic constexpr int WIDTH = 4;\n"
+
+
+@pytest.mark.skipif(not slice_cells("dev"), reason="dev is not in the slice")
+def test_units_sharing_library_headers_share_a_pch_and_a_failure_is_not_decided_with_it(tmp_path):
+    src, out = tmp_path / "proj", tmp_path / "out"
+    src.mkdir()
+    (src / "decl.h").write_text(DECL)
+    for name, tail in (("a", ""), ("b", " + 1.0f"), ("c", " + undeclared_value")):
+        (src / f"{name}.cu").write_text(KERNEL.format(name=name, tail=tail))
+    result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
+                             "--arch", "gfx1100", "--out", str(out), "--fail-on", "never"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 0, result.stderr
+    files = {f["path"]: f for f in json.loads((out / "report.json").read_text())["files"]}
+    for name in ("a.cu", "b.cu"):
+        for arch in ("gfx942", "gfx1100"):
+            assert files[name]["compile"][arch]["status"] == "ok"
+            assert "-include-pch" in (out / files[name]["compile"][arch]["log"]).read_text()
+    for arch in ("gfx942", "gfx1100"):
+        failed = files["c.cu"]["compile"][arch]
+        assert failed["status"] == "failed"
+        assert "undeclared_value" in failed["first_error"] and f"{out}/hip/c.cu:3:" in failed["first_error"]
+        assert "-include-pch" not in (out / failed["log"]).read_text()  # decided by a compile without the PCH
+    assert not (out / "build" / "hip" / "pch").exists()
+    assert sorted(p.name for p in (out / "hip").iterdir()) == ["a.cu", "b.cu", "c.cu", "decl.h"]  # no copies left

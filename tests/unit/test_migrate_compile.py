@@ -1,8 +1,9 @@
-"""How the migrate recipe splits a unit's compile into hipcc calls: archs whose defines are equal share
-one call (one host pass), archs whose wavefront define differs get one call each, and a C/C++ source
-without device code is one host-only call whose result stands for every arch."""
+"""How the migrate recipe splits a unit's compile into hipcc passes (one host pass per set of defines,
+one device pass per offload arch; a C/C++ source without device code is one host-only pass whose
+result stands for every arch) and which leading includes of a unit may go into a shared PCH."""
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
 from migrate import cpp  # noqa: E402
 from migrate.archs import Arch  # noqa: E402
-from migrate.compile import Job, call_groups, host_only  # noqa: E402
+from migrate.compile import Job, call_groups, host_only, passes  # noqa: E402
+from migrate.pch import blanked_copy, shared_prefix  # noqa: E402
+from migrate.proc import run_tree  # noqa: E402
 
 GFX942 = Arch("gfx942", "CDNA3", 64, 65536)
 GFX90A = Arch("gfx90a", "CDNA2", 64, 65536)
@@ -47,3 +50,65 @@ def test_a_wavefront_define_keeps_one_call_per_value():
 ])
 def test_host_only_units_are_c_cxx_sources_without_device_code(kind, text, expected):
     assert host_only(kind, cpp.blank(text)) is expected
+
+
+def _passes(job):
+    return [(p.mode, [a.name for a in p.archs]) for p in passes(Path("/usr/bin/hipcc"), job, GROUPS, [], "-O0")]
+
+
+def test_a_device_unit_is_one_host_pass_per_call_group_and_one_device_pass_per_arch():
+    job = Job("k.cu", Path("k.cu"), (), {64: ("ROCM_WAVEFRONT_SIZE=64",), 32: ("ROCM_WAVEFRONT_SIZE=32",)})
+    assert _passes(job) == [("host", ["gfx942", "gfx90a"]), ("gfx942", ["gfx942"]), ("gfx90a", ["gfx90a"]),
+                            ("host", ["gfx1100"]), ("gfx1100", ["gfx1100"])]
+    device = passes(Path("/usr/bin/hipcc"), job, GROUPS, [], "-O0")[1]
+    assert "--offload-device-only" in device.args and "--offload-arch=gfx942" in device.args
+    assert "-DROCM_WAVEFRONT_SIZE=64" in device.args
+
+
+def test_a_host_only_unit_is_one_host_pass():
+    assert _passes(Job("b.cpp", Path("b.cpp"), (), host_only=True)) == [("host", ["gfx942", "gfx90a", "gfx1100"])]
+
+
+def test_prefix_is_the_leading_includes_written_to_resolve_as_from_the_unit(tmp_path):
+    unit = tmp_path / "hip" / "k.hip"
+    unit.parent.mkdir()
+    (unit.parent / "local.h").write_text("int unguarded;\n")
+    text = ('#include "hip/hip_runtime.h"\n/* Copyright\n   notice */\n// a comment\n\n#include <torch/extension.h>\n'
+            '#include <vector>  // std\n#include "local.h"\n#include "elsewhere.h"\n__global__ void k() {}\n#include <cmath>\n')
+    prefix = shared_prefix(unit, text)
+    assert prefix.lines == ('#include "hip/hip_runtime.h"', "#include <torch/extension.h>", "#include <vector>",
+                            f'#include "{unit.parent}/local.h"', '#include "elsewhere.h"')
+    assert prefix.blank == (0, 5, 6, 7, 8)
+
+
+@pytest.mark.parametrize("text", [
+    '#define X 1\n#include <vector>\n',                 # a define before the includes may change them
+    '#if 1\n#include <vector>\n#endif\n',
+    '__global__ void k() {}\n#include <vector>\n',
+    '#include <vector> /* a block comment on the line\n   goes on */\n',
+])
+def test_no_prefix_when_the_unit_does_not_start_with_an_include_line(tmp_path, text):
+    assert shared_prefix(tmp_path / "k.hip", text).lines == ()
+
+
+def test_blanked_copy_keeps_the_units_folder_lines_and_name(tmp_path):
+    unit = tmp_path / "k.hip"
+    text = '#include "hip/hip_runtime.h"\n// c\n#include <vector>\nint main() { return __LINE__; }\n'
+    copy = blanked_copy(unit, text, shared_prefix(unit, text))
+    assert copy.parent == tmp_path and copy.name.startswith(".")
+    assert copy.read_text() == f'#line 1 "{unit}"\n\n// c\n\nint main() {{ return __LINE__; }}\n'
+
+
+def test_a_command_past_its_timeout_is_stopped_with_its_children(tmp_path):
+    pidfile = tmp_path / "child"
+    output, code = run_tree(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; echo started; wait"], 1)
+    assert code is None and "started" in output
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{child}").exists()
+
+
+def test_a_command_within_its_timeout_gives_output_and_exit_code():
+    assert run_tree(["sh", "-c", "echo out; echo err >&2; exit 3"], 10) == ("out\nerr\n", 3)

@@ -1,10 +1,10 @@
 """Compile translation units with hipcc for the selected offload archs, in parallel.
 
-All archs of a unit are built by one hipcc call when the unit's defines are the same for each
-(clang parses the host side once and runs one device pass per arch); archs whose defines differ (a
-wavefront define: one value per wavefront size) get one call per value. When a call fails and it
-covered several archs, each arch is compiled alone so the error is attributed per arch. Code objects
-are produced (-c), not just a syntax check.
+Each unit is compiled in passes: one host pass (`--offload-host-only`) per set of defines (archs
+whose defines are equal share it; a wavefront define gives one per value), and one device pass
+(`--offload-device-only`) per offload arch. These are the cc1 jobs one `hipcc -c` call runs for the
+same archs; as separate calls each arch's error is its own and each pass can load the precompiled
+header of its configuration (pch.py). Objects are produced (-c), not just a syntax check.
 
 Host-only units (a C/C++ source that uses the CUDA runtime API but holds no device code: no kernel,
 no __device__ function, no launch) are built the way their project builds them, by the host
@@ -24,14 +24,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import fixits
+from . import fixits, pch, proc
 from .archs import Arch
 from .errors import ToolError
 
@@ -113,27 +113,26 @@ def first_error(output: str, user_root: str = "") -> str:
     return lines[-1].strip() if lines else "hipcc failed without output"
 
 
-def _hipcc(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
-           extra: list[str], timeout: int, opt: str) -> tuple[Result, str]:
-    """One hipcc call for `archs`; object and log at <base>.o / <base>.log. Returns (result, output)."""
+def _args(hipcc: Path, job: Job, defines: tuple[str, ...], mode: list[str], extra: list[str], opt: str) -> list[str]:
+    """The hipcc arguments of one pass of `job` without -c, source and output: mode is
+    ["--offload-host-only", archs...] or ["--offload-device-only", "--offload-arch=A"]."""
+    return [str(hipcc), "-x", "hip", f"-std={job.std}", opt, "-w", *mode, *(f"-D{d}" for d in defines),
+            *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra, fixits.FLAG]
+
+
+def _hipcc(args: list[str], source: Path, base: Path, out_root: Path, timeout: int, opt: str,
+           pch_file: Path | None = None) -> tuple[Result, str]:
+    """One hipcc pass (`args` from _args) of `source` (the unit, or its pch.blanked_copy with
+    `pch_file` loaded); object and log at <base>.o / <base>.log. Returns (result, output)."""
     obj, log = base.with_name(base.name + ".o"), base.with_name(base.name + ".log")
-    defines = job.defines.get(archs[0].wavefront, ())
-    args = [str(hipcc), "-c", "-x", "hip", f"-std={job.std}", opt, "-w",
-            *(["--offload-host-only"] if job.host_only else []), *(f"--offload-arch={a.name}" for a in archs),
-            *(f"-D{d}" for d in defines), *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra, fixits.FLAG,
-            str(job.source), "-o", str(obj)]
+    cmd = [*args, *(["-include-pch", str(pch_file)] if pch_file else []), "-c", str(source), "-o", str(obj)]
     obj.parent.mkdir(parents=True, exist_ok=True)
-    log.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    try:
-        proc = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
-        output, code = proc.stdout + proc.stderr, proc.returncode
-    except subprocess.TimeoutExpired as exc:
-        output = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    output, code = proc.run_tree(cmd, timeout)
+    if code is None:
         output += f"\nrocmig: hipcc ran past {timeout} s and was stopped\n"
-        code = None
     seconds = round(time.monotonic() - started, 2)
-    log.write_text("$ " + " ".join(args) + "\n" + output, encoding="utf-8")
+    log.write_text("$ " + " ".join(cmd) + "\n" + output, encoding="utf-8")
     rel_log = str(log.relative_to(out_root))
     if code is None:
         return Result("timeout", f"hipcc ran past {timeout} s", rel_log, seconds, opt), output
@@ -142,49 +141,106 @@ def _hipcc(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path,
     return Result("failed", first_error(output, str(out_root)), rel_log, seconds, opt), output
 
 
-def _build(hipcc: Path, job: Job, archs: list[Arch], base: Path, out_root: Path, extra: list[str],
-           timeout: int, opt: str) -> Result:
-    """_hipcc, retried once with clang's narrowing casts applied (fixits.py) when the failure has
-    them, and once at RETRY_OPT when a failure comes from the compiler back end."""
-    result, output = _hipcc(hipcc, job, archs, base, out_root, extra, timeout, opt)
+@dataclass(frozen=True)
+class Pass:
+    """One compiler pass of a unit: mode ("host" or an offload arch name), its defines, the archs
+    whose result it decides, and the hipcc arguments from _args."""
+
+    mode: str
+    defines: tuple[str, ...]
+    archs: tuple[Arch, ...]
+    args: tuple[str, ...]
+
+
+def passes(hipcc: Path, job: Job, groups: list[list[Arch]], extra: list[str], opt: str) -> list[Pass]:
+    """The passes of `job`: per call group (call_groups) one host pass, and for a unit with device
+    code one device pass per arch of the group. A unit is compiled for an arch when the host pass
+    of its group and the device pass of that arch both produce an object."""
+    found = []
+    for group in call_groups(job, groups):
+        defines = job.defines.get(group[0].wavefront, ())
+        host_mode = ["--offload-host-only", *(f"--offload-arch={a.name}" for a in group)]
+        found.append(Pass("host", defines, tuple(group), tuple(_args(hipcc, job, defines, host_mode, extra, opt))))
+        if not job.host_only:
+            found += [Pass(a.name, defines, (a,), tuple(_args(hipcc, job, defines, ["--offload-device-only",
+                                                                                   f"--offload-arch={a.name}"],
+                                                              extra, opt)))
+                      for a in group]
+    return found
+
+
+def _build(job: Job, one: Pass, base: Path, out_root: Path, timeout: int, opt: str,
+           shared: tuple[Path, Path] | None) -> Result:
+    """One pass of `job`; with `shared` (PCH, blanked copy of the unit) the copy is compiled with the
+    PCH first, and a failure that way is compiled again from the unit itself. A failure with clang's
+    narrowing casts gets them applied (fixits.py) and is compiled once more; one from the compiler
+    back end is retried once at RETRY_OPT. So neither a PCH nor -O0 decides that a unit fails."""
+    args = list(one.args)
+    if shared:
+        result, output = _hipcc(args, shared[1], base, out_root, timeout, opt, shared[0])
+        if result.status == "ok":
+            return result
+    result, output = _hipcc(args, job.source, base, out_root, timeout, opt)
     casts = fixits.narrowing_casts(output, str(out_root)) if result.status == "failed" and job.casts else []
     if casts:
         changed = tuple(f"{os.path.relpath(path, out_root)}:{line}" for path, line in fixits.apply(casts))
-        result, output = _hipcc(hipcc, job, archs, base.with_name(base.name + ".fixit"), out_root, extra, timeout, opt)
+        result, output = _hipcc(args, job.source, base.with_name(base.name + ".fixit"), out_root, timeout, opt)
         result = replace(result, fixits=changed)
     if result.status == "failed" and opt != RETRY_OPT and BACKEND_ERROR.search(output):
-        result, _ = _hipcc(hipcc, job, archs, base.with_name(base.name + RETRY_OPT), out_root, extra, timeout, RETRY_OPT)
+        retry = [RETRY_OPT if a == opt else a for a in args]
+        result, _ = _hipcc(retry, job.source, base.with_name(base.name + RETRY_OPT), out_root, timeout, RETRY_OPT)
     return result
 
 
 def call_groups(job: Job, groups: list[list[Arch]]) -> list[list[Arch]]:
-    """The archs of each hipcc call of `job`: the wavefront `groups` (archs.wavefront_groups) whose
-    defines are equal for this job are merged into one call, in the order of the groups."""
+    """The archs of each host pass of `job`: the wavefront `groups` (archs.wavefront_groups) whose
+    defines are equal for this job are merged, in the order of the groups."""
     merged: dict[tuple[str, ...], list[Arch]] = {}
     for group in groups:
         merged.setdefault(tuple(job.defines.get(group[0].wavefront, ())), []).extend(group)
     return list(merged.values())
 
 
-def compile_unit(hipcc: Path, job: Job, groups: list[list[Arch]], build_dir: Path, out_root: Path,
-                 extra: list[str], timeout: int, opt: str) -> dict[str, Result]:
+def _tag(one: Pass) -> str:
+    return "host-" + "+".join(a.name for a in one.archs) if one.mode == "host" else one.mode
+
+
+def compile_unit(job: Job, unit_passes: list[Pass], build_dir: Path, out_root: Path, timeout: int, opt: str,
+                 cache: pch.Cache | None, prefix: pch.Prefix) -> dict[str, Result]:
     """Compile one unit for every arch; returns {arch name: Result}.
 
-    groups: archs grouped by wavefront (archs.wavefront_groups), merged per call_groups; build_dir
-    receives code objects and logs (<build_dir>/<rel>.<archs>.o / .log, <rel>.host-<archs>.o for a
-    host-only unit); opt: optimization flag, e.g. "-O0". A host-only unit's failure is not split per arch: no
-    code of it depends on the offload arch.
+    unit_passes: passes(job, ...); build_dir receives objects and logs (<build_dir>/<rel>.<arch>.o /
+    .log for a device pass, <rel>.host-<archs>.o / .log for a host pass); opt: optimization flag,
+    e.g. "-O0"; cache and prefix: the run's shared PCHs and the unit's shared_prefix (a pass whose
+    PCH the cache has compiles the unit's blanked copy, removed at the end). An arch's result is
+    its host pass's when that failed, else its device pass's (a host-only unit: the host pass's);
+    seconds add up both passes.
     """
     results: dict[str, Result] = {}
-    for group in call_groups(job, groups):
-        tag = ("host-" if job.host_only else "") + "+".join(a.name for a in group)
-        result = _build(hipcc, job, group, build_dir / f"{job.rel}.{tag}", out_root, extra, timeout, opt)
-        if result.status == "ok" or len(group) == 1 or job.host_only:
-            results.update({a.name: result for a in group})
-            continue
-        for arch in group:
-            results[arch.name] = _build(hipcc, job, [arch], build_dir / f"{job.rel}.{arch.name}", out_root,
-                                        extra, timeout, opt)
+    host: Result | None = None
+    copy: Path | None = None
+    try:
+        for one in unit_passes:
+            if one.mode in results:
+                continue
+            pch_file = cache.get(pch.Cache.key(list(one.args), prefix), list(one.args), prefix, timeout) if cache else None
+            if pch_file and copy is None:
+                copy = pch.blanked_copy(job.source, job.source.read_text(encoding="utf-8", errors="replace"), prefix)
+            shared = (pch_file, copy) if pch_file and copy else None
+            result = _build(job, one, build_dir / f"{job.rel}.{_tag(one)}", out_root, timeout, opt, shared)
+            if result.fixits and copy is not None:  # the tree changed: the next pass copies it again
+                copy.unlink(missing_ok=True)
+                copy = None
+            if one.mode == "host":
+                host = result
+                if job.host_only or result.status != "ok":
+                    results.update({a.name: result for a in one.archs})
+                continue
+            spent = round(result.seconds + (host.seconds if host else 0.0), 2)
+            results[one.mode] = replace(result, seconds=spent)
+    finally:
+        if copy is not None:
+            copy.unlink(missing_ok=True)
     return results
 
 
@@ -192,15 +248,26 @@ def compile_all(hipcc: Path, jobs: list[Job], groups: list[list[Arch]], build_di
                 workers: int, extra: list[str], timeout: int, opt: str = "-O0",
                 done: Callable[[dict[str, dict[str, Result]], int], None] | None = None) -> dict[str, dict[str, Result]]:
     """Compile every job with `workers` hipcc processes at a time; returns {rel: {arch: Result}}.
-    Larger sources start first so that the slowest units do not finish last. done(results so far,
-    number of jobs) is called after each unit, in the calling thread."""
+    Larger sources start first so that the slowest units do not finish last. Passes that share
+    compiler arguments and a shared_prefix share one PCH (pch.py), built under build_dir/pch and
+    removed at the end. done(results so far, number of jobs) is called after each unit, in the
+    calling thread."""
     ordered = sorted(jobs, key=lambda j: j.source.stat().st_size, reverse=True)
+    plan = {job.rel: passes(hipcc, job, groups, extra, opt) for job in ordered}
+    prefixes = {job.rel: pch.shared_prefix(job.source, job.source.read_text(encoding="utf-8", errors="replace"))
+                for job in ordered}
+    uses = Counter(pch.Cache.key(list(one.args), prefixes[rel]) for rel, unit_passes in plan.items()
+                   for one in unit_passes if prefixes[rel].lines)
+    cache = pch.Cache(build_dir / "pch", {key for key, n in uses.items() if n > 1})
     results: dict[str, dict[str, Result]] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(compile_unit, hipcc, job, groups, build_dir, out_root, extra, timeout, opt): job.rel
-                   for job in ordered}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            if done is not None:
-                done(results, len(ordered))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            futures = {pool.submit(compile_unit, job, plan[job.rel], build_dir, out_root, timeout, opt, cache,
+                                   prefixes[job.rel]): job.rel for job in ordered}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                if done is not None:
+                    done(results, len(ordered))
+    finally:
+        shutil.rmtree(build_dir / "pch", ignore_errors=True)
     return {job.rel: results[job.rel] for job in ordered}
