@@ -206,7 +206,7 @@ def _tag(one: Pass) -> str:
 
 
 def compile_unit(job: Job, unit_passes: list[Pass], build_dir: Path, out_root: Path, timeout: int, opt: str,
-                 cache: pch.Cache | None, prefix: pch.Prefix) -> dict[str, Result]:
+                 cache: pch.Cache, prefix: pch.Prefix) -> dict[str, Result]:
     """Compile one unit for every arch; returns {arch name: Result}.
 
     unit_passes: passes(job, ...); build_dir receives objects and logs (<build_dir>/<rel>.<arch>.o /
@@ -223,7 +223,7 @@ def compile_unit(job: Job, unit_passes: list[Pass], build_dir: Path, out_root: P
         for one in unit_passes:
             if one.mode in results:
                 continue
-            pch_file = cache.get(pch.Cache.key(list(one.args), prefix), list(one.args), prefix, timeout) if cache else None
+            pch_file = cache.get(list(one.args), prefix, timeout)
             if pch_file and copy is None:
                 copy = pch.blanked_copy(job.source, job.source.read_text(encoding="utf-8", errors="replace"), prefix)
             shared = (pch_file, copy) if pch_file and copy else None

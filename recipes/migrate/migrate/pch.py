@@ -30,7 +30,6 @@ from pathlib import Path
 
 from . import proc
 
-INCLUDE = re.compile(r'#\s*include\s*([<"])([^>"]+)[>"]\s*$')
 BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 
 
@@ -112,10 +111,12 @@ class Cache:
         """The key of a pass: its compiler arguments (without source and output) and its prefix."""
         return hashlib.sha256("\0".join([*args, "\n", *prefix.lines]).encode()).hexdigest()[:20]
 
-    def get(self, key: str, args: list[str], prefix: Prefix, timeout: int) -> Path | None:
-        """The PCH of `key`, built with `args` (a hipcc command without -c, source and output) from
-        `prefix`; None when the key is not shared or the build failed (the pass then runs without)."""
-        if key not in self.shared or not prefix.lines:
+    def get(self, args: list[str], prefix: Prefix, timeout: int) -> Path | None:
+        """The PCH of a pass with hipcc arguments `args` (without -c, source and output) and `prefix`,
+        built on first use; None when no other pass shares its key or the build failed (the pass then
+        runs without)."""
+        key = self.key(args, prefix)
+        if key not in self.shared:
             return None
         with self._lock:
             lock = self._locks.setdefault(key, threading.Lock())
