@@ -25,6 +25,8 @@ RECIPE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "help": "compile_commands.json of a CMake or bear build: each unit's include folders and defines"}),
     ("--include-dir", {"multiple": True, "help": "include folder for every unit, relative to SRC (repeat)"}),
     ("--define", {"multiple": True, "help": "NAME or NAME=VALUE for every unit (repeat)"}),
+    ("--undefine", {"multiple": True, "help": "NAME undefined for every unit and never inferred, e.g. the "
+                    "project's own ROCm switch (repeat)"}),
 )
 
 

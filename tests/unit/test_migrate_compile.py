@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 from migrate import cpp  # noqa: E402
 from migrate.archs import Arch  # noqa: E402
 from migrate.compile import Job, call_groups, host_only, passes  # noqa: E402
-from migrate.pch import blanked_copy, shared_prefix  # noqa: E402
+from migrate.pch import Prefix, blanked_copy, choose, shared_prefix  # noqa: E402
 from migrate.proc import run_tree  # noqa: E402
 
 GFX942 = Arch("gfx942", "CDNA3", 64, 65536)
@@ -97,6 +97,22 @@ def test_blanked_copy_keeps_the_units_folder_lines_and_name(tmp_path):
     copy = blanked_copy(unit, text, shared_prefix(unit, text))
     assert copy.parent == tmp_path and copy.name.startswith(".")
     assert copy.read_text() == f'#line 1 "{unit}"\n\n// c\n\nint main() {{ return __LINE__; }}\n'
+
+
+def test_units_share_the_part_of_their_leading_includes_they_agree_on():
+    def p(*names):
+        return Prefix(tuple(f"#include <{n}>" for n in names), tuple(range(len(names))))
+    prefixes = {"a": p("hip/hip_runtime.h", "common.h", "a.h"), "b": p("hip/hip_runtime.h", "common.h", "b.h"),
+                "c": p("hip/hip_runtime.h", "common.h", "a.h"), "d": p("hip/hip_runtime.h", "other.h"),
+                "e": p("torch/extension.h"), "f": p("hip/hip_runtime.h", "common.h")}
+    configs = dict.fromkeys(prefixes, "-O0") | {"f": "-O0 -DX"}
+    chosen = choose(prefixes, configs)
+    assert chosen["a"] == chosen["c"] == p("hip/hip_runtime.h", "common.h", "a.h")
+    # b and d agree with the rest on hip_runtime.h only: they share that PCH
+    assert chosen["b"] == chosen["d"] == p("hip/hip_runtime.h")
+    assert chosen["e"] == Prefix() and chosen["f"] == Prefix()  # nobody to share with (f: other flags)
+    alone = choose({"a": prefixes["a"], "b": prefixes["b"], "c": prefixes["c"]}, configs)
+    assert alone["b"] == Prefix() and alone["a"] == prefixes["a"]  # b would be the only user of any shorter one
 
 
 def test_a_command_past_its_timeout_is_stopped_with_its_children(tmp_path):

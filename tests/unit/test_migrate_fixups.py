@@ -1,6 +1,7 @@
 """Fixups: each exact rewrite applied where it is exact and nowhere else; diffs and lines recorded;
 line maps and include resolution."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -296,3 +297,23 @@ def test_deprecated_tensor_op_gemm_algo_becomes_hipblas_default():
     assert "HIPBLAS_GEMM_DEFAULT));" in out and [f.id for f in fixes] == ["gemm-tensor-op-algo"]
     aliased = "#define CUBLAS_GEMM_DEFAULT_TENSOR_OP HIPBLAS_GEMM_DEFAULT\nint a = CUBLAS_GEMM_DEFAULT_TENSOR_OP;\n"
     assert apply(aliased)[0] == aliased
+
+
+def test_translator_self_define_is_commented_out_and_hip_macro_survives(tmp_path):
+    """LightGBM 4.7.0 include/LightGBM/cuda/cuda_rocm_interop.h: hipify-perl 7.2 turns the project's
+    `#define cudaDeviceProp hipDeviceProp_t` into `#define hipDeviceProp_t hipDeviceProp_t`, which hides
+    HIP 7's `#define hipDeviceProp_t hipDeviceProp_tR0600`; a #define N N of the CUDA text itself stays."""
+    cuda = ("#define cudaDeviceProp hipDeviceProp_t\n#define cudaStream_t hipStream_t  // stream\n"
+            "#define HAVE_FOO HAVE_FOO\n#define cudaMalloc(p, n) hipMalloc(p, n)\n")
+    hip = ("#define hipDeviceProp_t hipDeviceProp_t\n#define hipStream_t hipStream_t  // stream\n"
+           "#define HAVE_FOO HAVE_FOO\n#define hipMalloc(p, n) hipMalloc(p, n)\n")
+    out = fixups.self_defines(hip, cuda.split("\n"), list(range(5))).split("\n")
+    assert out[0].startswith("// #define hipDeviceProp_t hipDeviceProp_t") and out[1].startswith("// #define hipStream_t")
+    assert out[2] == "#define HAVE_FOO HAVE_FOO" and out[3] == "#define hipMalloc(p, n) hipMalloc(p, n)"
+    # what it guards against, run through the C preprocessor: with the self-define the name is no type
+    header = ("#define hipDeviceProp_t hipDeviceProp_tR0600\ntypedef struct { int major; } hipDeviceProp_tR0600;\n")
+    for text, ok in ((hip, False), ("\n".join(out), True)):
+        unit = tmp_path / f"u{ok}.cc"
+        unit.write_text(header + text + "int f() { hipDeviceProp_t p; p.major = 9; return p.major; }\n")
+        run = subprocess.run(["cc", "-fsyntax-only", "-x", "c++", str(unit)], capture_output=True, text=True)
+        assert (run.returncode == 0) is ok, run.stderr

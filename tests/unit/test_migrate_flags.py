@@ -252,3 +252,26 @@ def test_nvcc_long_options_and_relative_directories(tmp_path):
     unit = found.for_unit("src/k.cu")
     assert unit.include_dirs == ("include", "compat/win", "other")
     assert unit.defines == ("A=1", "B", 'E="x y"') and unit.undefines == ("C",)
+
+
+def test_the_projects_own_rocm_switch_is_defined_from_its_build(tmp_path):
+    # LightGBM 4.7.0: `option(USE_ROCM ...)`, add_definitions(-DUSE_ROCM) under if(USE_ROCM), and its
+    # headers branch on it (vector_cudahost.h: `#if CUDA_VERSION >= 10000 || defined(USE_ROCM)`); ggml's
+    # HIP backend: add_compile_definitions(GGML_USE_HIP) in another folder's CMakeLists.txt
+    (tmp_path / "CMakeLists.txt").write_text('option(USE_ROCM "Enable ROCm-accelerated training " OFF)\n'
+                                             "if(USE_ROCM)\n    add_definitions(-DUSE_ROCM)\nendif()\n")
+    (tmp_path / "ggml-hip").mkdir()
+    (tmp_path / "ggml-hip" / "CMakeLists.txt").write_text("add_compile_definitions(GGML_USE_HIP)\n")
+    files = {"include/vector_cudahost.h": "#if CUDA_VERSION >= 10000 || defined(USE_ROCM)\nint a;\n#endif\n",
+             "include/random.hpp": "#ifndef USE_ROCM\n#include <cub/cub.cuh>\n#endif\n",
+             "src/common.cuh": "#if defined(GGML_USE_HIP)\n#include \"vendors/hip.h\"\n#endif\n",
+             "src/other.cuh": "#ifdef WITH_HIP\nint b;\n#endif\n// USE_HIP in a comment, and USE_ROCM_X\n"}
+    found = flags.hip_switch_defines(tmp_path, files, ())
+    assert [d for d, _why in found] == ["GGML_USE_HIP", "USE_ROCM"]  # WITH_HIP: no build defines it
+    assert found[1][1].startswith("the project's own ROCm build switch: tested in 2 files "
+                                  "(include/random.hpp, include/vector_cudahost.h), defined by its build at CMakeLists.txt:3")
+    assert flags.hip_switch_defines(tmp_path, files, ("USE_ROCM=1",), ("GGML_USE_HIP",)) == ()
+    project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("USE_ROCM",))
+    assert project.common.defines == ("GGML_USE_HIP",) and project.for_unit("src/k.cu").undefines == ("USE_ROCM",)
+    with pytest.raises(InputError, match="--undefine 1X: expected a macro NAME"):
+        flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("1X",))

@@ -3,7 +3,7 @@
     python3 -m migrate SRC --arch gfx942 [--arch gfx90a ...] --out DIR [--jobs N] [--baseline]
         [--fail-on error|warning|never] [--arch-table /etc/rocmig/archs.json] [--opt O0|O1|O2|O3]
         [--max-file-bytes N] [--timeout S] [--hipcc-flag FLAG ...] [--compile-commands FILE]
-        [--include-dir DIR ...] [--define NAME[=VALUE] ...]
+        [--include-dir DIR ...] [--define NAME[=VALUE] ...] [--undefine NAME ...]
 
 Exit codes: 0 done (nothing at or above --fail-on), 1 findings or compile failures at or above
 --fail-on, 2 bad input or flag, 3 hipify-perl / hipcc missing, 5 the recipe crashed (a bug: the
@@ -51,6 +51,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--include-dir", action="append", default=[],
                    help="include folder for every unit, relative to SRC (repeat)")
     p.add_argument("--define", action="append", default=[], help="NAME or NAME=VALUE for every unit (repeat)")
+    p.add_argument("--undefine", action="append", default=[],
+                   help="NAME undefined for every unit and never inferred, e.g. the project's own ROCm switch (repeat)")
     return p
 
 
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                                 baseline=args.baseline, max_file_bytes=args.max_file_bytes, timeout=args.timeout,
                                 extra_flags=tuple(args.hipcc_flag), opt=f"-{args.opt}",
                                 compile_commands=args.compile_commands, include_dirs=tuple(args.include_dir),
-                                defines=tuple(args.define))
+                                defines=tuple(args.define), undefines=tuple(args.undefine))
         if (args.out / pipeline.MARKER).exists():
             report.remove_reports(args.out)
         data = pipeline.run(opts, rules.load_rules(), progress)

@@ -249,13 +249,14 @@ def compile_all(hipcc: Path, jobs: list[Job], groups: list[list[Arch]], build_di
                 done: Callable[[dict[str, dict[str, Result]], int], None] | None = None) -> dict[str, dict[str, Result]]:
     """Compile every job with `workers` hipcc processes at a time; returns {rel: {arch: Result}}.
     Larger sources start first so that the slowest units do not finish last. Passes that share
-    compiler arguments and a shared_prefix share one PCH (pch.py), built under build_dir/pch and
+    compiler arguments and leading includes share one PCH (pch.choose), built under build_dir/pch and
     removed at the end. done(results so far, number of jobs) is called after each unit, in the
     calling thread."""
     ordered = sorted(jobs, key=lambda j: j.source.stat().st_size, reverse=True)
     plan = {job.rel: passes(hipcc, job, groups, extra, opt) for job in ordered}
-    prefixes = {job.rel: pch.shared_prefix(job.source, job.source.read_text(encoding="utf-8", errors="replace"))
-                for job in ordered}
+    prefixes = pch.choose({job.rel: pch.shared_prefix(job.source, job.source.read_text(encoding="utf-8", errors="replace"))
+                           for job in ordered},
+                          {rel: "\0\n".join("\0".join(one.args) for one in unit_passes) for rel, unit_passes in plan.items()})
     uses = Counter(pch.Cache.key(list(one.args), prefixes[rel]) for rel, unit_passes in plan.items()
                    for one in unit_passes if prefixes[rel].lines)
     cache = pch.Cache(build_dir / "pch", {key for key, n in uses.items() if n > 1})

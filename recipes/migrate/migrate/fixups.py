@@ -4,6 +4,8 @@ HIP form; everything else stays a scanner finding with a suggested rewrite.
 Fixups (ids used in rules.yaml `fixed_by` and in the report):
   tree-include-kept     an #include of the tree's own header that the translator renamed to a name found
                         nowhere ("cuda_stream.h" -> "hip_stream.h") keeps its own name
+  translator-self-define  a `#define cudaX hipY` of the project that the translator made `#define hipY hipY`
+                        is commented out (a no-op at best; it hides HIP's own macro of that name)
   hipify-dot-identifier an identifier hipify-perl took for a header name (`cublas_h` -> `hipblas.h`: its
                         include patterns leave the dot unescaped) gets its CUDA name back
   hip-header-layout     <hipblas.h> -> <hipblas/hipblas.h>, same for hipRAND, hipSPARSE, ... (ROCm >= 6
@@ -105,6 +107,27 @@ def dot_identifiers(text: str, cuda_lines: list[str], mapping: list[int | None])
             for m, name in reversed(list(zip(added, lost))):
                 hip = hip[:m.start()] + name + hip[m.end():]
             lines[j] = hip
+    return "\n".join(lines)
+
+
+SELF_DEFINE = re.compile(r"^([ \t]*)#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([A-Za-z_]\w*)[ \t]*(?://[^\n]*|/\*[^\n]*\*/[ \t]*)?$")
+
+
+def self_defines(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
+    """Comment out the object-like `#define N N` lines the translator made from the project's own
+    `#define cudaX N` (LightGBM 4.7.0 cuda_rocm_interop.h: `#define cudaDeviceProp hipDeviceProp_t`
+    becomes `#define hipDeviceProp_t hipDeviceProp_t`). After the translation every use already says
+    N, so the line changes nothing, except where HIP's headers define N as a macro themselves (HIP 7:
+    `#define hipDeviceProp_t hipDeviceProp_tR0600`): then it replaces HIP's definition and N names no
+    type. A `#define N N` the CUDA text itself holds (a feature-test idiom) is left alone."""
+    lines = text.split("\n")
+    for i, line in enumerate(cuda_lines):
+        j = mapping[i] if i < len(mapping) else None
+        if j is None or j >= len(lines):
+            continue
+        cuda, hip = SELF_DEFINE.match(line), SELF_DEFINE.match(lines[j])
+        if cuda and hip and hip.group(2) == hip.group(3) and cuda.group(2) != cuda.group(3):
+            lines[j] = f"{hip.group(1)}// {lines[j].strip()}  (self-referential after hipify: the name is HIP's)"
     return "\n".join(lines)
 
 
@@ -259,6 +282,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: tree_includes_kept(t, cuda_lines, mapping, include_found) if include_found else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
          lambda t: features.own_hip_branch(t, cuda_lines, mapping)),
+        ("translator-self-define", "#define N N lines the translator made from the project's #define cudaX N commented out",
+         lambda t: self_defines(t, cuda_lines, mapping)),
         ("hipify-dot-identifier", "identifiers hipify-perl took for header names get their CUDA names back",
          lambda t: dot_identifiers(t, cuda_lines, mapping)),
         ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),

@@ -64,7 +64,8 @@ class ProjectFlags:
         """The unit's own flags followed by the common ones."""
         own = self.units.get(rel, UnitFlags())
         return UnitFlags(tuple(dict.fromkeys(own.include_dirs + self.common.include_dirs)),
-                         tuple(dict.fromkeys(own.defines + self.common.defines)), own.undefines)
+                         tuple(dict.fromkeys(own.defines + self.common.defines)),
+                         tuple(dict.fromkeys(own.undefines + self.common.undefines)))
 
     def defined_names(self) -> frozenset[str]:
         """The names of the macros any unit gets defined (-D NAME or NAME=VALUE)."""
@@ -321,28 +322,69 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
         if name:
             guards.setdefault(name, []).append(rel)
     taken = {d.split("=", 1)[0] for d in given}
-    found = []
     files = _build_files(src) if src.is_dir() else []
+    found = []
     for name, rels in guards.items():
         if name in taken:
             continue
-        values, where = set(), ""
-        for path in files:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            pattern = (rf"(?<![\w-])-D\s*{name}(?:=(\S+?))?(?=[\s)\"',]|$)|\(\s*[\"']{name}[\"']\s*,\s*(?:[\"']([^\"']*)[\"']|None)"
-                       rf"|(?:add_compile_definitions|target_compile_definitions)\s*\([^)]*?(?<![\w-]){name}(?:=(\S+?))?(?=[\s)])")
-            for m in re.finditer(pattern, text, re.I):
-                values.add(next((g for g in m.groups() if g), ""))
-                where = where or f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())}"
-        if not where:
+        defined = _build_define(src, files, name)
+        if defined:
+            found.append((defined[0], f"guards all the code of {len(rels)} .cu unit{'s' if len(rels) != 1 else ''} "
+                          f"({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''}); the build defines it at {defined[1]}"))
+    return tuple(found)
+
+
+def _build_define(src: Path, files: list[Path], name: str) -> tuple[str, str] | None:
+    """(NAME or NAME=VALUE, "file:line") when one of the build `files` passes macro `name` with -D
+    (add_definitions(-DNAME), add_compile_definitions / target_compile_definitions, -D in a Makefile,
+    define_macros in setup.py), else None. The value is the build's when it names one value."""
+    pattern = re.compile(
+        rf"(?<![\w-])-D\s*{name}(?:=(\S+?))?(?=[\s)\"',]|$)|\(\s*[\"']{name}[\"']\s*,\s*(?:[\"']([^\"']*)[\"']|None)"
+        rf"|(?:add_compile_definitions|target_compile_definitions)\s*\([^)]*?(?<![\w-]){name}(?:=(\S+?))?(?=[\s)])", re.I)
+    values, where = set(), ""
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
             continue
-        value = values.pop() if len(values) == 1 else ""
-        found.append((f"{name}={value}" if value else name,
-                      f"guards all the code of {len(rels)} .cu unit{'s' if len(rels) != 1 else ''} ({', '.join(rels[:2])}"
-                      f"{', ...' if len(rels) > 2 else ''}); the build defines it at {where}"))
+        for m in pattern.finditer(text):
+            values.add(next((g for g in m.groups() if g), ""))
+            where = where or f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())}"
+    if not where:
+        return None
+    value = values.pop() if len(values) == 1 else ""
+    return (f"{name}={value}" if value else name), where
+
+
+# A project's own switch to its ROCm build (LightGBM's USE_ROCM, ggml's GGML_USE_HIP, XGBoost's
+# XGBOOST_USE_HIP): [PREFIX_](USE|WITH|ENABLE|BUILD)_(ROCM|HIP|AMD|AMDGPU)
+HIP_SWITCH = re.compile(r"\b((?:[A-Z][A-Z0-9]*_)?(?:USE|WITH|ENABLE|BUILD)_(?:ROCM|HIP|AMD|AMDGPU))\b")
+TESTED = re.compile(r"^[ \t]*#[ \t]*(?:ifdef|ifndef|if|elif)\b([^\n]*)", re.M)
+
+
+def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
+                       undefines: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """((NAME or NAME=VALUE, reason), ...): the project's own ROCm build switches (HIP_SWITCH names)
+    that its sources test in #if / #ifdef lines and that its build files define (_build_define), as
+    LightGBM 4.7.0's `cmake -DUSE_ROCM=ON` adds -DUSE_ROCM (CMakeLists.txt) and ggml's HIP backend
+    add_compile_definitions(GGML_USE_HIP). With it defined the sources take the branches the project
+    wrote and tests for AMD GPUs, as its own ROCm build does. texts: {rel: text} of the tree's files;
+    names in `given` (--define) and `undefines` (--undefine) are left to the user."""
+    tested: dict[str, list[str]] = {}
+    for rel, text in sorted(texts.items()):
+        for m in TESTED.finditer(text):
+            for name in HIP_SWITCH.findall(m.group(1)):
+                if rel not in tested.setdefault(name, []):
+                    tested[name].append(rel)
+    taken = {d.split("=", 1)[0] for d in given} | set(undefines)
+    files = _build_files(src) if src.is_dir() and tested else []
+    found = []
+    for name, rels in sorted(tested.items()):
+        defined = None if name in taken else _build_define(src, files, name)
+        if defined:
+            found.append((defined[0], f"the project's own ROCm build switch: tested in {len(rels)} file"
+                          f"{'s' if len(rels) != 1 else ''} ({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''}), "
+                          f"defined by its build at {defined[1]}; --undefine {name} migrates the CUDA path instead"))
     return tuple(found)
 
 
@@ -397,12 +439,24 @@ def infer_from_build_files(src: Path) -> tuple[str, ...]:
 
 
 def project_flags(src: Path, rels: set[str], compile_commands: Path | None, include_dirs: tuple[str, ...],
-                  defines: tuple[str, ...], units: dict[str, str] | None = None) -> ProjectFlags:
+                  defines: tuple[str, ...], units: dict[str, str] | None = None,
+                  texts: dict[str, str] | None = None, undefines: tuple[str, ...] = ()) -> ProjectFlags:
     """The flags of a run: the compilation database when given, else what the build files name (the
-    include folders, and the defines that guard whole units: unit_guard_defines over `units`, {rel:
-    text}); --include-dir / --define added to every unit. Raises InputError for a bad database or an
-    --include-dir that is not a folder of the tree."""
-    guarded = () if compile_commands else unit_guard_defines(src, units or {}, defines)
+    include folders, the defines that guard whole units: unit_guard_defines over `units`, {rel: text},
+    and the project's own ROCm build switches: hip_switch_defines over `texts`, {rel: text} of every
+    file); --include-dir / --define added to every unit, --undefine names taken out of the inferred
+    defines and undefined for every unit. Raises InputError for a bad database, an --include-dir that
+    is not a folder of the tree, or a malformed --define / --undefine."""
+    for d in defines:
+        if not re.fullmatch(r"[A-Za-z_]\w*(=.*)?", d):
+            raise InputError(f"--define {d}: expected NAME or NAME=VALUE")
+    for u in undefines:
+        if not re.fullmatch(r"[A-Za-z_]\w*", u):
+            raise InputError(f"--undefine {u}: expected a macro NAME")
+    guarded: tuple[tuple[str, str], ...] = ()
+    if not compile_commands:
+        guarded = unit_guard_defines(src, units or {}, defines + undefines)
+        guarded += hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
         common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded)), inferred=guarded)
     root = src if src.is_dir() else src.parent
@@ -412,9 +466,7 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         if rel.startswith("../") or os.path.isabs(rel) or not (root / rel).is_dir():
             raise InputError(f"--include-dir {d}: not a folder of the source tree {src} (give it relative to the tree)")
         extra.append(rel)
-    for d in defines:
-        if not re.fullmatch(r"[A-Za-z_]\w*(=.*)?", d):
-            raise InputError(f"--define {d}: expected NAME or NAME=VALUE")
-    common = UnitFlags(tuple(dict.fromkeys(base.common.include_dirs + tuple(extra))), base.common.defines + defines)
+    common = UnitFlags(tuple(dict.fromkeys(base.common.include_dirs + tuple(extra))), base.common.defines + defines,
+                       tuple(dict.fromkeys(base.common.undefines + undefines)))
     return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside, inferred=base.inferred,
                         unread_options=base.unread_options)

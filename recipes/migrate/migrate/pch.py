@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,39 @@ def blanked_copy(source: Path, text: str, prefix: Prefix) -> Path:
     copy = source.with_name(f".{source.name}.rocmig-pch")
     copy.write_text(f'#line 1 "{name}"\n' + "\n".join(lines), encoding="utf-8")
     return copy
+
+
+def truncated(prefix: Prefix, n: int) -> Prefix:
+    """The first `n` include lines of `prefix`."""
+    return Prefix(prefix.lines[:n], prefix.blank[:n])
+
+
+def choose(prefixes: dict[str, Prefix], configs: dict[str, str]) -> dict[str, Prefix]:
+    """The prefix each unit's passes use: its longest leading run of include lines that another unit
+    with the same pass configuration (`configs`: {unit: its passes' arguments, joined}) also starts
+    with, so that units whose leading includes agree only in part (`hip/hip_runtime.h`, then the
+    project's common header, then each its own) still share a PCH of the part they agree on. A unit
+    left as the only user of its choice moves to a shorter shared one, or to none; a PCH with one
+    user costs a build and saves nothing. prefixes: {unit: shared_prefix}."""
+    count = Counter((configs[rel], p.lines[:n]) for rel, p in prefixes.items() for n in range(1, len(p.lines) + 1))
+    length = {rel: max((n for n in range(1, len(p.lines) + 1) if count[(configs[rel], p.lines[:n])] > 1), default=0)
+              for rel, p in prefixes.items()}
+    users = Counter((configs[rel], prefixes[rel].lines[:n]) for rel, n in length.items() if n)
+    moved = True
+    while moved:
+        moved = False
+        for rel, n in length.items():
+            key = (configs[rel], prefixes[rel].lines[:n])
+            if not n or users[key] > 1:
+                continue
+            shorter = [m for m in range(1, n) if users[(configs[rel], prefixes[rel].lines[:m])] > 0
+                       or count[(configs[rel], prefixes[rel].lines[:m])] > 1]
+            users[key] -= 1
+            length[rel] = max(shorter, default=0)
+            if length[rel]:
+                users[(configs[rel], prefixes[rel].lines[:length[rel]])] += 1
+            moved = True
+    return {rel: truncated(prefixes[rel], n) for rel, n in length.items()}
 
 
 class Cache:

@@ -50,6 +50,7 @@ class Options:
     compile_commands: Path | None = None
     include_dirs: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()
+    undefines: tuple[str, ...] = ()
 
 
 def prepare_out(out: Path, src: Path) -> None:
@@ -133,7 +134,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     started = time.time()
     source = tree.discover(opts.src, opts.max_file_bytes)
     project = flags.project_flags(opts.src, {f.rel for f in source.files}, opts.compile_commands, opts.include_dirs,
-                                  opts.defines, {u.rel: u.text for u in tree.units(source)})
+                                  opts.defines, {u.rel: u.text for u in tree.units(source)},
+                                  {f.rel: f.text for f in source.files}, opts.undefines)
     hipcc = find_hipcc()
     hipify.find_hipify()
     prepare_out(opts.out, opts.src)
