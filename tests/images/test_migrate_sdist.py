@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -124,3 +125,40 @@ def test_torch_extension_wrappers_of_warp_intrinsics_compile_on_wave64_and_wave3
     made = (scatter_run["out"] / "torch" / utils["translator"]["hipified_path"]).read_text()
     assert "__shfl_up_sync(((unsigned long long)(unsigned)(mask) << (__lane_id() & 32)), var.operator __half(), delta, 32)" in made
     assert "c10::Half __shfl_up(c10::Half var, unsigned int lane_delta)" in made
+
+
+HIPIFY_UNITS = """
+import json, sys
+from pathlib import Path
+from migrate import torch_ext
+units = json.loads(sys.argv[1])
+mapped = torch_ext.hipify_units(torch_ext.find(), Path("/src"), Path("/out/torch"), {u: tuple(d) for u, d in units.items()})
+print(json.dumps(mapped))
+"""
+
+
+def test_each_copy_of_a_header_folder_serves_its_own_units(tmp_path):
+    """DeepSpeed 0.19.8 ships csrc/ twice (csrc/ and deepspeed/ops/csrc/), each unit built with its own
+    copy's includes/ folder. torch.utils.hipify resolves an include in every header folder it is given,
+    the last match winning: hipified in one call, csrc/transformer/gelu_kernels.cu included the other
+    copy's custom_hip_layers.h and its compile failed with 'custom_hip_layers.h' file not found (61 of
+    the sdist's 114 units). Each unit's hipified include must resolve in its own folder."""
+    image_or_skip()
+    whole = _unpacked_sdist("deepspeed==0.19.8", tmp_path / "sdist")
+    src = tmp_path / "src"
+    units = {}
+    for top in ("csrc", "deepspeed/ops/csrc"):
+        for rel in ("includes", "transformer/gelu_kernels.cu"):
+            target = src / top / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (shutil.copytree if (whole / top / rel).is_dir() else shutil.copyfile)(whole / top / rel, target)
+        units[f"{top}/transformer/gelu_kernels.cu"] = [f"{top}/includes"]
+    proc = run_recipe(src, tmp_path / "out", "-c", HIPIFY_UNITS, json.dumps(units), entry=("python3",))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    mapped = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = tmp_path / "out" / "torch"
+    for unit, (folder,) in units.items():
+        text = (out / mapped[unit]).read_text()
+        assert '#include "custom_hip_layers.h"' in text, text[:500]
+        assert (out / folder / "custom_hip_layers.h").is_file(), sorted(p.name for p in (out / folder).iterdir())
+        assert mapped[f"{folder}/custom_cuda_layers.h"] == f"{folder}/custom_hip_layers.h"

@@ -205,9 +205,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     torch_dir = opts.out / "torch"
     if torch and torch_units:
         progress(f"torch.utils.hipify: {report.count(len(torch_units), 'unit')}")
-    torch_dirs = tuple(dict.fromkeys(d for rel in torch_units
-                                     for d in project.for_unit(rel).include_dirs + graph.closure(rel).dirs))
-    torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_units, torch_dirs) if torch and torch_units else {}
+    torch_dirs = {rel: tuple(dict.fromkeys(project.for_unit(rel).include_dirs + graph.closure(rel).dirs)) for rel in torch_units}
+    torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_dirs) if torch and torch_units else {}
     if torch_map:
         cuda_texts = {f.rel: f.text for f in source.files}
         by_torch = torch_ext.apply_fixups(

@@ -74,13 +74,17 @@ def find(env: dict[str, str] | None = None) -> Torch | None:
     return None
 
 
-def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str],
-                 include_dirs: tuple[str, ...] = ()) -> dict[str, str]:
-    """Copy `cuda_dir` to `out_dir` and hipify `units` (tree-relative) there with torch.utils.hipify in
-    extension mode, headers they include following, found next to their includer or in
-    `include_dirs` (tree-relative: the units' -I folders, which cpp_extension passes as
-    header_include_dirs); returns {file: hipified tree-relative path} for every file of the tree it
-    reached (units and the headers they include). A file torch.utils.hipify leaves as it is maps to itself."""
+def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """Copy `cuda_dir` to `out_dir` and hipify `units` there with torch.utils.hipify in extension
+    mode, headers they include following, found next to their includer or in the unit's include
+    folders (units: {tree-relative unit: its -I folders, tree-relative}, which cpp_extension passes
+    as header_include_dirs). Units are hipified in groups that share their folders, as
+    cpp_extension hipifies each extension with its own: torch.utils.hipify resolves an include in
+    every folder it is given, the last match winning, so a tree with two copies of a header folder
+    (DeepSpeed's csrc/includes and deepspeed/ops/csrc/includes) would otherwise have one copy's units
+    include the other copy's hipified headers, which their compile does not see. Returns {file:
+    hipified tree-relative path} for every file of the tree it reached (units and the headers they
+    include). A file torch.utils.hipify leaves as it is maps to itself."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     shutil.copytree(cuda_dir, out_dir)
@@ -88,13 +92,17 @@ def hipify_units(torch: Torch, cuda_dir: Path, out_dir: Path, units: list[str],
         sys.path.insert(0, torch.hipify_parent)
     from hipify import hipify_python  # type: ignore[import-not-found]
 
-    sources = [str(out_dir / u) for u in units]
-    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        result = hipify_python.hipify(project_directory=str(out_dir), output_directory=str(out_dir),
-                                      extensions=EXTENSIONS, header_extensions=HEADER_EXTENSIONS,
-                                      header_include_dirs=[str(out_dir / d) for d in include_dirs],
-                                      includes=[f"{out_dir}/*"], extra_files=sources, show_detailed=False,
-                                      show_progress=False, is_pytorch_extension=True, hipify_extra_files_only=True)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for unit, dirs in sorted(units.items()):
+        groups.setdefault(dirs, []).append(unit)
+    result: dict = {}
+    for dirs, members in groups.items():
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            result.update(hipify_python.hipify(
+                project_directory=str(out_dir), output_directory=str(out_dir), extensions=EXTENSIONS,
+                header_extensions=HEADER_EXTENSIONS, header_include_dirs=[str(out_dir / d) for d in dirs],
+                includes=[f"{out_dir}/*"], extra_files=[str(out_dir / u) for u in members], show_detailed=False,
+                show_progress=False, is_pytorch_extension=True, hipify_extra_files_only=True))
     mapped = {unit: unit for unit in units}
     root = os.path.realpath(out_dir)
     for source, entry in result.items():
