@@ -317,3 +317,22 @@ def test_translator_self_define_is_commented_out_and_hip_macro_survives(tmp_path
         unit.write_text(header + text + "int f() { hipDeviceProp_t p; p.major = 9; return p.major; }\n")
         run = subprocess.run(["cc", "-fsyntax-only", "-x", "c++", str(unit)], capture_output=True, text=True)
         assert (run.returncode == 0) is ok, run.stderr
+
+
+@pytest.mark.parametrize("major,rewritten", [(3, True), (2, False), (None, False)])
+def test_hipblas_datatype_follows_the_toolchains_hipblas(tmp_path, major, rewritten):
+    """DeepSpeed 0.19.8 blas_utils.h after torch.utils.hipify 2.14 (cublasDataType_t -> hipblasDatatype_t):
+    hipBLAS 3 (ROCm 7.2) has no hipblasDatatype_t and takes hipDataType; hipBLAS 2 without HIPBLAS_V2
+    still takes hipblasDatatype_t, so the rewrite follows the version header hipcc would include."""
+    from migrate import advice, rules, sysdeps
+    from migrate.archs import Arch
+    if major is not None:
+        (tmp_path / "hipblas").mkdir()
+        (tmp_path / "hipblas" / "hipblas-version.h").write_text(f"#define hipblasVersionMajor {major}\n")
+    assert sysdeps.hipblas_major((str(tmp_path),)) == major
+    cuda = "cublasDataType_t get_datatype(BlasType type) { return HIPBLAS_R_32F; }\n"
+    hip = "hipblasDatatype_t get_datatype(BlasType type) { return HIPBLAS_R_32F; }\n"
+    migrated = advice.migrate_tree({"blas_utils.h": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)],
+                                   system_dirs=(str(tmp_path),))
+    assert ("hipDataType get_datatype" in migrated.final["blas_utils.h"]) is rewritten
+    assert ("hipblas-datatype-v3" in [f.id for f in migrated.fixes["blas_utils.h"]]) is rewritten

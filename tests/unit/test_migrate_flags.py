@@ -275,3 +275,19 @@ def test_the_projects_own_rocm_switch_is_defined_from_its_build(tmp_path):
     assert project.common.defines == ("GGML_USE_HIP",) and project.for_unit("src/k.cu").undefines == ("USE_ROCM",)
     with pytest.raises(InputError, match="--undefine 1X: expected a macro NAME"):
         flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("1X",))
+
+
+def test_a_build_scripts_half_switches_become_hipcc_undefines(tmp_path):
+    # DeepSpeed 0.19.8 op_builder/builder.py: nvcc_args() names them for CUDA, and the HIP ones for ROCm
+    from migrate import torch_ext
+    (tmp_path / "op_builder").mkdir()
+    (tmp_path / "op_builder" / "builder.py").write_text(
+        "        if self.is_rocm_pytorch():\n            args += ['-std=c++17', '-U__HIP_NO_HALF_OPERATORS__',\n"
+        "        else:\n            args += ['-U__CUDA_NO_HALF_OPERATORS__', '-U__CUDA_NO_HALF_CONVERSIONS__',\n"
+        "                     \"-U__CUDA_NO_BFLOAT16_CONVERSIONS__\"]\n# '-U__CUDA_NO_SOMETHING_ELSE__'\n")
+    (tmp_path / "setup.py").write_text("setup(name='x')\n")
+    assert torch_ext.half_undefines(tmp_path) == (
+        ("-U__HIP_NO_BFLOAT16_CONVERSIONS__", "op_builder/builder.py:5"),
+        ("-U__HIP_NO_HALF_CONVERSIONS__", "op_builder/builder.py:4"),
+        ("-U__HIP_NO_HALF_OPERATORS__", "op_builder/builder.py:2"))
+    assert torch_ext.half_undefines(tmp_path / "setup.py") == ()

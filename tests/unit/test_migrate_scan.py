@@ -242,3 +242,11 @@ def test_a_tree_lerp_that_cxx20_std_lerp_conflicts_with():
             "float y = lerp(a, b, t);\n")
     got = {h for h in hits(text) if h[1] == "cxx20-std-lerp"}
     assert got == {(1, "cxx20-std-lerp"), (3, "cxx20-std-lerp")}
+
+
+def test_cutlass_include_is_reported_at_its_line():
+    # DeepSpeed 0.19.8 csrc/deepspeed4science/evoformer_attn/gemm_kernel_utils.h:40, and a CuTe include
+    text = ('#pragma once\n#include "cutlass/arch/mma.h"\n#include <cute/tensor.hpp>\n'
+            '#include "cutlass_helpers.h"\n// #include "cutlass/gemm/gemm.h"\n')
+    got = {h for h in hits(text) if h[1] == "cutlass-no-rocm"}
+    assert got == {(2, "cutlass-no-rocm"), (3, "cutlass-no-rocm")}

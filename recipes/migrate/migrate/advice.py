@@ -20,7 +20,7 @@ import posixpath
 import re
 from dataclasses import dataclass, replace
 
-from . import cpp, features, fixups, includes, linemap, scan, warp
+from . import cpp, features, fixups, includes, linemap, scan, sysdeps, warp
 from .archs import Arch
 from .rules import Rule
 
@@ -107,7 +107,7 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
     plus the warp-width-mixed errors of the file. file_ops: {file: warp.ops of its migrated text}."""
     state = states[rel]
     final_lines = state.final.split("\n")
-    final_blanked = cpp.blank(state.final)
+    final_blanked = cpp.blank_code(state.final)
     dead = cpp.dead_lines(final_blanked, undefined | cpp.HIPCC_UNDEFINED)
     blanked_lines = final_blanked.split("\n")
     wide = [(f, op) for f in sorted(scope) for op in file_ops.get(f, []) if op.kind in ("wavefront", "unknown")]
@@ -209,6 +209,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
     cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
+    hipblas_major = sysdeps.hipblas_major(system_dirs)
     states: dict[str, FileState] = {}
     by_name: dict[str, list[str]] = {}
     for path in texts:
@@ -228,7 +229,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
-                                        half_declared=half_declared, include_found=include_found)
+                                        half_declared=half_declared, include_found=include_found,
+                                        hipblas_major=hipblas_major)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)

@@ -46,6 +46,20 @@ def blank(text: str) -> str:
     return BLANKABLE.sub(_blank_match, text)
 
 
+QUOTE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]*)"', re.M)
+
+
+def blank_code(text: str) -> str:
+    """blank(text) with the header names of `#include "..."` lines kept, for rules that match an
+    include (a quoted header name is a string literal to blank(), and `#include "cutlass/arch/mma.h"`
+    would match nothing); same length as `text`."""
+    blanked = blank(text)
+    for m in QUOTE_INCLUDE.finditer(text):
+        if blanked[m.start(1) - 1] == '"':  # the directive itself is code, not inside a comment
+            blanked = blanked[:m.start(1)] + m.group(1) + blanked[m.end(1):]
+    return blanked
+
+
 def _condition(expr: str, undefined: frozenset[str] = frozenset()) -> bool | None:
     """Evaluate an #if expression on AMD: True / False, or None when its value depends on macros we
     do not know (every assignment of the unknown ones is tried; up to 4 unknowns). `undefined`:

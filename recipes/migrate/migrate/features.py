@@ -277,6 +277,18 @@ def event_wait_flags(text: str) -> str:
     return re.sub(r"\bcudaEventWait(Default|External)\b", r"hipEventWait\1", text)
 
 
+HIPBLAS_DATATYPE = re.compile(r"\bhipblasDatatype_t\b")
+
+
+def hipblas_datatype(text: str) -> str:
+    """hipblasDatatype_t -> hipDataType, for hipBLAS 3 and later (ROCm 7), which removed the type:
+    its GEMM-Ex API takes hipDataType and its HIPBLAS_R_* / HIPBLAS_C_* names are macros for the
+    HIP_R_* / HIP_C_* values of hipDataType (hipblas.h, "Macros used before hipBLAS version 3.0").
+    torch.utils.hipify 2.14 still maps cublasDataType_t to hipblasDatatype_t, and ports written for
+    ROCm 5-6 name it (DeepSpeed 0.19.8 blas_utils.h)."""
+    return HIPBLAS_DATATYPE.sub("hipDataType", text)
+
+
 def nccl_rccl(text: str) -> str:
     """<nccl.h> / "nccl.h" -> <rccl/rccl.h>."""
     return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]nccl\.h[>"]', r"\1<rccl/rccl.h>", text, flags=re.MULTILINE)

@@ -20,6 +20,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         __activemask on the lane's 32-lane group; in a CUDA-only tree every mask
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
+  hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
+                        removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   func-pointer-cast     the kernel argument of hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
@@ -264,7 +266,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               mapping: list[int | None], undefined: frozenset[str] = frozenset(), cuda_only: bool = False,
               own_warp_size: bool = False, pytorch: bool = False,
               half_declared: frozenset[str] = frozenset(),
-              include_found: Callable[[str], bool] | None = None) -> tuple[str, list[Fix]]:
+              include_found: Callable[[str], bool] | None = None,
+              hipblas_major: int | None = None) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -273,7 +276,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     own_warp_size: the tree declares its own warpSize (warp.declares_warp_size), which is then kept;
     pytorch: the file includes PyTorch's headers (c10::Half is declared after its includes);
     half_declared: features.half_overloads of the tree; include_found: see tree_includes_kept (None:
-    that step is skipped).
+    that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major).
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -302,6 +305,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
         ("event-wait-flags", "cudaEventWait* flags -> hipEventWait*", features.event_wait_flags),
+        ("hipblas-datatype-v3", "hipblasDatatype_t -> hipDataType (hipBLAS >= 3 removed the type)",
+         lambda t: features.hipblas_datatype(t) if hipblas_major is not None and hipblas_major >= 3 else t),
         ("nccl-rccl", "<nccl.h> -> <rccl/rccl.h> (RCCL keeps NCCL's API names)", features.nccl_rccl),
         ("cuda-trap", "__trap() -> __builtin_trap() (HIP's device abort)", features.trap),
         ("gemm-tensor-op-algo", "deprecated CUBLAS_GEMM_DEFAULT_TENSOR_OP -> HIPBLAS_GEMM_DEFAULT", features.gemm_tensor_op),

@@ -205,6 +205,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     torch_dir = opts.out / "torch"
     if torch and torch_units:
         progress(f"torch.utils.hipify: {report.count(len(torch_units), 'unit')}")
+    half_flags = torch_ext.half_undefines(opts.src) if torch and torch_units else ()
     torch_dirs = {rel: tuple(dict.fromkeys(project.for_unit(rel).include_dirs + graph.closure(rel).dirs)) for rel in torch_units}
     torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_dirs) if torch and torch_units else {}
     if torch_map:
@@ -250,7 +251,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
             entry["translator"] = {"name": "torch.utils.hipify", "hipified_path": torch_map[u.rel],
                                    "reason": f"includes <{need.torch_header}>: hipified as PyTorch's extension build "
                                              f"does, then rocmig's exact fixups; PyTorch headers: {torch.origin}"}
-            unit_flags, std = unit_flags + tuple(torch_ext.flags(torch)), torch_ext.STD
+            unit_flags, std = unit_flags + tuple(torch_ext.flags(torch)) + tuple(f for f, _where in half_flags), torch_ext.STD
             source_path = torch_dir / torch_map[u.rel]
             unit_dirs = tuple(torch_dir / d for d in dirs)
         else:
@@ -317,6 +318,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                     "project_flags": {"source": project.source, "include_dirs": list(project.common.include_dirs),
                                       "defines": list(project.common.defines),
                                       "inferred_defines": [{"define": d, "reason": why} for d, why in project.inferred],
+                                      "extension_flags": [{"flag": f, "reason": f"the build script's nvcc argument at {where}, "
+                                                           "as cpp_extension passes it to hipcc"} for f, where in half_flags],
                                       "units": len(project.units),
                                       "outside_tree": list(project.outside),
                                       "unread_options": list(project.unread_options)}},

@@ -94,6 +94,8 @@ def _project_flags(data: dict) -> list[str]:
         out.append("- every unit: " + ", ".join([f"`-I {d}`" for d in pf["include_dirs"]] + [f"`-D{d}`" for d in pf["defines"]]))
     for d in pf.get("inferred_defines", []):
         out.append(f"- `-D{d['define']}` inferred: {d['reason']}")
+    for f in pf.get("extension_flags", []):
+        out.append(f"- `{f['flag']}` for the PyTorch extension units: {f['reason']}")
     if pf.get("outside_tree"):
         out.append(f"- {count(len(pf['outside_tree']), 'include folder')} outside the tree left out (the dev image has its "
                    "own toolkit and system headers): " + ", ".join(f"`{d}`" for d in pf["outside_tree"]))

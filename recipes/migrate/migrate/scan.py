@@ -110,7 +110,7 @@ def matches(compiled: Compiled, blanked_line: str) -> re.Match | None:
 
 def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[Finding]:
     """Findings of every rule in one file, sorted by line then rule order."""
-    blanked = cpp.blank(text)
+    blanked = cpp.blank_code(text)
     dead = cpp.dead_lines(blanked, ctx.undefined)
     raw_lines = text.split("\n")
     names = {**ctx.symbols, **{k: v for k, v in cpp.symbols(blanked).items() if v}}

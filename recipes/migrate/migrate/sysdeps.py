@@ -1,4 +1,5 @@
-"""hipcc flags a unit needs for system libraries it uses: OpenMP and MPI.
+"""hipcc flags a unit needs for system libraries it uses: OpenMP and MPI; and the version of the
+toolchain's hipBLAS, whose API the fixups follow.
 
 A unit (or a header it includes from the tree) that includes <omp.h> or has an `#pragma omp` line is
 compiled with -fopenmp (clang 22 with libomp-22-dev in the debian lane). A unit that includes <mpi.h>
@@ -9,6 +10,7 @@ alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import shutil
@@ -53,3 +55,18 @@ def unit_flags(edges: dict[str, list[tuple[str, str]]], texts: dict[str, str], u
                 seen.add(target)
                 stack.append(target)
     return flags_for([texts[r] for r in sorted(seen) if r in texts])
+
+
+HIPBLAS_MAJOR = re.compile(r"^[ \t]*#[ \t]*define[ \t]+hipblasVersionMajor[ \t]+(\d+)", re.M)
+
+
+def hipblas_major(system_dirs: tuple[str, ...]) -> int | None:
+    """The major version of the hipBLAS whose hipblas/hipblas-version.h the first of `system_dirs`
+    (hipcc's include search path) holds (3 in ROCm 7.x), None when none does."""
+    for d in system_dirs:
+        path = os.path.join(d, "hipblas", "hipblas-version.h")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                m = HIPBLAS_MAJOR.search(f.read())
+            return int(m.group(1)) if m else None
+    return None

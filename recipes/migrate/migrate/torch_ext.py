@@ -17,6 +17,7 @@ from __future__ import annotations
 import glob
 import io
 import os
+import re
 import shutil
 import sys
 import sysconfig
@@ -130,6 +131,39 @@ def apply_fixups(mapped: dict[str, str], cuda_texts: dict[str, str], out_dir: Pa
     original = {path: rel for rel, path in mapped.items()}
     findings = {path: [replace(x, file=original[path]) for x in found] for path, found in migrated.findings.items()}
     return replace(migrated, findings=findings)
+
+
+# The -U flags of the half / bfloat16 operator switches in a build script's nvcc arguments
+# (DeepSpeed's op_builder, apex, flash-attn, mamba-ssm: '-U__CUDA_NO_HALF_OPERATORS__', ...).
+# DeepSpeed's ROCm branch names the HIP ones itself ('-U__HIP_NO_HALF_OPERATORS__').
+HALF_SWITCH = re.compile(r"""["']-U\s*(__(?:CUDA|HIP)_NO_(?:HALF|HALF2|BFLOAT16)_(?:OPERATORS|CONVERSIONS)__)["']""")
+
+
+def half_undefines(src: Path) -> tuple[tuple[str, str], ...]:
+    """((hipcc flag, "file:line"), ...): the `-U__CUDA_NO_HALF_OPERATORS__`-style arguments the tree's
+    Python build scripts give nvcc, as the -U__HIP_NO_... flags cpp_extension passes hipcc for them on
+    ROCm (_hipify_compile_flags in torch/utils/cpp_extension.py 2.14 replaces the first CUDA of each
+    nvcc flag with HIP). They undo COMMON_HIP_FLAGS' -D__HIP_NO_HALF_OPERATORS__=1 and
+    -D__HIP_NO_HALF_CONVERSIONS__=1, which hide __half's operators and conversions: without them
+    DeepSpeed's `(__half)1.0f` casts do not compile. Files without such an argument are not read
+    further than a substring test; a run on one file (no tree) finds none."""
+    found: dict[str, str] = {}
+    if not src.is_dir():
+        return ()
+    for folder, dirs, files in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = Path(folder) / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "_NO_HALF" not in text and "_NO_BFLOAT16" not in text:
+                continue
+            for m in HALF_SWITCH.finditer(text):
+                flag = "-U" + m.group(1).replace("CUDA", "HIP", 1)
+                found.setdefault(flag, f"{path.relative_to(src).as_posix()}:{text.count(chr(10), 0, m.start()) + 1}")
+    return tuple(sorted(found.items()))
 
 
 def flags(torch: Torch) -> list[str]:
