@@ -14,8 +14,8 @@ the dev image ($ROCMIG_DEV_IMAGE, skipped when it is not built).
 from __future__ import annotations
 
 import json
-import sys
 import shutil
+import sys
 import tarfile
 from pathlib import Path
 
