@@ -336,3 +336,18 @@ def test_hipblas_datatype_follows_the_toolchains_hipblas(tmp_path, major, rewrit
                                    system_dirs=(str(tmp_path),))
     assert ("hipDataType get_datatype" in migrated.final["blas_utils.h"]) is rewritten
     assert ("hipblas-datatype-v3" in [f.id for f in migrated.fixes["blas_utils.h"]]) is rewritten
+
+
+def test_bf16_header_for_a_file_that_names_the_type_without_it():
+    """DeepSpeed 0.19.8 cutlass_ops/mixed_gemm/mixed_gemm.cu names __nv_bfloat16 with only c10 headers
+    included (they bring cuda_bf16.h for CUDA builds, not hip_bf16.h for ROCm ones): hipcc said
+    "unknown type name '__hip_bfloat16'"."""
+    hip = ('#ifdef X\n#include <x.h>\n#endif\n#include <c10/hip/HIPStream.h>\n#include "mixed_gemm.h"\n'
+           "using T = __nv_bfloat16;\n")
+    out = fixups.bf16(hip, hip.split("\n"), list(range(7)))
+    assert out.split("\n")[3:6] == ["#include <c10/hip/HIPStream.h>", "#include <hip/hip_bf16.h>", '#include "mixed_gemm.h"']
+    assert out.endswith("using T = __hip_bfloat16;\n")
+    has = "#include <hip/hip_bf16.h>\n__hip_bfloat16 x;\n"
+    assert fixups.bf16(has, has.split("\n"), list(range(3))) == has
+    fragment = "// included inside a namespace\n__hip_bfloat16 y;\n"
+    assert fixups.bf16(fragment, fragment.split("\n"), list(range(3))) == fragment

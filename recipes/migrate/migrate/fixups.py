@@ -11,7 +11,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hip-header-layout     <hipblas.h> -> <hipblas/hipblas.h>, same for hipRAND, hipSPARSE, ... (ROCm >= 6
                         installs the library headers in per-library folders)
   bf16-header-type      cuda_bf16.h -> hip/hip_bf16.h; __nv_bfloat16(2) -> __hip_bfloat16(2); an older
-                        hipify's hip_bfloat16 on lines that held __nv_bfloat16 -> __hip_bfloat16
+                        hipify's hip_bfloat16 on lines that held __nv_bfloat16 -> __hip_bfloat16; a file
+                        naming __hip_bfloat16 without a bf16 include gets hip/hip_bf16.h
   thrust-hip-policy     thrust::cuda::par(_nosync) -> thrust::hip::par(_nosync), system::cuda -> system::hip,
                         thrust::cuda_category() -> thrust::hip_category() (rocThrust's error category),
                         THRUST_DEVICE_SYSTEM_CUDA -> THRUST_DEVICE_SYSTEM_HIP, thrust/system/cuda/ -> .../hip/
@@ -141,6 +142,32 @@ def header_layout(text: str, cuda_lines: list[str], mapping: list[int | None]) -
     return re.sub(rf'^(\s*#\s*include\s*)([<"])({names})([>"])', sub, text, flags=re.MULTILINE)
 
 
+BF16_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:hip/)?(?:hip_bf16|amd_detail/amd_hip_bf16)\.h[>"]', re.M)
+TOP_INCLUDE = re.compile(r'^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b[^\n]*\n?', re.M)
+
+
+def bf16_include(text: str) -> str:
+    """`#include <hip/hip_bf16.h>` after the first top-level #include line of a file whose code names
+    __hip_bfloat16 but which includes no bf16 header itself. In CUDA the type often arrives through
+    another header (PyTorch's c10 headers include cuda_bf16.h for CUDA builds, not hip_bf16.h for
+    ROCm ones: DeepSpeed 0.19.8 mixed_gemm.cu names __nv_bfloat16 after including c10 only). The
+    header declares exactly the type the translation names; a file without a top-level include
+    (a fragment included mid-file) is left alone."""
+    if not re.search(r"\b__hip_bfloat16", cpp.blank(text)) or BF16_INCLUDE.search(text):
+        return text
+    depth = 0
+    for m in TOP_INCLUDE.finditer(cpp.blank_code(text)):
+        word = m.group(1)
+        if word.startswith("if"):
+            depth += 1
+        elif word == "endif":
+            depth -= 1
+        elif depth == 0:
+            end = m.end()
+            return text[:end] + ("" if text[:end].endswith("\n") else "\n") + "#include <hip/hip_bf16.h>\n" + text[end:]
+    return text
+
+
 def bf16(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
     """cuda_bf16.h / __nv_bfloat16 -> hip_bf16.h / __hip_bfloat16 (see module doc)."""
     text = re.sub(r'(#\s*include\s*)[<"]cuda_bf16\.h[>"]', r"\1<hip/hip_bf16.h>", text)
@@ -154,7 +181,7 @@ def bf16(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
             lines[j] = re.sub(r"(?<!__)\bhip_bfloat16(2?)\b", r"__hip_bfloat16\1", lines[j])
         if re.search(r'#\s*include\s*[<"]cuda_bf16\.h', line):
             lines[j] = re.sub(r'[<"]hip/hip_bfloat16\.h[>"]', "<hip/hip_bf16.h>", lines[j])
-    return "\n".join(lines)
+    return bf16_include("\n".join(lines))
 
 
 def thrust(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
