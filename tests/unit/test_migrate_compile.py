@@ -67,6 +67,11 @@ def test_a_device_unit_is_one_host_pass_per_call_group_and_one_device_pass_per_a
 
 def test_a_host_only_unit_is_one_host_pass():
     assert _passes(Job("b.cpp", Path("b.cpp"), (), host_only=True)) == [("host", ["gfx942", "gfx90a", "gfx1100"])]
+    # compiled as C++, as the build's host compiler does (no offload flags, the platform macro given)
+    (one,) = passes(Path("hipcc"), Job("b.cpp", Path("b.cpp"), (), host_only=True), GROUPS, [], "-O0")
+    x = one.args.index("-x")
+    assert one.args[x + 1] == "c++" and "hip" not in one.args and "-D__HIP_PLATFORM_AMD__=1" in one.args
+    assert not any(a.startswith("--offload") for a in one.args)
 
 
 def test_prefix_is_the_leading_includes_written_to_resolve_as_from_the_unit(tmp_path):

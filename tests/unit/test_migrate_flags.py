@@ -273,6 +273,7 @@ def test_the_projects_own_rocm_switch_is_defined_from_its_build(tmp_path):
     assert flags.hip_switch_defines(tmp_path, files, ("USE_ROCM=1",), ("GGML_USE_HIP",)) == ()
     project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("USE_ROCM",))
     assert project.common.defines == ("GGML_USE_HIP",) and project.for_unit("src/k.cu").undefines == ("USE_ROCM",)
+    assert project.hip_switches == {"GGML_USE_HIP"}
     with pytest.raises(InputError, match="--undefine 1X: expected a macro NAME"):
         flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("1X",))
 

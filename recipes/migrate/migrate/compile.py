@@ -113,10 +113,19 @@ def first_error(output: str, user_root: str = "") -> str:
     return lines[-1].strip() if lines else "hipcc failed without output"
 
 
+# A host-only unit is compiled as C++, as its build's host compiler compiles it (CMake's CXX compiler,
+# cpp_extension's c++), where HIP's headers define __host__ / __device__ / __global__ as nothing: a
+# .cpp may call a __device__ member of a header's class (LightGBM 4.7.0 cuda_single_gpu_tree_learner.cpp),
+# which -x hip rejects. hipcc defines the platform macro only for HIP sources; those builds pass it.
+HOST_CXX = ["-x", "c++", "-D__HIP_PLATFORM_AMD__=1"]
+
+
 def _args(hipcc: Path, job: Job, defines: tuple[str, ...], mode: list[str], extra: list[str], opt: str) -> list[str]:
     """The hipcc arguments of one pass of `job` without -c, source and output: mode is
-    ["--offload-host-only", archs...] or ["--offload-device-only", "--offload-arch=A"]."""
-    return [str(hipcc), "-x", "hip", f"-std={job.std}", opt, "-w", *mode, *(f"-D{d}" for d in defines),
+    ["--offload-host-only", archs...], ["--offload-device-only", "--offload-arch=A"], or HOST_CXX for
+    a host-only unit."""
+    language = [] if mode == HOST_CXX else ["-x", "hip"]
+    return [str(hipcc), *language, f"-std={job.std}", opt, "-w", *mode, *(f"-D{d}" for d in defines),
             *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra, fixits.FLAG]
 
 
@@ -159,7 +168,7 @@ def passes(hipcc: Path, job: Job, groups: list[list[Arch]], extra: list[str], op
     found = []
     for group in call_groups(job, groups):
         defines = job.defines.get(group[0].wavefront, ())
-        host_mode = ["--offload-host-only", *(f"--offload-arch={a.name}" for a in group)]
+        host_mode = HOST_CXX if job.host_only else ["--offload-host-only", *(f"--offload-arch={a.name}" for a in group)]
         found.append(Pass("host", defines, tuple(group), tuple(_args(hipcc, job, defines, host_mode, extra, opt))))
         if not job.host_only:
             found += [Pass(a.name, defines, (a,), tuple(_args(hipcc, job, defines, ["--offload-device-only",

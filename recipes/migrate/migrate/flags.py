@@ -50,7 +50,9 @@ class ProjectFlags:
     """units: {tree-relative unit path: UnitFlags} from a compilation database; common: flags for
     every unit (inferred from build files, plus --include-dir / --define); source: where they came
     from, for the report; outside: include folders named by the build that lie outside the tree;
-    inferred: (define, reason) of the defines in `common` that the build files gave (unit_guard_defines);
+    inferred: (define, reason) of the defines in `common` that the build files gave (unit_guard_defines,
+    hip_switch_defines); hip_switches: the names among them that select the project's own ROCm path
+    (hipify-clang, which parses the CUDA path, is not given them);
     unread_options: response files the database names that were found neither beside it nor in the tree."""
 
     units: dict[str, UnitFlags] = field(default_factory=dict)
@@ -58,6 +60,7 @@ class ProjectFlags:
     source: str = "inferred"
     outside: tuple[str, ...] = ()
     inferred: tuple[tuple[str, str], ...] = ()
+    hip_switches: frozenset[str] = frozenset()
     unread_options: tuple[str, ...] = ()
 
     def for_unit(self, rel: str) -> UnitFlags:
@@ -454,11 +457,13 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         if not re.fullmatch(r"[A-Za-z_]\w*", u):
             raise InputError(f"--undefine {u}: expected a macro NAME")
     guarded: tuple[tuple[str, str], ...] = ()
+    switches: tuple[tuple[str, str], ...] = ()
     if not compile_commands:
         guarded = unit_guard_defines(src, units or {}, defines + undefines)
-        guarded += hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
+        switches = hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
-        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded)), inferred=guarded)
+        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded + switches)), inferred=guarded + switches,
+        hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches))
     root = src if src.is_dir() else src.parent
     extra = []
     for d in include_dirs:
@@ -469,4 +474,4 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     common = UnitFlags(tuple(dict.fromkeys(base.common.include_dirs + tuple(extra))), base.common.defines + defines,
                        tuple(dict.fromkeys(base.common.undefines + undefines)))
     return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside, inferred=base.inferred,
-                        unread_options=base.unread_options)
+                        hip_switches=base.hip_switches, unread_options=base.unread_options)

@@ -159,7 +159,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     for u in units:
         need, own = cuda_graph.closure(u.rel), project.for_unit(u.rel)
         if not need.torch:
-            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)], list(own.defines))
+            # the project's own ROCm switch selects HIP code, which hipify-clang (a CUDA parse) cannot read
+            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)],
+                                     [d for d in own.defines if d.split("=", 1)[0] not in project.hip_switches])
     perl_dir = opts.out / "hipify-perl"
     if tool and semantic_units:
         progress(f"hipify-clang: {report.count(len(semantic_units), 'unit')}")
@@ -258,8 +260,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
             source_path, unit_dirs = hip_dir / u.rel, tuple(hip_dir / d for d in dirs)
         host = host_only(u.kind, cpp.blank(source_path.read_text(encoding="utf-8")))
         if host:
-            entry["host_only"] = ("C/C++ source without device code: compiled once by the host pass "
-                                  "(--offload-host-only), as its build's host compiler does; the result stands for every arch")
+            entry["host_only"] = ("C/C++ source without device code: compiled once as C++ (-x c++ "
+                                  "-D__HIP_PLATFORM_AMD__=1), as its build's host compiler does; the result stands for every arch")
         jobs.append(Job(u.rel, source_path, unit_dirs, per_group, unit_flags, std, host))
         if u.rel in made_by_clang:
             fallback_jobs[u.rel] = Job(u.rel, opts.out / "fallback" / u.rel, tuple(hip_dir / d for d in dirs), per_group,
