@@ -162,3 +162,34 @@ def test_each_copy_of_a_header_folder_serves_its_own_units(tmp_path):
         assert '#include "custom_hip_layers.h"' in text, text[:500]
         assert (out / folder / "custom_hip_layers.h").is_file(), sorted(p.name for p in (out / folder).iterdir())
         assert mapped[f"{folder}/custom_cuda_layers.h"] == f"{folder}/custom_hip_layers.h"
+
+
+LIGHTGBM_UNITS = ("src/objective/cuda/cuda_rank_objective.cu", "src/treelearner/cuda/cuda_single_gpu_tree_learner.cpp")
+
+
+def test_a_project_with_its_own_rocm_path_is_built_the_way_it_builds_for_rocm(tmp_path):
+    """LightGBM 4.7.0 ships a ROCm build (`cmake -DUSE_ROCM=ON`: -DUSE_CUDA -DUSE_ROCM, cuda_rocm_interop.h's
+    `#define cudaDeviceProp hipDeviceProp_t`, ...), which hands its sources to hipcc untranslated. Cut to
+    two of its units: cuda_rank_objective.cu failed once hipify made that line `#define hipDeviceProp_t
+    hipDeviceProp_t` (HIP 7 defines hipDeviceProp_t as a macro itself), and cuda_single_gpu_tree_learner.cpp
+    calls a __device__ member from host code, which its build's C++ compiler accepts and a HIP compile
+    does not."""
+    image_or_skip()
+    src = _unpacked_sdist("lightgbm==4.7.0", tmp_path / "sdist")
+    for path in list(src.rglob("*.cu")) + list(src.rglob("*.cpp")):
+        if path.relative_to(src).as_posix() not in LIGHTGBM_UNITS:
+            path.unlink()
+    out = tmp_path / "out"
+    proc = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--jobs", "2", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "run" / "report.json").read_text())
+    files = {f["path"]: f for f in report["files"]}
+    status = {u: (files[u]["compile"]["gfx942"]["status"], files[u]["compile"]["gfx942"]["first_error"]) for u in LIGHTGBM_UNITS}
+    assert all(s == "ok" for s, _error in status.values()), status
+    inferred = {d["define"]: d["reason"] for d in report["options"]["project_flags"]["inferred_defines"]}
+    assert inferred["USE_ROCM"].startswith("the project's own ROCm build switch") and "CMakeLists.txt:" in inferred["USE_ROCM"]
+    # its ROCm build compiles the sources as they are: so does migrate
+    translators = {f["translator"]["name"] for f in report["files"]}
+    assert translators == {"none"}, translators
+    assert files[LIGHTGBM_UNITS[0]]["translator"]["reason"].startswith("the project's own ROCm path (USE_ROCM)")
+    assert files[LIGHTGBM_UNITS[1]].get("host_only"), files[LIGHTGBM_UNITS[1]]

@@ -116,8 +116,13 @@ def first_error(output: str, user_root: str = "") -> str:
 # A host-only unit is compiled as C++, as its build's host compiler compiles it (CMake's CXX compiler,
 # cpp_extension's c++), where HIP's headers define __host__ / __device__ / __global__ as nothing: a
 # .cpp may call a __device__ member of a header's class (LightGBM 4.7.0 cuda_single_gpu_tree_learner.cpp),
-# which -x hip rejects. hipcc defines the platform macro only for HIP sources; those builds pass it.
-HOST_CXX = ["-x", "c++", "-D__HIP_PLATFORM_AMD__=1"]
+# which -x hip rejects.
+HOST_CXX = ["-x", "c++"]
+# Every pass defines the platform macro on the command line, as CMake's hip::host / hip::device
+# targets and cpp_extension's COMMON_HIP_FLAGS do: hipcc leaves it to hip/hip_common.h (which keeps a
+# given value), and a source that tests it before including a HIP header (LightGBM's
+# cuda_rocm_interop.h, compiled untranslated) would otherwise see it undefined.
+PLATFORM = "-D__HIP_PLATFORM_AMD__=1"
 
 
 def _args(hipcc: Path, job: Job, defines: tuple[str, ...], mode: list[str], extra: list[str], opt: str) -> list[str]:
@@ -125,7 +130,7 @@ def _args(hipcc: Path, job: Job, defines: tuple[str, ...], mode: list[str], extr
     ["--offload-host-only", archs...], ["--offload-device-only", "--offload-arch=A"], or HOST_CXX for
     a host-only unit."""
     language = [] if mode == HOST_CXX else ["-x", "hip"]
-    return [str(hipcc), *language, f"-std={job.std}", opt, "-w", *mode, *(f"-D{d}" for d in defines),
+    return [str(hipcc), *language, f"-std={job.std}", opt, "-w", *mode, PLATFORM, *(f"-D{d}" for d in defines),
             *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra, fixits.FLAG]
 
 

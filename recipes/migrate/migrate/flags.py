@@ -52,7 +52,7 @@ class ProjectFlags:
     from, for the report; outside: include folders named by the build that lie outside the tree;
     inferred: (define, reason) of the defines in `common` that the build files gave (unit_guard_defines,
     hip_switch_defines); hip_switches: the names among them that select the project's own ROCm path
-    (hipify-clang, which parses the CUDA path, is not given them);
+    (its files are then compiled untranslated, as that build does);
     unread_options: response files the database names that were found neither beside it nor in the tree."""
 
     units: dict[str, UnitFlags] = field(default_factory=dict)

@@ -113,6 +113,8 @@ def hipify_tree(src_dir: Path, files: list[tree.SourceFile], hip_dir: Path, work
 
 
 COPIED = "no unit includes it and it uses no CUDA: copied to hip/ unchanged, not translated"
+OWN_PORT = ("the project's own ROCm path ({names}): compiled as its ROCm build compiles it, copied to hip/ unchanged, "
+            "not translated (--undefine {first} translates its CUDA path instead)")
 
 
 def unused_files(files: list[tree.SourceFile], graph: includes.IncludeGraph, units: list[tree.SourceFile]) -> frozenset[str]:
@@ -150,7 +152,11 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, cpp.ROCM_BUILD_MACROS - defined,
                                        include_dirs=project.all_dirs(),
                                        system_dirs=sysdirs + ((str(tool.cuda_path / "include"),) if tool else ()))
-    copied = unused_files(list(source.files), cuda_graph, units)
+    # a project's own ROCm path (its build's switch, flags.hip_switch_defines) is HIP code already:
+    # its ROCm build hands the sources to hipcc as they are, so they are copied, not translated
+    copied = frozenset(f.rel for f in source.files) if project.hip_switches else unused_files(list(source.files), cuda_graph, units)
+    copied_reason = OWN_PORT.format(names=", ".join(sorted(project.hip_switches)), first=min(project.hip_switches)) \
+        if project.hip_switches else COPIED
     progress(f"{report.count(len(source.files), 'file')}, {report.count(len(units), 'unit')}: hipify-perl "
              f"{report.count(len(source.files) - len(copied), 'file')}")
     hip_warnings = hipify_tree(cuda_dir, [f for f in source.files if f.rel not in copied], hip_dir, opts.jobs)
@@ -158,10 +164,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     semantic_units = {}
     for u in units:
         need, own = cuda_graph.closure(u.rel), project.for_unit(u.rel)
-        if not need.torch:
-            # the project's own ROCm switch selects HIP code, which hipify-clang (a CUDA parse) cannot read
-            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)],
-                                     [d for d in own.defines if d.split("=", 1)[0] not in project.hip_switches])
+        if not need.torch and u.rel not in copied:
+            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)], list(own.defines))
     perl_dir = opts.out / "hipify-perl"
     if tool and semantic_units:
         progress(f"hipify-clang: {report.count(len(semantic_units), 'unit')}")
@@ -184,7 +188,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                     "includes PyTorch headers: torch.utils.hipify is its translator" if f.rel in unit_rels else
                     "header or non-unit file (hipify-clang translates units only)")
         files_out[f.rel] = {"path": f.rel, "kind": f.kind, "unit": False, "encoding": f.encoding,
-                            "translator": ({"name": "none", "reason": COPIED} if f.rel in copied
+                            "translator": ({"name": "none", "reason": copied_reason} if f.rel in copied
                                            else _translator(clang.get(f.rel), why_perl)),
                             "hipify_warnings": [{"line": w.line, "message": w.message} for w in hip_warnings.get(f.rel, [])],
                             "findings": [x.__dict__ for x in migrated.findings[f.rel]],
