@@ -153,10 +153,12 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                        include_dirs=project.all_dirs(),
                                        system_dirs=sysdirs + ((str(tool.cuda_path / "include"),) if tool else ()))
     # a project's own ROCm path (its build's switch, flags.hip_switch_defines) is HIP code already:
-    # its ROCm build hands the sources to hipcc as they are, so they are copied, not translated
-    copied = frozenset(f.rel for f in source.files) if project.hip_switches else unused_files(list(source.files), cuda_graph, units)
+    # its CMake / Make ROCm build hands the sources to hipcc as they are, so they are copied, not
+    # translated; a PyTorch extension's ROCm build hipifies every source (cpp_extension), so it is not
+    own_port = bool(project.hip_switches) and not any(cuda_graph.closure(u.rel).torch for u in units)
+    copied = frozenset(f.rel for f in source.files) if own_port else unused_files(list(source.files), cuda_graph, units)
     copied_reason = OWN_PORT.format(names=", ".join(sorted(project.hip_switches)), first=min(project.hip_switches)) \
-        if project.hip_switches else COPIED
+        if own_port else COPIED
     progress(f"{report.count(len(source.files), 'file')}, {report.count(len(units), 'unit')}: hipify-perl "
              f"{report.count(len(source.files) - len(copied), 'file')}")
     hip_warnings = hipify_tree(cuda_dir, [f for f in source.files if f.rel not in copied], hip_dir, opts.jobs)
