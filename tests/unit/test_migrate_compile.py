@@ -133,3 +133,11 @@ def test_a_command_past_its_timeout_is_stopped_with_its_children(tmp_path):
 
 def test_a_command_within_its_timeout_gives_output_and_exit_code():
     assert run_tree(["sh", "-c", "echo out; echo err >&2; exit 3"], 10) == ("out\nerr\n", 3)
+
+
+def test_an_assembler_rejecting_the_compilers_own_instruction_is_a_back_end_failure():
+    # clang 22 -O0, gfx1100, ggml's template-instances/mmf-instance-ncols_8.cu (compiles at -O2)
+    from migrate.compile import BACKEND_ERROR
+    assert BACKEND_ERROR.search("2:error: Illegal instruction detected: Invalid dpp_ctrl value: wavefront shifts "
+                                "are not supported on GFX10+")
+    assert not BACKEND_ERROR.search("k.hip:3:5: error: use of undeclared identifier 'x'")

@@ -36,7 +36,11 @@ from .archs import Arch
 from .errors import ToolError
 
 ERROR_LINE = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+: )?(?:fatal )?error: .*$", re.M)
-BACKEND_ERROR = re.compile(r"error in backend|Cannot select|<unknown>:0:0|LLVM ERROR|must be a constant integer")
+# Failures of the compiler's back end, retried at RETRY_OPT. "Illegal instruction detected": clang 22
+# at -O0 emits a DPP wavefront shift for gfx1100, which RDNA lacks (ggml's mmf-instance-ncols_8.cu,
+# its own ROCm path; it compiles at -O2).
+BACKEND_ERROR = re.compile(r"error in backend|Cannot select|<unknown>:0:0|LLVM ERROR|must be a constant integer"
+                           r"|Illegal instruction detected")
 RETRY_OPT = "-O2"
 # Device code in a unit's own text (comments and strings blanked): a kernel or device function, a
 # launch, LDS, or HIP's launch macro.
