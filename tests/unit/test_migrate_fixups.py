@@ -351,3 +351,24 @@ def test_bf16_header_for_a_file_that_names_the_type_without_it():
     assert fixups.bf16(has, has.split("\n"), list(range(3))) == has
     fragment = "// included inside a namespace\n__hip_bfloat16 y;\n"
     assert fixups.bf16(fragment, fragment.split("\n"), list(range(3))) == fragment
+
+
+def test_no_bf16_header_where_the_tree_declares_the_type_itself():
+    """DeepSpeed 0.19.8 csrc/transformer/inference/csrc/gelu.cu: `using __nv_bfloat162 = __half2;` for builds
+    without BF16_AVAILABLE; adding hip_bf16.h made it a typedef redefinition ('__half2' vs '__hip_bfloat162')."""
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    cuda = ('#include "conversion_utils.h"\n#ifndef BF16_AVAILABLE\nusing __nv_bfloat162 = __half2;\n#endif\n'
+            "__device__ void f(__nv_bfloat162 x);\n")
+    hip = '#include "hip/hip_runtime.h"\n' + cuda.replace("__nv_bfloat162", "__hip_bfloat162")
+    assert fixups.declares_bf16([cuda]) and not fixups.declares_bf16(["typedef __nv_bfloat16 bf16;\n"])
+    migrated = advice.migrate_tree({"gelu.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert "hip_bf16.h" not in migrated.final["gelu.cu"]
+    # a unit that names the type without declaring it still gets the header when only another unit declares it
+    other = '#include <c10/hip/HIPStream.h>\nusing T = __nv_bfloat16;\n'
+    both = advice.migrate_tree({"gelu.cu": (cuda, hip), "mixed_gemm.cu": (other, other)}, rules.load_rules(),
+                               [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert "hip_bf16.h" not in both.final["gelu.cu"] and "#include <hip/hip_bf16.h>" in both.final["mixed_gemm.cu"]
+    header = advice.migrate_tree({"fallback.h": (cuda, hip), "mixed_gemm.cu": (other, other)}, rules.load_rules(),
+                                 [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert "hip_bf16.h" not in header.final["mixed_gemm.cu"]  # a header's own declaration may reach any file

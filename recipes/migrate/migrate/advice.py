@@ -182,6 +182,10 @@ class Migrated:
     states: dict[str, FileState]
 
 
+# Suffixes of translation units, the CUDA ones and torch.utils.hipify's names for them (.hip)
+UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
+
+
 def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch],
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
                  tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset(),
@@ -210,6 +214,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     hipblas_major = sysdeps.hipblas_major(system_dirs)
+    bf16_declared = fixups.declares_bf16([cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()
+                                          if posixpath.splitext(rel)[1] not in UNIT_SUFFIXES])
     states: dict[str, FileState] = {}
     by_name: dict[str, list[str]] = {}
     for path in texts:
@@ -230,7 +236,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
                                         half_declared=half_declared, include_found=include_found,
-                                        hipblas_major=hipblas_major)
+                                        hipblas_major=hipblas_major, bf16_declared=bf16_declared)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)

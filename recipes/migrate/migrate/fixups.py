@@ -146,6 +146,18 @@ BF16_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:hip/)?(?:hip_bf16|
 TOP_INCLUDE = re.compile(r'^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b[^\n]*\n?', re.M)
 
 
+BF16_DECLARED = re.compile(r"\busing\s+(?:__)?nv_bfloat16\w*\s*=|\btypedef\b[^;]*\b(?:__)?nv_bfloat16\w*\s*;"
+                           r"|#\s*define\s+(?:__)?nv_bfloat16\w*\b|\b(?:struct|class)\s+(?:__)?nv_bfloat16\w*\s*[{:]")
+
+
+def declares_bf16(blanked_texts: list[str]) -> bool:
+    """True when one of the CUDA texts (comments and strings blanked) declares a bfloat16 type name
+    itself, e.g. DeepSpeed 0.19.8's fallback `using __nv_bfloat162 = __half2;` for builds without
+    BF16_AVAILABLE: hip_bf16.h is then not added to that file, nor anywhere when a header declares
+    one (its type would clash with the tree's)."""
+    return any(BF16_DECLARED.search(t) for t in blanked_texts)
+
+
 def bf16_include(text: str) -> str:
     """`#include <hip/hip_bf16.h>` after the first top-level #include line of a file whose code names
     __hip_bfloat16 but which includes no bf16 header itself. In CUDA the type often arrives through
@@ -168,8 +180,10 @@ def bf16_include(text: str) -> str:
     return text
 
 
-def bf16(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
-    """cuda_bf16.h / __nv_bfloat16 -> hip_bf16.h / __hip_bfloat16 (see module doc)."""
+def bf16(text: str, cuda_lines: list[str], mapping: list[int | None], include: bool = True) -> str:
+    """cuda_bf16.h / __nv_bfloat16 -> hip_bf16.h / __hip_bfloat16 (see module doc); include: add
+    hip_bf16.h where the type is named without it (bf16_include; off when the tree declares the
+    type itself: declares_bf16)."""
     text = re.sub(r'(#\s*include\s*)[<"]cuda_bf16\.h[>"]', r"\1<hip/hip_bf16.h>", text)
     text = re.sub(r"\b(?:__)?nv_bfloat16(2?)\b", r"__hip_bfloat16\1", text)
     lines = text.split("\n")
@@ -181,7 +195,7 @@ def bf16(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
             lines[j] = re.sub(r"(?<!__)\bhip_bfloat16(2?)\b", r"__hip_bfloat16\1", lines[j])
         if re.search(r'#\s*include\s*[<"]cuda_bf16\.h', line):
             lines[j] = re.sub(r'[<"]hip/hip_bfloat16\.h[>"]', "<hip/hip_bf16.h>", lines[j])
-    return bf16_include("\n".join(lines))
+    return bf16_include("\n".join(lines)) if include else "\n".join(lines)
 
 
 def thrust(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
@@ -294,7 +308,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               own_warp_size: bool = False, pytorch: bool = False,
               half_declared: frozenset[str] = frozenset(),
               include_found: Callable[[str], bool] | None = None,
-              hipblas_major: int | None = None) -> tuple[str, list[Fix]]:
+              hipblas_major: int | None = None, bf16_declared: bool = False) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -303,7 +317,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     own_warp_size: the tree declares its own warpSize (warp.declares_warp_size), which is then kept;
     pytorch: the file includes PyTorch's headers (c10::Half is declared after its includes);
     half_declared: features.half_overloads of the tree; include_found: see tree_includes_kept (None:
-    that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major).
+    that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major);
+    bf16_declared: a header of the tree declares a bfloat16 type name itself (declares_bf16).
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -320,7 +335,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("hip-header-layout", "library headers moved to their ROCm >= 6 folders",
          lambda t: header_layout(t, cuda_lines, mapping)),
         ("bf16-header-type", "CUDA bfloat16 header/type -> hip/hip_bf16.h / __hip_bfloat16",
-         lambda t: bf16(t, cuda_lines, mapping)),
+         lambda t: bf16(t, cuda_lines, mapping, include=not (bf16_declared or declares_bf16([cpp.blank(cuda_text)])))),
         ("thrust-hip-policy", "Thrust CUDA execution policy/system -> rocThrust thrust::hip",
          lambda t: thrust(t, cuda_lines, mapping)),
         ("warp-sync-full-mask", "CUDA 32-lane warp operations -> exact HIP forms on wave32 and wave64",
