@@ -59,20 +59,9 @@ def _cached(cache: Path, name: str, version: str) -> Path | None:
     return next((p for p in sorted(cache.iterdir()) if _is_sdist(p.name, name, version)), None)
 
 
-def fetch_sdist(spec: str, cache: Path) -> Path:
-    """The sdist of `spec` (NAME==VERSION) under `cache`, downloaded when absent. Raises RuntimeError
-    when PyPI has no sdist of that version."""
-    name, version = spec.split("==")
-    cache.mkdir(parents=True, exist_ok=True)
-    found = _cached(cache, name, version)
-    if found:
-        return found
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
-                    "--dest", str(cache), spec], capture_output=True, text=True, timeout=600, check=False)
-    found = _cached(cache, name, version)
-    if found:
-        return found
-    # pip could not prepare the metadata (the setup imports torch): read the simple index.
+def _from_index(name: str, version: str, cache: Path) -> Path | None:
+    """Download the sdist of NAME==VERSION listed in PyPI's simple index (PEP 691 JSON) into `cache`;
+    None when the index lists none. Raises OSError when the index cannot be read."""
     context = ssl.create_default_context(cafile=CA_BUNDLE if os.path.exists(CA_BUNDLE) else None)
     request = urllib.request.Request(SIMPLE.format(name=name), headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(request, context=context, timeout=60) as response:
@@ -80,9 +69,38 @@ def fetch_sdist(spec: str, cache: Path) -> Path:
     for f in files:
         if _is_sdist(f["filename"], name, version):
             target = cache / f["filename"]
-            with urllib.request.urlopen(f["url"], context=context, timeout=600) as response, open(target, "wb") as out:
+            partial = target.with_name(target.name + ".part")
+            with urllib.request.urlopen(f["url"], context=context, timeout=600) as response, open(partial, "wb") as out:
                 shutil.copyfileobj(response, out)
+            partial.replace(target)
             return target
+    return None
+
+
+def fetch_sdist(spec: str, cache: Path) -> Path:
+    """The sdist of `spec` (NAME==VERSION) under `cache`, downloaded when absent: from PyPI's simple
+    index, a plain download, else with `pip download --no-binary :all:` (which first prepares the
+    package's metadata: LightGBM's scikit-build backend ran past 10 minutes on a fresh CI machine).
+    Raises RuntimeError when neither finds an sdist of that version."""
+    name, version = spec.split("==")
+    cache.mkdir(parents=True, exist_ok=True)
+    found = _cached(cache, name, version)
+    if found:
+        return found
+    try:
+        found = _from_index(name, version, cache)
+    except (OSError, ValueError, KeyError):
+        found = None
+    if found:
+        return found
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
+                        "--dest", str(cache), spec], capture_output=True, text=True, timeout=600, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"{spec}: pip download ran past {exc.timeout} s") from exc
+    found = _cached(cache, name, version)
+    if found:
+        return found
     raise RuntimeError(f"{spec}: no sdist on PyPI")
 
 
