@@ -325,34 +325,41 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
         if name:
             guards.setdefault(name, []).append(rel)
     taken = {d.split("=", 1)[0] for d in given}
-    files = _build_files(src) if src.is_dir() else []
+    files = _build_texts(src) if src.is_dir() and guards else []
     found = []
     for name, rels in guards.items():
         if name in taken:
             continue
-        defined = _build_define(src, files, name)
+        defined = _build_define(files, name)
         if defined:
             found.append((defined[0], f"guards all the code of {len(rels)} .cu unit{'s' if len(rels) != 1 else ''} "
                           f"({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''}); the build defines it at {defined[1]}"))
     return tuple(found)
 
 
-def _build_define(src: Path, files: list[Path], name: str) -> tuple[str, str] | None:
-    """(NAME or NAME=VALUE, "file:line") when one of the build `files` passes macro `name` with -D
-    (add_definitions(-DNAME), add_compile_definitions / target_compile_definitions, -D in a Makefile,
-    define_macros in setup.py), else None. The value is the build's when it names one value."""
+def _build_texts(src: Path) -> list[tuple[str, str]]:
+    """(tree-relative path, text) of the build files under `src`, read once for every name looked up."""
+    texts = []
+    for path in _build_files(src):
+        try:
+            texts.append((path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    return texts
+
+
+def _build_define(files: list[tuple[str, str]], name: str) -> tuple[str, str] | None:
+    """(NAME or NAME=VALUE, "file:line") when one of the build files (_build_texts) passes macro `name`
+    with -D (add_definitions(-DNAME), add_compile_definitions / target_compile_definitions, -D in a
+    Makefile, define_macros in setup.py), else None. The value is the build's when it names one value."""
     pattern = re.compile(
         rf"(?<![\w-])-D\s*{name}(?:=(\S+?))?(?=[\s)\"',]|$)|\(\s*[\"']{name}[\"']\s*,\s*(?:[\"']([^\"']*)[\"']|None)"
         rf"|(?:add_compile_definitions|target_compile_definitions)\s*\([^)]*?(?<![\w-]){name}(?:=(\S+?))?(?=[\s)])", re.I)
     values, where = set(), ""
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for rel, text in files:
         for m in pattern.finditer(text):
             values.add(next((g for g in m.groups() if g), ""))
-            where = where or f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())}"
+            where = where or f"{rel}:{cpp.line_of(text, m.start())}"
     if not where:
         return None
     value = values.pop() if len(values) == 1 else ""
@@ -380,10 +387,10 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                 if rel not in tested.setdefault(name, []):
                     tested[name].append(rel)
     taken = {d.split("=", 1)[0] for d in given} | set(undefines)
-    files = _build_files(src) if src.is_dir() and tested else []
+    files = _build_texts(src) if src.is_dir() and tested else []
     found = []
     for name, rels in sorted(tested.items()):
-        defined = None if name in taken else _build_define(src, files, name)
+        defined = None if name in taken else _build_define(files, name)
         if defined:
             found.append((defined[0], f"the project's own ROCm build switch: tested in {len(rels)} file"
                           f"{'s' if len(rels) != 1 else ''} ({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''}), "
