@@ -163,15 +163,19 @@ def run(src: Path, out: Path, archs: list[str], jobs: int, baseline: bool = True
 
 
 def summarize(spec: str, report: dict, wall: float, cpu: float | None = None, load: tuple[float, float] = (0.0, 0.0)) -> dict:
-    """Per arch: units, ok, failed (path -> first error), baseline ok; translators of the units; wall
-    and CPU seconds; the 1-minute load average before and after the run."""
+    """Per arch: units, ok, failed (path -> first error), explained (failed path -> "rule at file:line" of
+    the finding that explains it), unexplained (failed paths without one), baseline ok; translators of
+    the units; wall and CPU seconds; the 1-minute load average before and after the run."""
     units = [f for f in report["files"] if f["unit"]]
     per_arch = {}
     for arch in (a["name"] for a in report["archs"]):
         ok = [f["path"] for f in units if f["compile"][arch]["status"] == "ok"]
         base_ok = [f["path"] for f in units if f.get("baseline", {}).get(arch, {}).get("status") == "ok"]
         failed = {f["path"]: f["compile"][arch]["first_error"][:240] for f in units if f["compile"][arch]["status"] != "ok"}
-        per_arch[arch] = {"units": len(units), "ok": len(ok), "baseline_ok": len(base_ok), "failed": failed}
+        explained = {f["path"]: "{rule} at {file}:{line}".format(**f["compile"][arch]["explained_by"])
+                     for f in units if f["compile"][arch].get("explained_by")}
+        per_arch[arch] = {"units": len(units), "ok": len(ok), "baseline_ok": len(base_ok), "failed": failed,
+                          "explained": explained, "unexplained": sorted(set(failed) - set(explained))}
     translators: dict[str, int] = {}
     for f in units:
         name = f.get("translator", {}).get("name", "hipify-perl")
@@ -183,14 +187,16 @@ def summarize(spec: str, report: dict, wall: float, cpu: float | None = None, lo
 
 def markdown(rows: list[dict]) -> str:
     """The docs/benchmarks.md table."""
-    lines = ["| project (sdist) | arch | units | compiled | % | plain hipify-perl | translators | wall s | CPU s | load |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| project (sdist) | arch | units | compiled | % | failed without a finding | plain hipify-perl | translators "
+             "| wall s | CPU s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for arch, a in r["archs"].items():
             pct = 100.0 * a["ok"] / a["units"] if a["units"] else 0.0
             tr = ", ".join(f"{k} {v}" for k, v in sorted(r["translators"].items()))
             load = "-".join(f"{x:g}" for x in r.get("load", []))
-            lines.append(f"| {r['project']} | {arch} | {a['units']} | {a['ok']} | {pct:.0f} | {a['baseline_ok']} | {tr} "
+            lines.append(f"| {r['project']} | {arch} | {a['units']} | {a['ok']} | {pct:.0f} | {len(a.get('unexplained', []))} "
+                         f"| {a['baseline_ok']} | {tr} "
                          f"| {r['wall_s']} | {r.get('cpu_s')} | {load} |")
     compared = [r for r in rows if "compare" in r]
     if compared:

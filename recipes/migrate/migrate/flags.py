@@ -366,6 +366,43 @@ def _build_define(files: list[tuple[str, str]], name: str) -> tuple[str, str] | 
     return (f"{name}={value}" if value else name), where
 
 
+# A CMake string that computes a name from variables ("GGML_CUDA_FA_${TYPE_K}_${TYPE_V}"), with at least
+# three literal characters before the first variable
+CMAKE_TEMPLATE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}(?:\$\{\w+\}[A-Za-z0-9_]*)+")
+CMAKE_DEFINES = re.compile(r"\b(?:add_compile_definitions|add_definitions|target_compile_definitions)\s*\(", re.I)
+
+
+def build_generated(src: Path) -> Callable[[str], str]:
+    """A check of macro names against the build files under `src` (CMakeLists.txt, *.cmake, Makefiles,
+    setup.py): returns a function of a name that gives where the build defines it ("-DNAME at
+    CMakeLists.txt:12", or "CMake computes it: `GGML_CUDA_FA_${TYPE_K}_${TYPE_V}` at
+    cmake/common.cmake:105" for a name built from variables in a file that passes compile
+    definitions, as ggml's per-type flash-attention switches are), or "" when the build does not.
+    The files are read once, when the check is made."""
+    files = _build_texts(src) + [(p.relative_to(src).as_posix(), p.read_text(encoding="utf-8", errors="replace"))
+                                 for p in sorted(src.rglob("*.cmake")) if p.is_file()]
+    templates = []
+    for rel, text in files:
+        if not CMAKE_DEFINES.search(text):
+            continue
+        for m in CMAKE_TEMPLATE.finditer(text):
+            regex = "".join(r"\w+" if part.startswith("${") else re.escape(part)
+                            for part in re.split(r"(\$\{\w+\})", m.group(0)) if part)
+            templates.append((re.compile(regex, re.I), m.group(0), f"{rel}:{cpp.line_of(text, m.start())}"))
+
+    def check(name: str) -> str:
+        if not re.fullmatch(r"\w+", name):
+            return ""
+        found = _build_define(files, name)
+        if found:
+            return f"the build passes -D{found[0]} at {found[1]}"
+        for regex, written, where in templates:
+            if regex.fullmatch(name):
+                return f"CMake computes it: `{written}` at {where}"
+        return ""
+    return check
+
+
 # A project's own switch to its ROCm build (LightGBM's USE_ROCM, ggml's GGML_USE_HIP, XGBoost's
 # XGBOOST_USE_HIP): [PREFIX_](USE|WITH|ENABLE|BUILD)_(ROCM|HIP|AMD|AMDGPU)
 HIP_SWITCH = re.compile(r"\b((?:[A-Z][A-Z0-9]*_)?(?:USE|WITH|ENABLE|BUILD)_(?:ROCM|HIP|AMD|AMDGPU))\b")

@@ -13,7 +13,9 @@ Output folder layout (all under --out):
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +25,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REPORT_SCHEMA_VERSION, advice, cpp, flags, hipify, includes, report, semantic, sysdeps, torch_ext, tree
+from . import (
+    REPORT_SCHEMA_VERSION,
+    advice,
+    cpp,
+    explain,
+    flags,
+    hipify,
+    includes,
+    report,
+    semantic,
+    sysdeps,
+    torch_ext,
+    tree,
+)
 from .archs import Arch, wavefront_groups
 from .compile import Job, Result, compile_all, find_hipcc, host_only
 from .errors import InputError
@@ -293,7 +308,15 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                                 f"compile ({first}); hipify-perl's compiled"}
     timings["compile_s"] = round(time.time() - t0, 2)
     for rel, per_arch in results.items():
-        files_out[rel]["compile"] = {a: r.__dict__ for a, r in per_arch.items()}
+        files_out[rel]["compile"] = {a: dict(r.__dict__) for a, r in per_arch.items()}
+    read = {os.path.normpath(hip_dir / f.rel): (f.rel, migrated.states[f.rel].cuda_line if f.rel in migrated.states
+                                                  else lambda line: line) for f in source.files}
+    if torch_map:
+        read.update({os.path.normpath(torch_dir / path): (rel, by_torch.states[path].cuda_line)
+                     for rel, path in torch_map.items() if path in by_torch.states})
+    explain_failures(files_out, {u.rel: graph.reach(u.rel) for u in units}, set(torch_units), read,
+                     explain.diagnostics(rules, {"build-generated": flags.build_generated(opts.src)}),
+                     {f.rel: f.text for f in source.files})
     if opts.baseline:
         t0 = time.time()
         base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
@@ -337,6 +360,34 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         "input_sha256": hashlib.sha256("".join(f.rel + f.sha256 for f in source.files).encode()).hexdigest(),
         "files": [files_out[f.rel] for f in source.files],
     }
+
+
+def explain_failures(files_out: dict[str, dict], reach: dict[str, set[str]], torch_units: set[str],
+                     read: dict[str, explain.Migrated], diagnostics: list[explain.Diagnostic],
+                     texts: dict[str, str]) -> None:
+    """Give every failed compile result of the compiled units (reach: {unit: the files it includes})
+    its `explained_by` ({rule, file, line, how}: explain.explain), and add the findings diagnostic
+    rules make to their files' entries. A PyTorch extension unit sees a file's torch.utils.hipify
+    findings where it has them. read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
+    def findings(rel: str, torch: bool) -> list[dict]:
+        entry = files_out.get(rel, {})
+        return entry["torch"]["findings"] if torch and "torch" in entry else entry.get("findings", [])
+
+    def line_text(rel: str, line: int) -> str:
+        lines = texts.get(rel, "").split("\n")
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    for unit, reached in reach.items():
+        seen = functools.partial(findings, torch=unit in torch_units)
+        for result in files_out[unit]["compile"].values():
+            if result["status"] not in ("failed", "timeout") or not result["first_error"]:
+                continue
+            where = explain.locate(result["first_error"], read)
+            why, made = explain.explain(where, unit, reached, seen, diagnostics, line_text)
+            if made and made not in seen(made["file"]):
+                seen(made["file"]).append(made)
+            if why:
+                result["explained_by"] = why
 
 
 def compile_progress(step: str, so_far: dict[str, dict[str, Result]], total: int) -> str:

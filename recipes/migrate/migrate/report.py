@@ -22,7 +22,8 @@ def count(n: int, noun: str) -> str:
 def summarize(data: dict, fail_on: str) -> dict:
     """Counts over the report data and the exit code that --fail-on gives:
     {files, units, findings: {severity: {open, fixed}}, fixes: {fixup id: files}, compile: {arch:
-    {status: n}}, baseline: {arch: {status: n}} (when run), exit_code}.
+    {status: n}}, unexplained: {arch: failed or timed-out units without `explained_by`}, baseline:
+    {arch: {status: n}} (when run), exit_code}.
 
     fail_on "error": exit 1 when a unit failed or timed out for an arch, or an error finding is open;
     "warning": also when a warning is open; "never": 0.
@@ -39,6 +40,11 @@ def summarize(data: dict, fail_on: str) -> dict:
         for key, table in (("compile", compiled), ("baseline", baseline)):
             for arch, result in f[key].items():
                 table[arch][result["status"]] += 1
+    unexplained = {a["name"]: 0 for a in data["archs"]}
+    for f in data["files"]:
+        for arch, result in f["compile"].items():
+            if result["status"] in ("failed", "timeout") and not result.get("explained_by"):
+                unexplained[arch] += 1
     failed_units = sum(t["failed"] + t["timeout"] for t in compiled.values())
     code = 0
     if fail_on in ("error", "warning") and (failed_units or findings["error"]["open"]):
@@ -50,7 +56,8 @@ def summarize(data: dict, fail_on: str) -> dict:
                "sources_not_compiled": len(left_out),
                "headers_not_included": sum(1 for f in data["files"] if f["kind"] == "header" and not f["unit"]
                                            and f.get("not_compiled", "").startswith("header that no unit")),
-               "findings": findings, "fixes": fixes, "compile": compiled, "exit_code": code, "fail_on": fail_on}
+               "findings": findings, "fixes": fixes, "compile": compiled, "unexplained": unexplained,
+               "exit_code": code, "fail_on": fail_on}
     if data["options"]["baseline"]:
         summary["baseline"] = baseline
     return summary
@@ -59,8 +66,10 @@ def summarize(data: dict, fail_on: str) -> dict:
 def summary_line(s: dict, report_path: Path) -> str:
     """The run's one result line: units, per arch the compile counts, sources left out, open findings,
     the report's path, and, when --fail-on was met, that it was and the exit code 1."""
-    per_arch = ", ".join(f"{a}: {c['ok']} ok / {c['failed'] + c['timeout']} failed / {c['needs-torch']} needs-torch"
-                         for a, c in s["compile"].items())
+    unexplained = s.get("unexplained", {})
+    per_arch = ", ".join(f"{a}: {c['ok']} ok / {c['failed'] + c['timeout']} failed"
+                         + (f" ({unexplained[a]} without a finding)" if unexplained.get(a) else "")
+                         + f" / {c['needs-torch']} needs-torch" for a, c in s["compile"].items())
     left = s.get("sources_not_compiled", 0)
     not_compiled = f"; {count(left, 'C/C++ source')} without CUDA use not compiled (report: Not compiled)" if left else ""
     line = (f"migrate: {count(s['units'], 'unit')}; {per_arch}{not_compiled}; findings open: "
@@ -115,10 +124,10 @@ def to_markdown(data: dict) -> str:
            f"Tools: {data['tools']['hipcc'] or 'hipcc ?'}; hipify-perl {data['tools']['hipify_perl'] or '?'}. "
            f"Wall time {data['timings']['wall_s']} s.", "",
            "## Compile results (units per arch)", "",
-           "| arch | " + " | ".join(STATUSES) + (" | baseline ok |" if "baseline" in s else " |"),
-           "|---" * (len(STATUSES) + 1 + ("baseline" in s)) + "|"]
+           "| arch | " + " | ".join(STATUSES) + " | failed without a finding" + (" | baseline ok |" if "baseline" in s else " |"),
+           "|---" * (len(STATUSES) + 2 + ("baseline" in s)) + "|"]
     for arch in archs:
-        row = [str(s["compile"][arch][st]) for st in STATUSES]
+        row = [str(s["compile"][arch][st]) for st in STATUSES] + [str(s.get("unexplained", {}).get(arch, 0))]
         if "baseline" in s:
             row.append(f"{s['baseline'][arch]['ok']} (delta {s['compile'][arch]['ok'] - s['baseline'][arch]['ok']:+d})")
         out.append(f"| {arch} | " + " | ".join(row) + " |")
@@ -162,6 +171,9 @@ def to_markdown(data: dict) -> str:
                 line = f"- {arch}: **{r.get('status', '-')}**"
                 if r.get("first_error"):
                     line += f": `{r['first_error']}`"
+                if r.get("explained_by"):
+                    why = r["explained_by"]
+                    line += f" (explained by `{why['rule']}` at {why['file']}:{why['line']}: {why['how']})"
                 if r.get("fixits"):
                     line += f" (clang's narrowing casts inserted at {', '.join(r['fixits'])})"
                 for m in r.get("doctor", []):
@@ -238,6 +250,9 @@ def to_html(data: dict) -> str:
             if r:
                 parts.append(f"<div>{_e(arch)}: <span class='{_e(r['status'])}'>{_e(r['status'])}</span>"
                              + (f" <code>{_e(r['first_error'])}</code>" if r["first_error"] else "")
+                             + (f" <span class='info'>explained by <code>{_e(r['explained_by']['rule'])}</code> at "
+                                f"{_e(r['explained_by']['file'])}:{r['explained_by']['line']}</span>"
+                                if r.get("explained_by") else "")
                              + "".join(f" <span class='info'>doctor: <a href='{_e(m['doc'])}'><b>{_e(m['id'])}</b></a> "
                                        f"{_e(m['title'])}: {_e(m['fix'])}</span>" for m in r.get("doctor", []))
                              + (f" (baseline: {_e(f['baseline'][arch]['status'])})" if arch in f["baseline"] else "")

@@ -1,7 +1,9 @@
 """Load and check the scanner rules (recipes/migrate/rules.yaml).
 
 A rule is data: id, severity, message, hint, optional doc, and either `patterns` (regular
-expressions per line, with tree placeholders) or `check` (a computed check in scan.py).
+expressions per line, with tree placeholders), `check` (a computed check in scan.py), or
+`diagnostic` (a regular expression over a failed compile's first error message, explain.py), which
+may have a DIAGNOSTIC_CHECKS check of its `name` group.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from .errors import InputError
 RULES_FILE = Path(__file__).resolve().parent.parent / "rules.yaml"
 SEVERITIES = ("error", "warning", "info")
 CHECKS = ("lds", "block-size", "warp-scope")
-KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "fixed_by"}
+DIAGNOSTIC_CHECKS = ("build-generated",)
+KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
 PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
 
@@ -35,6 +38,7 @@ class Rule:
     patterns: tuple[str, ...]
     check: str
     fixed_by: tuple[str, ...]
+    diagnostic: str = ""
 
 
 def fill(pattern: str, values: dict[str, str]) -> str:
@@ -84,9 +88,20 @@ def load_rules(path: Path = RULES_FILE) -> list[Rule]:
                 raise _fail(path, f"{where}.{key}", "expected a non-empty string")
         patterns = raw.get("patterns") or []
         check = raw.get("check") or ""
-        if bool(patterns) == bool(check):
-            raise _fail(path, where, "give exactly one of `patterns` (list of regexes) or `check` " + str(CHECKS))
-        if check and check not in CHECKS:
+        diagnostic = raw.get("diagnostic") or ""
+        if diagnostic:
+            if patterns:
+                raise _fail(path, where, "a `diagnostic` rule has no `patterns`")
+            if check and check not in DIAGNOSTIC_CHECKS:
+                raise _fail(path, f"{where}.check", f"expected one of {DIAGNOSTIC_CHECKS} beside `diagnostic`, got {check!r}")
+            try:
+                re.compile(diagnostic)
+            except (re.error, TypeError) as exc:
+                raise _fail(path, f"{where}.diagnostic", f"{diagnostic!r} does not compile ({exc})") from None
+        elif bool(patterns) == bool(check):
+            raise _fail(path, where, "give exactly one of `patterns` (list of regexes), `check` " + str(CHECKS)
+                        + " or `diagnostic` (a regex over a compiler error)")
+        elif check not in CHECKS + ("",):
             raise _fail(path, f"{where}.check", f"expected one of {CHECKS}, got {check!r}")
         for pattern in patterns:
             try:
@@ -96,5 +111,5 @@ def load_rules(path: Path = RULES_FILE) -> list[Rule]:
         rules.append(Rule(
             id=rid, severity=raw["severity"], message=raw["message"].strip(), hint=raw["hint"].strip(),
             doc=(raw.get("doc") or "").strip(), patterns=tuple(patterns), check=check,
-            fixed_by=tuple(raw.get("fixed_by") or ())))
+            fixed_by=tuple(raw.get("fixed_by") or ()), diagnostic=diagnostic))
     return rules

@@ -93,10 +93,11 @@ class Compiled:
 
 
 def compile_rules(rules: list[Rule], ctx: Context) -> list[Compiled]:
-    """Fill the placeholders of every rule for this tree and compile its regexes."""
+    """Fill the placeholders of every rule for this tree and compile its regexes; diagnostic rules,
+    which read compiler errors rather than the source (explain.py), are left out."""
     return [Compiled(rule=r,
                      patterns=tuple(re.compile(fill(p, ctx.placeholders)) for p in r.patterns))
-            for r in rules]
+            for r in rules if not r.diagnostic]
 
 
 def matches(compiled: Compiled, blanked_line: str) -> re.Match | None:

@@ -1,0 +1,118 @@
+"""Tie each failed compile to the finding that explains it.
+
+A unit fails on AMD for a reason the report should name. The first compiler error is read for its
+location and message, then, in order:
+
+1. an open finding of the file the error lies in, within NEAR lines of the error;
+2. a diagnostic rule (rules.yaml, key `diagnostic`) whose regex matches the error message and whose
+   check holds: it becomes a new finding at the error's line;
+3. an open error finding of the file the error lies in;
+4. an open error finding of the unit or of a file it includes.
+
+The first that applies is the explanation; a failure with none is "unexplained" in the summary.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from .rules import Rule
+
+LOCATION = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
+NEAR = 3  # lines between a finding and the error it explains (fixups may add a line or two above)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a compiler error lies, in the CUDA input: rel (tree-relative path; "" for a file outside
+    the tree, e.g. a HIP header), line (1-based CUDA input line, 0 when unknown), message (the text
+    after "error: ")."""
+
+    rel: str
+    line: int
+    message: str
+
+
+# A migrated file as the compile passes read it: (tree-relative path of its CUDA input, function of a
+# 1-based migrated line giving the 1-based CUDA input line, None for a line the migration added)
+Migrated = tuple[str, Callable[[int], "int | None"]]
+
+
+def locate(first_error: str, files: Mapping[str, Migrated]) -> Location:
+    """The Location of a first_error line (compile.first_error). files: {normalized absolute path:
+    Migrated} of every file of the migrated trees (hip/, torch/) the compile passes read."""
+    m = LOCATION.match(first_error)
+    if not m:
+        return Location("", 0, first_error.split("error: ", 1)[-1])
+    rel, back = files.get(os.path.normpath(m.group("path")), ("", lambda _line: None))
+    message = re.sub(r" \(in [^()]*\)$", "", m.group("message"))
+    return Location(rel, (back(int(m.group("line"))) or 0) if rel else 0, message)
+
+
+def _open(findings: Iterable[dict], severities: tuple[str, ...]) -> list[dict]:
+    return [x for x in findings if x["status"] == "open" and x["severity"] in severities]
+
+
+def _explained(finding: dict, how: str) -> dict:
+    return {"rule": finding["rule"], "file": finding["file"], "line": finding["line"], "how": how}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A diagnostic rule with its regex compiled; check(name) -> a note ("" when the check fails)."""
+
+    rule: Rule
+    pattern: re.Pattern
+    check: Callable[[str], str] | None
+
+
+def diagnostics(rules: list[Rule], checks: Mapping[str, Callable[[str], str]]) -> list[Diagnostic]:
+    """The rules with a `diagnostic` regex, compiled; checks: {check name: function of the regex's
+    `name` group returning a note, "" when the rule does not hold}."""
+    return [Diagnostic(r, re.compile(r.diagnostic), checks[r.check] if r.check else None)
+            for r in rules if r.diagnostic]
+
+
+def _diagnosed(where: Location, unit: str, text: str, rules: list[Diagnostic]) -> dict | None:
+    """A new finding (scan.Finding's fields) from the first diagnostic rule that matches, or None."""
+    for d in rules:
+        m = d.pattern.search(where.message)
+        if not m:
+            continue
+        note = d.check(m.groupdict().get("name") or "") if d.check else ""
+        if d.check and not note:
+            continue
+        return {"rule": d.rule.id, "severity": d.rule.severity, "file": where.rel or unit, "line": where.line,
+                "col": 1, "text": text, "message": d.rule.message, "hint": d.rule.hint, "suggestion": "",
+                "status": "open", "note": note or f"from the compiler's error: {where.message}"}
+    return None
+
+
+def explain(where: Location, unit: str, reached: Iterable[str], findings: Callable[[str], list[dict]],
+            rules: list[Diagnostic], line_text: Callable[[str, int], str]) -> tuple[dict | None, dict | None]:
+    """(explanation, new finding) of one failed compile: explanation is {rule, file, line, how} or
+    None; new finding is the diagnostic rule's finding to add to the report (None when an existing
+    finding explains the failure). unit: tree-relative unit path; reached: the files it includes
+    (IncludeGraph.reach); findings(rel): the report's finding dicts of a file as this unit sees it;
+    line_text(rel, line): the CUDA input line, for a new finding's `text`."""
+    here = findings(where.rel) if where.rel else []
+    if where.line:
+        near = [x for x in _open(here, ("error", "warning")) if abs(x["line"] - where.line) <= NEAR]
+        if near:
+            best = min(near, key=lambda x: abs(x["line"] - where.line))
+            return _explained(best, "a finding at the error's line"), None
+    made = _diagnosed(where, unit, line_text(where.rel, where.line) if where.rel and where.line else "", rules)
+    if made:
+        return _explained(made, "the compiler's error"), made
+    errors = _open(here, ("error",))
+    if errors:
+        before = [x for x in errors if x["line"] <= where.line] or errors
+        return _explained(before[-1], "a finding in the file of the error"), None
+    for rel in [unit, *sorted(set(reached) - {unit})]:
+        errors = _open(findings(rel), ("error",))
+        if errors:
+            return _explained(errors[0], "a finding in a file the unit compiles"), None
+    return None, None

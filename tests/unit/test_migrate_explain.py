@@ -1,0 +1,186 @@
+"""Each failed compile is tied to the finding that explains it (migrate/explain.py): a finding of the scan
+at or near the error, a diagnostic rule read from the compiler's error, or an error finding of a file the
+unit compiles. Inputs are real compiler errors and build lines of the projects named."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import explain, flags, pipeline, report, rules
+from migrate.errors import InputError
+
+RULES = rules.load_rules()
+# ggml 0.3.36 (llama-cpp-python's vendor/llama.cpp/ggml/cmake/common.cmake, lines 100-107)
+GGML_COMMON_CMAKE = """function(ggml_get_fa_defs)
+    foreach(TYPE_K ${TYPES_K})
+        foreach(TYPE_V ${TYPES_V})
+            set(COMPILED 0)
+            string(TOUPPER "GGML_CUDA_FA_${TYPE_K}_${TYPE_V}" COMBINATION_DEF)
+            add_compile_definitions(${COMBINATION_DEF}=${COMPILED})
+        endforeach()
+    endforeach()
+endfunction()
+"""
+FATTN_ERROR = ("/out/run/hip/src/ggml-cuda/fattn.cu:312:9: error: use of undeclared identifier "
+               "'GGML_CUDA_FA_F16_F16'")
+SHADOW_ERROR = ("/out/run/torch/csrc/fp_quantizer/fp_quantize_impl.hip:235:19: error: declaration of "
+                "'q_exponent_bits' shadows template parameter")
+CUTLASS_ERROR = ("/out/run/torch/csrc/deepspeed4science/evoformer_attn/gemm_kernel_utils.h:40:10: fatal error: "
+                 "'cutlass/arch/mma.h' file not found")
+
+
+def identity(line: int) -> int:
+    return line
+
+
+def finding(rule: str, rel: str, line: int, severity: str = "error", status: str = "open") -> dict:
+    return {"rule": rule, "severity": severity, "file": rel, "line": line, "status": status}
+
+
+def checks(src: Path) -> list[explain.Diagnostic]:
+    return explain.diagnostics(RULES, {"build-generated": flags.build_generated(src)})
+
+
+def ggml_tree(tmp_path: Path) -> Path:
+    src = tmp_path / "ggml"
+    (src / "cmake").mkdir(parents=True)
+    (src / "cmake" / "common.cmake").write_text(GGML_COMMON_CMAKE)
+    (src / "CMakeLists.txt").write_text("project(ggml)\nadd_compile_definitions(GGML_SCHED_MAX_COPIES=4)\n")
+    return src
+
+
+def test_a_define_the_build_computes_is_named_with_the_build_line(tmp_path):
+    src = ggml_tree(tmp_path)
+    read = {"/out/run/hip/src/ggml-cuda/fattn.cu": ("src/ggml-cuda/fattn.cu", identity)}
+    where = explain.locate(FATTN_ERROR, read)
+    assert (where.rel, where.line) == ("src/ggml-cuda/fattn.cu", 312)
+    why, made = explain.explain(where, where.rel, set(), lambda rel: [], checks(src), lambda rel, line: "FATTN_VEC_CASE")
+    assert why == {"rule": "build-defined-macro", "file": "src/ggml-cuda/fattn.cu", "line": 312,
+                   "how": "the compiler's error"}
+    assert made["note"] == "CMake computes it: `GGML_CUDA_FA_${TYPE_K}_${TYPE_V}` at cmake/common.cmake:5"
+    assert made["status"] == "open" and made["severity"] == "error"
+
+
+def test_a_literal_define_of_the_build_is_named_and_other_names_are_not_claimed(tmp_path):
+    check = flags.build_generated(ggml_tree(tmp_path))
+    assert check("GGML_SCHED_MAX_COPIES") == "the build passes -DGGML_SCHED_MAX_COPIES=4 at CMakeLists.txt:2"
+    # an undeclared name the build does not define is some other fault: no build-defined-macro finding
+    assert check("GGML_CUDA_CC_TURING") == ""
+    assert check("fa_kernel") == ""
+    where = explain.Location("src/a.cu", 3, "use of undeclared identifier 'my_helper'")
+    assert explain.explain(where, "src/a.cu", set(), lambda rel: [], checks(tmp_path / "ggml"), lambda r, n: "") == (None, None)
+
+
+def test_a_shadowed_template_parameter_is_diagnosed_at_the_cuda_line(tmp_path):
+    # the torch.utils.hipify output has one line more at the top than the CUDA input
+    read = {"/out/run/torch/csrc/fp_quantizer/fp_quantize_impl.hip":
+            ("csrc/fp_quantizer/fp_quantize_impl.cu", lambda line: line - 1)}
+    where = explain.locate(SHADOW_ERROR, read)
+    assert where == explain.Location("csrc/fp_quantizer/fp_quantize_impl.cu", 234,
+                                     "declaration of 'q_exponent_bits' shadows template parameter")
+    why, made = explain.explain(where, where.rel, set(), lambda rel: [], checks(tmp_path),
+                                lambda rel, line: "constexpr int q_exponent_bits = total_q_bits - mantisa_bits - 1;")
+    assert why["rule"] == "template-param-shadow" and made["line"] == 234
+    assert made["text"].startswith("constexpr int q_exponent_bits")
+
+
+def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
+    rel = "csrc/deepspeed4science/evoformer_attn/gemm_kernel_utils.h"
+    read = {f"/out/run/torch/{rel}": (rel, identity)}
+    where = explain.locate(CUTLASS_ERROR, read)
+    found = {rel: [finding("cuda-version-macro", rel, 12, "warning"), finding("cutlass-no-rocm", rel, 40)]}
+    why, made = explain.explain(where, "csrc/deepspeed4science/evoformer_attn/attention_cu.cu", {rel},
+                                lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "")
+    assert why == {"rule": "cutlass-no-rocm", "file": rel, "line": 40, "how": "a finding at the error's line"}
+    assert made is None
+    # without that finding, the generic rule explains the missing header
+    why, made = explain.explain(where, "u.cu", {rel}, lambda r: [], checks(tmp_path), lambda r, n: "")
+    assert why["rule"] == "header-not-found" and made["file"] == rel
+
+
+def test_fixed_findings_and_warnings_far_from_the_error_explain_nothing(tmp_path):
+    unit, header = "src/k.cu", "src/k.cuh"
+    found = {unit: [finding("warp-mask-32bit", unit, 10, status="fixed"), finding("warp-size-constant-32", unit, 50, "warning")],
+             header: [finding("inline-ptx-asm", header, 7)]}
+    where = explain.Location(unit, 30, "no matching function for call to 'foo'")
+    why, _made = explain.explain(where, unit, {unit, header}, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "")
+    # the open error finding of the included header is the one left
+    assert why == {"rule": "inline-ptx-asm", "file": header, "line": 7, "how": "a finding in a file the unit compiles"}
+    assert explain.explain(where, unit, {unit}, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "") == (None, None)
+
+
+def test_an_error_outside_the_tree_keeps_the_message_without_the_header_location():
+    error = ("/out/run/hip/k.cu:9:5: error: static assertion failed: The mask must be a 64-bit integer "
+             "(in /opt/rocm/include/hip/amd_detail/amd_warp_sync_functions.h:218:3)")
+    where = explain.locate(error, {"/out/run/hip/k.cu": ("k.cu", identity)})
+    assert where == explain.Location("k.cu", 9, "static assertion failed: The mask must be a 64-bit integer")
+    outside = explain.locate("/opt/rocm/include/hip/x.h:3:1: error: boom", {})
+    assert (outside.rel, outside.line, outside.message) == ("", 0, "boom")
+    # a path with ../ in it (hipified folder names) is found normalized
+    norm = explain.locate("/out/run/torch/a/hip_ln/../hip_ln/ln.h:11:10: fatal error: 'x.h' file not found",
+                          {"/out/run/torch/a/hip_ln/ln.h": ("a/cuda_ln/ln.h", identity)})
+    assert norm.rel == "a/cuda_ln/ln.h"
+
+
+def test_the_report_counts_failures_without_a_finding(tmp_path):
+    """explain_failures writes explained_by and the new findings into the report's entries; the summary
+    counts what is left per arch."""
+    src = ggml_tree(tmp_path)
+    files_out = {
+        "src/ggml-cuda/fattn.cu": {"path": "src/ggml-cuda/fattn.cu", "kind": "cu", "unit": True, "findings": [], "fixes": [],
+                                   "baseline": {}, "compile": {
+                                       "gfx942": {"status": "failed", "first_error": FATTN_ERROR},
+                                       "gfx1100": {"status": "failed", "first_error": FATTN_ERROR}}},
+        "src/ggml-cuda/acc.cu": {"path": "src/ggml-cuda/acc.cu", "kind": "cu", "unit": True, "findings": [], "fixes": [],
+                                 "baseline": {}, "compile": {
+                                     "gfx942": {"status": "ok", "first_error": ""},
+                                     "gfx1100": {"status": "failed", "first_error": "/out/run/hip/src/ggml-cuda/acc.cu:5:1: error: odd"}}},
+    }
+    read = {f"/out/run/hip/{rel}": (rel, identity) for rel in files_out}
+    pipeline.explain_failures(files_out, {rel: {rel} for rel in files_out}, set(), read, checks(src),
+                              {"src/ggml-cuda/fattn.cu": "\n" * 311 + "        FATTN_VEC_CASE(64, GGML_TYPE_F16, GGML_TYPE_F16)\n"})
+    fattn = files_out["src/ggml-cuda/fattn.cu"]
+    assert [x["rule"] for x in fattn["findings"]] == ["build-defined-macro"]  # once, not once per arch
+    assert fattn["findings"][0]["text"] == "FATTN_VEC_CASE(64, GGML_TYPE_F16, GGML_TYPE_F16)"
+    assert all(r["explained_by"]["rule"] == "build-defined-macro" for r in fattn["compile"].values())
+    data = {"archs": [{"name": "gfx942"}, {"name": "gfx1100"}], "options": {"baseline": False}, "files": list(files_out.values())}
+    summary = report.summarize(data, "error")
+    assert summary["unexplained"] == {"gfx942": 0, "gfx1100": 1}
+    line = report.summary_line({**summary, "compile": {a: {"ok": 0, "failed": n, "timeout": 0, "needs-torch": 0}
+                                                      for a, n in (("gfx942", 1), ("gfx1100", 2))}}, Path("r.md"))
+    assert "gfx1100: 0 ok / 2 failed (1 without a finding) / 0 needs-torch" in line
+    assert "gfx942: 0 ok / 1 failed / 0 needs-torch" in line
+
+
+@pytest.mark.parametrize("raw, key", [
+    ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
+    ({"diagnostic": "x", "check": "lds"}, "rules[r].check: expected one of ('build-generated',)"),
+    ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
+])
+def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
+    path = tmp_path / "rules.yaml"
+    import yaml
+    path.write_text(yaml.safe_dump({"rules": [{"id": "r", "severity": "error", "message": "m", "hint": "h", **raw}]}))
+    with pytest.raises(InputError, match=f"^{path}: " + key.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
+        rules.load_rules(path)
+
+
+def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
+    real = {
+        "build-defined-macro": "use of undeclared identifier 'GGML_CUDA_FA_F16_F16'",
+        "template-param-shadow": "declaration of 'q_exponent_bits' shadows template parameter",
+        "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
+        "header-not-found": "'libaio.h' file not found",
+        "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
+    }
+    found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x"})}
+    assert set(found) == set(real)
+    for rid, message in real.items():
+        assert found[rid].pattern.search(message), rid
+    ambiguous = "use of overloaded operator '+' is ambiguous (with operand types 'const __half' and 'const __half')"
+    assert found["half-operators-hidden"].pattern.search(ambiguous)
+    assert not found["half-operators-hidden"].pattern.search("no matching conversion for C-style cast from 'float' to 'int2'")
