@@ -25,7 +25,7 @@ from tests.images.test_migrate_cases import digests, image_or_skip, run_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from migrate_projects import fetch_sdist  # noqa: E402
+from migrate_projects import fetch_sdist, keep_only  # noqa: E402
 
 pytestmark = [pytest.mark.docker, pytest.mark.pypi]
 SPEC = "causal-conv1d==1.7.0"
@@ -193,3 +193,33 @@ def test_a_project_with_its_own_rocm_path_is_built_the_way_it_builds_for_rocm(tm
     assert translators == {"none"}, translators
     assert files[LIGHTGBM_UNITS[0]]["translator"]["reason"].startswith("the project's own ROCm path (USE_ROCM)")
     assert files[LIGHTGBM_UNITS[1]].get("host_only"), files[LIGHTGBM_UNITS[1]]
+
+
+def test_a_failure_names_the_build_line_of_the_define_it_lacks(tmp_path):
+    """ggml (llama-cpp-python 0.3.36's vendor/llama.cpp/ggml) computes one define per flash-attention
+    K/V type pair in CMake (cmake/common.cmake: `string(TOUPPER "GGML_CUDA_FA_${TYPE_K}_${TYPE_V}" ...)`,
+    `add_compile_definitions(...)`), and src/ggml-cuda/fattn.cu reads them as values. Without the build's
+    values the unit fails; the report ties the failure to a build-defined-macro finding that names that
+    CMake line, not to its option-name template `GGML_${backend}`."""
+    image_or_skip()
+    try:
+        sdist = fetch_sdist("llama-cpp-python==0.3.36", ROOT / "build" / "cache" / "sdists")
+    except (OSError, RuntimeError) as exc:
+        pytest.skip(f"cannot download the llama-cpp-python sdist from PyPI: {exc}")
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path / "sdist", members=[m for m in tar.getmembers() if "/vendor/llama.cpp/ggml/" in m.name],
+                       filter="data")
+    src = next((tmp_path / "sdist").iterdir()) / "vendor" / "llama.cpp" / "ggml"
+    keep_only(src, ["src/ggml-cuda/fattn.cu"])
+    out = tmp_path / "out"
+    proc = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--jobs", "2", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "run" / "report.json").read_text())
+    unit = next(f for f in report["files"] if f["path"] == "src/ggml-cuda/fattn.cu")
+    result = unit["compile"]["gfx942"]
+    assert result["status"] == "failed" and "GGML_CUDA_FA_" in result["first_error"], result
+    assert result["explained_by"]["rule"] == "build-defined-macro", result
+    made = next(x for x in unit["findings"] if x["rule"] == "build-defined-macro")
+    assert made["line"] == result["explained_by"]["line"] and made["text"], made
+    assert made["note"].startswith("CMake computes it: `GGML_CUDA_FA_${TYPE_K}_${TYPE_V}` at cmake/common.cmake:"), made
+    assert report["summary"]["unexplained"] == {"gfx942": 0}

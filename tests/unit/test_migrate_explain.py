@@ -49,7 +49,10 @@ def ggml_tree(tmp_path: Path) -> Path:
     src = tmp_path / "ggml"
     (src / "cmake").mkdir(parents=True)
     (src / "cmake" / "common.cmake").write_text(GGML_COMMON_CMAKE)
-    (src / "CMakeLists.txt").write_text("project(ggml)\nadd_compile_definitions(GGML_SCHED_MAX_COPIES=4)\n")
+    # src/CMakeLists.txt:428-429: a backend's option name, which matches any GGML_ name
+    (src / "CMakeLists.txt").write_text("project(ggml)\nadd_compile_definitions(GGML_SCHED_MAX_COPIES=4)\n"
+                                        "function(ggml_add_backend backend)\n"
+                                        '    string(TOUPPER "GGML_${backend}" backend_id)\nendfunction()\n')
     return src
 
 
@@ -69,7 +72,8 @@ def test_a_literal_define_of_the_build_is_named_and_other_names_are_not_claimed(
     check = flags.build_generated(ggml_tree(tmp_path))
     assert check("GGML_SCHED_MAX_COPIES") == "the build passes -DGGML_SCHED_MAX_COPIES=4 at CMakeLists.txt:2"
     # an undeclared name the build does not define is some other fault: no build-defined-macro finding
-    assert check("GGML_CUDA_CC_TURING") == ""
+    assert check("GGML_CUDA_CC_TURING") == ""  # GGML_${backend} spells too little of it
+    assert check("GGML_CUDA") == "CMake computes it: `GGML_${backend}` at CMakeLists.txt:4"
     assert check("fa_kernel") == ""
     where = explain.Location("src/a.cu", 3, "use of undeclared identifier 'my_helper'")
     assert explain.explain(where, "src/a.cu", set(), lambda rel: [], checks(tmp_path / "ggml"), lambda r, n: "") == (None, None)

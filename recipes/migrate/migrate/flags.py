@@ -377,7 +377,8 @@ def build_generated(src: Path) -> Callable[[str], str]:
     setup.py): returns a function of a name that gives where the build defines it ("-DNAME at
     CMakeLists.txt:12", or "CMake computes it: `GGML_CUDA_FA_${TYPE_K}_${TYPE_V}` at
     cmake/common.cmake:105" for a name built from variables in a file that passes compile
-    definitions, as ggml's per-type flash-attention switches are), or "" when the build does not.
+    definitions, as ggml's per-type flash-attention switches are: the template whose own letters make
+    most of the name, at least half of it), or "" when the build does not.
     The files are read once, when the check is made."""
     files = _build_texts(src) + [(p.relative_to(src).as_posix(), p.read_text(encoding="utf-8", errors="replace"))
                                  for p in sorted(src.rglob("*.cmake")) if p.is_file()]
@@ -396,10 +397,15 @@ def build_generated(src: Path) -> Callable[[str], str]:
         found = _build_define(files, name)
         if found:
             return f"the build passes -D{found[0]} at {found[1]}"
-        for regex, written, where in templates:
-            if regex.fullmatch(name):
-                return f"CMake computes it: `{written}` at {where}"
-        return ""
+        # the template that writes most of the name itself: ggml's "GGML_${backend}" (a backend's
+        # option name) matches any GGML_ name, "GGML_CUDA_FA_${TYPE_K}_${TYPE_V}" spells 14 of 20 letters
+        fits = [(len(re.sub(r"\$\{\w+\}", "", written)), written, where)
+                for regex, written, where in templates if regex.fullmatch(name)]
+        fits = [fit for fit in fits if 2 * fit[0] >= len(name)]
+        if not fits:
+            return ""
+        _literal, written, where = max(fits, key=lambda fit: fit[0])
+        return f"CMake computes it: `{written}` at {where}"
     return check
 
 
