@@ -367,8 +367,9 @@ def explain_failures(files_out: dict[str, dict], reach: dict[str, set[str]], tor
                      texts: dict[str, str]) -> None:
     """Give every failed compile result of the compiled units (reach: {unit: the files it includes})
     its `explained_by` ({rule, file, line, how}: explain.explain), and add the findings diagnostic
-    rules make to their files' entries. A PyTorch extension unit sees a file's torch.utils.hipify
-    findings where it has them. read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
+    rules make to their files' entries; a timeout has no compiler error to read and stays
+    unexplained. A PyTorch extension unit sees a file's torch.utils.hipify findings where it has
+    them. read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
     def findings(rel: str, torch: bool) -> list[dict]:
         entry = files_out.get(rel, {})
         return entry["torch"]["findings"] if torch and "torch" in entry else entry.get("findings", [])
@@ -380,7 +381,7 @@ def explain_failures(files_out: dict[str, dict], reach: dict[str, set[str]], tor
     for unit, reached in reach.items():
         seen = functools.partial(findings, torch=unit in torch_units)
         for result in files_out[unit]["compile"].values():
-            if result["status"] not in ("failed", "timeout") or not result["first_error"]:
+            if result["status"] != "failed" or not result["first_error"]:
                 continue
             where = explain.locate(result["first_error"], read)
             why, made = explain.explain(where, unit, reached, seen, diagnostics, line_text)
