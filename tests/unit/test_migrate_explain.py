@@ -61,7 +61,7 @@ def test_a_define_the_build_computes_is_named_with_the_build_line(tmp_path):
     read = {"/out/run/hip/src/ggml-cuda/fattn.cu": ("src/ggml-cuda/fattn.cu", identity)}
     where = explain.locate(FATTN_ERROR, read)
     assert (where.rel, where.line) == ("src/ggml-cuda/fattn.cu", 312)
-    why, made = explain.explain(where, where.rel, set(), lambda rel: [], checks(src), lambda rel, line: "FATTN_VEC_CASE")
+    why, made = explain.explain(where, where.rel, lambda rel: [], checks(src), lambda rel, line: "FATTN_VEC_CASE")
     assert why == {"rule": "build-defined-macro", "file": "src/ggml-cuda/fattn.cu", "line": 312,
                    "how": "the compiler's error"}
     assert made["note"] == "CMake computes it: `GGML_CUDA_FA_${TYPE_K}_${TYPE_V}` at cmake/common.cmake:5"
@@ -76,7 +76,7 @@ def test_a_literal_define_of_the_build_is_named_and_other_names_are_not_claimed(
     assert check("GGML_CUDA") == "CMake computes it: `GGML_${backend}` at CMakeLists.txt:4"
     assert check("fa_kernel") == ""
     where = explain.Location("src/a.cu", 3, "use of undeclared identifier 'my_helper'")
-    assert explain.explain(where, "src/a.cu", set(), lambda rel: [], checks(tmp_path / "ggml"), lambda r, n: "") == (None, None)
+    assert explain.explain(where, "src/a.cu", lambda rel: [], checks(tmp_path / "ggml"), lambda r, n: "") == (None, None)
 
 
 def test_a_shadowed_template_parameter_is_diagnosed_at_the_cuda_line(tmp_path):
@@ -86,7 +86,7 @@ def test_a_shadowed_template_parameter_is_diagnosed_at_the_cuda_line(tmp_path):
     where = explain.locate(SHADOW_ERROR, read)
     assert where == explain.Location("csrc/fp_quantizer/fp_quantize_impl.cu", 234,
                                      "declaration of 'q_exponent_bits' shadows template parameter")
-    why, made = explain.explain(where, where.rel, set(), lambda rel: [], checks(tmp_path),
+    why, made = explain.explain(where, where.rel, lambda rel: [], checks(tmp_path),
                                 lambda rel, line: "constexpr int q_exponent_bits = total_q_bits - mantisa_bits - 1;")
     assert why["rule"] == "template-param-shadow" and made["line"] == 234
     assert made["text"].startswith("constexpr int q_exponent_bits")
@@ -97,24 +97,27 @@ def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     read = {f"/out/run/torch/{rel}": (rel, identity)}
     where = explain.locate(CUTLASS_ERROR, read)
     found = {rel: [finding("cuda-version-macro", rel, 12, "warning"), finding("cutlass-no-rocm", rel, 40)]}
-    why, made = explain.explain(where, "csrc/deepspeed4science/evoformer_attn/attention_cu.cu", {rel},
+    why, made = explain.explain(where, "csrc/deepspeed4science/evoformer_attn/attention_cu.cu",
                                 lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "")
     assert why == {"rule": "cutlass-no-rocm", "file": rel, "line": 40, "how": "a finding at the error's line"}
     assert made is None
     # without that finding, the generic rule explains the missing header
-    why, made = explain.explain(where, "u.cu", {rel}, lambda r: [], checks(tmp_path), lambda r, n: "")
+    why, made = explain.explain(where, "u.cu", lambda r: [], checks(tmp_path), lambda r, n: "")
     assert why["rule"] == "header-not-found" and made["file"] == rel
 
 
-def test_fixed_findings_and_warnings_far_from_the_error_explain_nothing(tmp_path):
+def test_findings_away_from_the_error_or_closed_explain_nothing(tmp_path):
+    """A front-end error stops the compile before most code is reached: inline PTX on line 6 does not
+    explain an unrelated error on line 18, nor does an error finding of an included header."""
     unit, header = "src/k.cu", "src/k.cuh"
-    found = {unit: [finding("warp-mask-32bit", unit, 10, status="fixed"), finding("warp-size-constant-32", unit, 50, "warning")],
+    found = {unit: [finding("inline-ptx-asm", unit, 6), finding("warp-mask-32bit", unit, 17, status="fixed")],
              header: [finding("inline-ptx-asm", header, 7)]}
-    where = explain.Location(unit, 30, "no matching function for call to 'foo'")
-    why, _made = explain.explain(where, unit, {unit, header}, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "")
-    # the open error finding of the included header is the one left
-    assert why == {"rule": "inline-ptx-asm", "file": header, "line": 7, "how": "a finding in a file the unit compiles"}
-    assert explain.explain(where, unit, {unit}, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "") == (None, None)
+    where = explain.Location(unit, 18, "no matching function for call to 'foo'")
+    assert explain.explain(where, unit, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "") == (None, None)
+    # an intrinsic HIP lacks is its own finding
+    where = explain.Location(unit, 18, "use of undeclared identifier '__nanosleep'")
+    why, made = explain.explain(where, unit, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: "__nanosleep(ns);")
+    assert why["rule"] == "cuda-intrinsic-unmapped" and made["text"] == "__nanosleep(ns);"
 
 
 def test_an_error_outside_the_tree_keeps_the_message_without_the_header_location():
@@ -145,12 +148,14 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
                                      "gfx1100": {"status": "failed", "first_error": "/out/run/hip/src/ggml-cuda/acc.cu:5:1: error: odd"}}},
     }
     read = {f"/out/run/hip/{rel}": (rel, identity) for rel in files_out}
-    pipeline.explain_failures(files_out, {rel: {rel} for rel in files_out}, set(), read, checks(src),
+    pipeline.explain_failures(files_out, list(files_out), set(), read, checks(src),
                               {"src/ggml-cuda/fattn.cu": "\n" * 311 + "        FATTN_VEC_CASE(64, GGML_TYPE_F16, GGML_TYPE_F16)\n"})
     fattn = files_out["src/ggml-cuda/fattn.cu"]
     assert [x["rule"] for x in fattn["findings"]] == ["build-defined-macro"]  # once, not once per arch
     assert fattn["findings"][0]["text"] == "FATTN_VEC_CASE(64, GGML_TYPE_F16, GGML_TYPE_F16)"
-    assert all(r["explained_by"]["rule"] == "build-defined-macro" for r in fattn["compile"].values())
+    # one explanation for the same error on every arch (not "a finding at the error's line" for the second)
+    assert fattn["compile"]["gfx942"]["explained_by"] == fattn["compile"]["gfx1100"]["explained_by"]
+    assert fattn["compile"]["gfx942"]["explained_by"]["how"] == "the compiler's error"
     data = {"archs": [{"name": "gfx942"}, {"name": "gfx1100"}], "options": {"baseline": False}, "files": list(files_out.values())}
     summary = report.summarize(data, "error")
     assert summary["unexplained"] == {"gfx942": 0, "gfx1100": 1}
@@ -180,6 +185,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
         "header-not-found": "'libaio.h' file not found",
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
+        "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x"})}
     assert set(found) == set(real)

@@ -5,11 +5,13 @@ location and message, then, in order:
 
 1. an open finding of the file the error lies in, within NEAR lines of the error;
 2. a diagnostic rule (rules.yaml, key `diagnostic`) whose regex matches the error message and whose
-   check holds: it becomes a new finding at the error's line;
-3. an open error finding of the file the error lies in;
-4. an open error finding of the unit or of a file it includes.
+   check holds: it becomes a new finding at the error's line.
 
-The first that applies is the explanation; a failure with none is "unexplained" in the summary.
+The first that applies is the explanation; a failure with neither is "unexplained" in the summary.
+An open finding farther from the error, in its file or in another the unit includes, is not taken
+as the cause: a front-end error stops the compile before the code of most findings is reached (an
+undeclared `__nanosleep` on line 18 is not explained by inline PTX on line 6), and a wrong cause
+misleads more than none.
 """
 
 from __future__ import annotations
@@ -91,12 +93,12 @@ def _diagnosed(where: Location, unit: str, text: str, rules: list[Diagnostic]) -
     return None
 
 
-def explain(where: Location, unit: str, reached: Iterable[str], findings: Callable[[str], list[dict]],
-            rules: list[Diagnostic], line_text: Callable[[str, int], str]) -> tuple[dict | None, dict | None]:
+def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], rules: list[Diagnostic],
+            line_text: Callable[[str, int], str]) -> tuple[dict | None, dict | None]:
     """(explanation, new finding) of one failed compile: explanation is {rule, file, line, how} or
     None; new finding is the diagnostic rule's finding to add to the report (None when an existing
-    finding explains the failure). unit: tree-relative unit path; reached: the files it includes
-    (IncludeGraph.reach); findings(rel): the report's finding dicts of a file as this unit sees it;
+    finding explains the failure). unit: tree-relative unit path (the new finding's file when the
+    error lies outside the tree); findings(rel): the report's finding dicts of a file as this unit sees it;
     line_text(rel, line): the CUDA input line, for a new finding's `text`."""
     here = findings(where.rel) if where.rel else []
     if where.line:
@@ -107,12 +109,4 @@ def explain(where: Location, unit: str, reached: Iterable[str], findings: Callab
     made = _diagnosed(where, unit, line_text(where.rel, where.line) if where.rel and where.line else "", rules)
     if made:
         return _explained(made, "the compiler's error"), made
-    errors = _open(here, ("error",))
-    if errors:
-        before = [x for x in errors if x["line"] <= where.line] or errors
-        return _explained(before[-1], "a finding in the file of the error"), None
-    for rel in [unit, *sorted(set(reached) - {unit})]:
-        errors = _open(findings(rel), ("error",))
-        if errors:
-            return _explained(errors[0], "a finding in a file the unit compiles"), None
     return None, None

@@ -314,7 +314,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     if torch_map:
         read.update({os.path.normpath(torch_dir / path): (rel, by_torch.states[path].cuda_line)
                      for rel, path in torch_map.items() if path in by_torch.states})
-    explain_failures(files_out, {u.rel: graph.reach(u.rel) for u in units}, set(torch_units), read,
+    explain_failures(files_out, [u.rel for u in units], set(torch_units), read,
                      explain.diagnostics(rules, {"build-generated": flags.build_generated(opts.src)}),
                      {f.rel: f.text for f in source.files})
     if opts.baseline:
@@ -362,11 +362,10 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     }
 
 
-def explain_failures(files_out: dict[str, dict], reach: dict[str, set[str]], torch_units: set[str],
+def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: set[str],
                      read: dict[str, explain.Migrated], diagnostics: list[explain.Diagnostic],
                      texts: dict[str, str]) -> None:
-    """Give every failed compile result of the compiled units (reach: {unit: the files it includes})
-    its `explained_by` ({rule, file, line, how}: explain.explain), and add the findings diagnostic
+    """Give every failed compile result of the compiled `units` (tree-relative paths) its `explained_by` ({rule, file, line, how}: explain.explain), and add the findings diagnostic
     rules make to their files' entries; a timeout has no compiler error to read and stays
     unexplained. A PyTorch extension unit sees a file's torch.utils.hipify findings where it has
     them. read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
@@ -378,17 +377,19 @@ def explain_failures(files_out: dict[str, dict], reach: dict[str, set[str]], tor
         lines = texts.get(rel, "").split("\n")
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
-    for unit, reached in reach.items():
+    for unit in units:
         seen = functools.partial(findings, torch=unit in torch_units)
+        known: dict[str, dict | None] = {}  # first_error -> its explanation, alike for every arch
         for result in files_out[unit]["compile"].values():
             if result["status"] != "failed" or not result["first_error"]:
                 continue
-            where = explain.locate(result["first_error"], read)
-            why, made = explain.explain(where, unit, reached, seen, diagnostics, line_text)
-            if made and made not in seen(made["file"]):
-                seen(made["file"]).append(made)
-            if why:
-                result["explained_by"] = why
+            if result["first_error"] not in known:
+                where = explain.locate(result["first_error"], read)
+                known[result["first_error"]], made = explain.explain(where, unit, seen, diagnostics, line_text)
+                if made and made not in seen(made["file"]):
+                    seen(made["file"]).append(made)
+            if known[result["first_error"]]:
+                result["explained_by"] = known[result["first_error"]]
 
 
 def compile_progress(step: str, so_far: dict[str, dict[str, Result]], total: int) -> str:

@@ -127,7 +127,8 @@ def to_markdown(data: dict) -> str:
            "| arch | " + " | ".join(STATUSES) + " | failed without a finding" + (" | baseline ok |" if "baseline" in s else " |"),
            "|---" * (len(STATUSES) + 2 + ("baseline" in s)) + "|"]
     for arch in archs:
-        row = [str(s["compile"][arch][st]) for st in STATUSES] + [str(s.get("unexplained", {}).get(arch, 0))]
+        # "-": a report of a recipe older than explained_by (an image built before it) has no count
+        row = [str(s["compile"][arch][st]) for st in STATUSES] + [str(s["unexplained"][arch]) if "unexplained" in s else "-"]
         if "baseline" in s:
             row.append(f"{s['baseline'][arch]['ok']} (delta {s['compile'][arch]['ok'] - s['baseline'][arch]['ok']:+d})")
         out.append(f"| {arch} | " + " | ".join(row) + " |")
