@@ -194,3 +194,27 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
     ambiguous = "use of overloaded operator '+' is ambiguous (with operand types 'const __half' and 'const __half')"
     assert found["half-operators-hidden"].pattern.search(ambiguous)
     assert not found["half-operators-hidden"].pattern.search("no matching conversion for C-style cast from 'float' to 'int2'")
+
+
+def test_a_branch_the_build_would_select_is_noted_at_its_test(tmp_path):
+    """ggml's CMake turns options into defines (add_compile_definitions(GGML_CUDA_FORCE_MMQ)); compiled
+    without the build's configuration, an #ifdef of one takes the other branch: an info finding names
+    the test and the build line, never for a name the tree defines itself or the compile gets."""
+    src = tmp_path / "p"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text("project(p)\nif (GGML_CUDA_FORCE_MMQ)\n    add_compile_definitions(GGML_CUDA_FORCE_MMQ)\n"
+                                        "endif()\nadd_compile_definitions(NDEBUG GGML_USE_CUDA K_QUANTS_PER_ITERATION=2)\n")
+    texts = {"mmq.cuh": "// GGML_CUDA_FORCE_MMQ in a comment\n#ifdef GGML_CUDA_FORCE_MMQ\nint a;\n#endif\n"
+                        "#if defined(GGML_USE_CUDA) && K_QUANTS_PER_ITERATION == 2\n#endif\n#ifndef NDEBUG\n#endif\n",
+             "own.cuh": "#define MY_SWITCH 1\n#if MY_SWITCH\n#endif\n#ifdef GGML_CUDA_FORCE_MMQ\n#endif\n"}
+    found = flags.build_tested(texts, frozenset({"GGML_USE_CUDA"}), flags.build_generated(src))
+    assert [(rel, line, name) for rel, line, name, _where in found] == [
+        ("mmq.cuh", 2, "GGML_CUDA_FORCE_MMQ"), ("mmq.cuh", 5, "K_QUANTS_PER_ITERATION"), ("mmq.cuh", 7, "NDEBUG"),
+        ("own.cuh", 4, "GGML_CUDA_FORCE_MMQ")]
+    assert found[0][3] == "the build passes -DGGML_CUDA_FORCE_MMQ at CMakeLists.txt:3"
+    files_out = {rel: {"findings": []} for rel in texts}
+    pipeline.note_build_branches(files_out, RULES, texts, frozenset({"GGML_USE_CUDA"}), flags.build_generated(src))
+    notes = [(x["file"], x["line"], x["severity"], x["note"]) for rel in texts for x in files_out[rel]["findings"]]
+    assert ("mmq.cuh", 2, "info", "GGML_CUDA_FORCE_MMQ: the build passes -DGGML_CUDA_FORCE_MMQ at CMakeLists.txt:3") in notes
+    assert not any("NDEBUG" in note for *_rest, note in notes)  # a release build's flag, not an option
+    assert files_out["mmq.cuh"]["findings"][0]["text"] == "#ifdef GGML_CUDA_FORCE_MMQ"

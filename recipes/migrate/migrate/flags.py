@@ -409,6 +409,32 @@ def build_generated(src: Path) -> Callable[[str], str]:
     return check
 
 
+DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+
+
+def build_tested(texts: dict[str, str], passed: frozenset[str], check: Callable[[str], str]) -> list[tuple[str, int, str, str]]:
+    """[(rel, line, name, where the build defines it)] for each preprocessor test (#if, #ifdef, #elif,
+    #ifndef) of a macro that no file of the tree defines, that the compile does not get (`passed`:
+    ProjectFlags.defined_names), and that the build files define or compute (check: build_generated):
+    the branch the project's build would select is not the one compiled. texts: {rel: text}; one
+    entry per name and file, at its first test."""
+    in_tree = {name for text in texts.values() for name in DEFINE_LINE.findall(text)}
+    found, where_of = [], {}
+    for rel, text in sorted(texts.items()):
+        seen: set[str] = set()
+        blanked = cpp.blank(text)
+        for m in TESTED.finditer(blanked):
+            for name in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1)):
+                if name == "defined" or name in seen or name in in_tree or name in passed:
+                    continue
+                seen.add(name)
+                if name not in where_of:
+                    where_of[name] = check(name)
+                if where_of[name]:
+                    found.append((rel, cpp.line_of(blanked, m.start()), name, where_of[name]))
+    return found
+
+
 # A project's own switch to its ROCm build (LightGBM's USE_ROCM, ggml's GGML_USE_HIP, XGBoost's
 # XGBOOST_USE_HIP): [PREFIX_](USE|WITH|ENABLE|BUILD)_(ROCM|HIP|AMD|AMDGPU)
 HIP_SWITCH = re.compile(r"\b((?:[A-Z][A-Z0-9]*_)?(?:USE|WITH|ENABLE|BUILD)_(?:ROCM|HIP|AMD|AMDGPU))\b")

@@ -212,6 +212,10 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                             "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff}
                                       for x in migrated.fixes[f.rel]],
                             "compile": {}, "baseline": {}}
+    build_check = flags.build_generated(opts.src)
+    if project.source == "inferred":
+        compiled = cuda_graph_reached(cuda_graph, units)
+        note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
     if opts.baseline:
         base_dir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(hip_dir, base_dir, dirs_exist_ok=True)
@@ -315,7 +319,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         read.update({os.path.normpath(torch_dir / path): (rel, by_torch.states[path].cuda_line)
                      for rel, path in torch_map.items() if path in by_torch.states})
     explain_failures(files_out, [u.rel for u in units], set(torch_units), read,
-                     explain.diagnostics(rules, {"build-generated": flags.build_generated(opts.src)}),
+                     explain.diagnostics(rules, {"build-generated": build_check}),
                      {f.rel: f.text for f in source.files})
     if opts.baseline:
         t0 = time.time()
@@ -360,6 +364,29 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         "input_sha256": hashlib.sha256("".join(f.rel + f.sha256 for f in source.files).encode()).hexdigest(),
         "files": [files_out[f.rel] for f in source.files],
     }
+
+
+def cuda_graph_reached(graph: includes.IncludeGraph, units: list[tree.SourceFile]) -> set[str]:
+    """The files the units compile: the units and every file they include."""
+    return set().union(*(graph.reach(u.rel) for u in units)) if units else set()
+
+
+def note_build_branches(files_out: dict[str, dict], rules: list[Rule], texts: dict[str, str],
+                        passed: frozenset[str], check: Callable[[str], str]) -> None:
+    """Add a `build-tested` rule's info finding to each file whose preprocessor tests read a macro the
+    build defines and the compile does not get (flags.build_tested; reserved names and NDEBUG, which
+    a release build's flags carry, aside). texts: {rel: CUDA text} of the compiled files."""
+    rule = next((r for r in rules if r.check == "build-tested"), None)
+    if rule is None:
+        return
+    for rel, line, name, where in flags.build_tested(texts, passed, check):
+        if name.startswith("_") or name == "NDEBUG":
+            continue
+        text = texts[rel].split("\n")[line - 1].strip()
+        files_out[rel]["findings"].append({
+            "rule": rule.id, "severity": rule.severity, "file": rel, "line": line, "col": 1, "text": text,
+            "message": rule.message, "hint": rule.hint, "suggestion": "", "status": "open",
+            "note": f"{name}: {where}"})
 
 
 def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: set[str],
