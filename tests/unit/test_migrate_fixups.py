@@ -74,6 +74,20 @@ def test_warp_size_is_cudas_32_in_a_cuda_only_tree():
     assert apply(cuda)[0] == cuda  # a tree with HIP code paths: warpSize and width-less shuffles are HIP's
 
 
+def test_warp_size_is_kept_in_a_function_that_uses_wmma():
+    """A rocWMMA fragment belongs to the whole wavefront: a WMMA kernel's tile index `tid / warpSize`
+    (Learn-CUDA-Programming's tensorcore.cu) must not become `tid / 32`, which would give one wave64
+    wavefront two tiles; the reduction kernel of the same file keeps CUDA's 32."""
+    cuda = ("__global__ void reduce(float *v) {\n  int lane = threadIdx.x % warpSize;\n}\n"
+            "__global__ void wmma_gemm(half *a) {\n  int warpM = (blockIdx.x * blockDim.x + threadIdx.x) / warpSize;\n"
+            "  if (warpM < 4) {\n    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::col_major> a_frag;\n"
+            "    wmma::load_matrix_sync(a_frag, a, 16);\n  }\n}\n")
+    out, fixes = apply_cuda_only(cuda)
+    assert "int lane = threadIdx.x % 32;" in out
+    assert "int warpM = (blockIdx.x * blockDim.x + threadIdx.x) / warpSize;" in out
+    assert "warp-size-cuda-32" in [f.id for f in fixes]
+
+
 def test_a08_bf16_header_and_type():
     cuda = read_case("A08_bf16_header.cu")
     old_hipify = cuda.replace("#include <cuda_bf16.h>", "#include <hip/hip_bfloat16.h>").replace("__nv_bfloat16", "hip_bfloat16")

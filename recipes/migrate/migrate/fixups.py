@@ -20,7 +20,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         __shfl*_sync(<all 32 lanes>, v, x) -> __shfl*(v, x, 32); votes and
                         __activemask on the lane's 32-lane group; in a CUDA-only tree every mask
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
-                        NVIDIA GPU; HIP's is the wavefront, 64 on CDNA)
+                        NVIDIA GPU; HIP's is the wavefront, 64 on CDNA), except in functions that use
+                        WMMA, whose rocWMMA fragments belong to the whole wavefront
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,

@@ -253,12 +253,34 @@ def _rewrite_call(text: str, call: Call, model: Model, narrow: bool = False) -> 
     return original if args == list(call.args) else f"{name}({', '.join(args)})"
 
 
+def _wmma_bodies(blanked: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the outermost brace blocks opened right after a `)` (function bodies,
+    and the loops and ifs of code outside any function) that use WMMA (`wmma::`)."""
+    pairs, stack = [], []
+    for i, ch in enumerate(blanked):
+        if ch == "{":
+            stack.append(i)
+        elif ch == "}" and stack:
+            pairs.append((stack.pop(), i))
+    bodies = sorted((s, e) for s, e in pairs if blanked[:s].rstrip().endswith(")") and "wmma::" in blanked[s:e])
+    outermost: list[tuple[int, int]] = []
+    for s, e in bodies:
+        if not outermost or s > outermost[-1][1]:
+            outermost.append((s, e))
+    return outermost
+
+
 def rewrite_warp_size(text: str) -> str:
-    """Device-code `warpSize` (not a member such as prop.warpSize) -> 32, CUDA's value."""
+    """Device-code `warpSize` (not a member such as prop.warpSize) -> 32, CUDA's value, except in a
+    function that uses WMMA: a rocWMMA fragment and its load / mma / store calls belong to the whole
+    wavefront (64 lanes on CDNA), so a tile index computed per 32 threads would give one wavefront two
+    tiles; there warpSize is kept and the wmma-fragment-wavefront finding stays open for the tile
+    mapping, which has no exact rewrite (the launch of CUDA code sizes its grid for 32-thread warps)."""
     if "warpSize" not in text:
         return text
     blanked = cpp.blank(text)
-    spans = [m.span() for m in WARP_SIZE.finditer(blanked)]
+    kept = _wmma_bodies(blanked) if "wmma::" in blanked else []
+    spans = [m.span() for m in WARP_SIZE.finditer(blanked) if not any(s < m.start() < e for s, e in kept)]
     for start, end in reversed(spans):
         text = text[:start] + "32" + text[end:]
     return text
