@@ -104,6 +104,10 @@ def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     # without that finding, the generic rule explains the missing header
     why, made = explain.explain(where, "u.cu", lambda r: [], checks(tmp_path), lambda r, n: "")
     assert why["rule"] == "header-not-found" and made["file"] == rel
+    # a header of the image that lacks its own parts is the image's fault, not the tree's
+    image = explain.locate("/usr/include/rocwmma/rocwmma.hpp:29:10: fatal error: 'internal/accessors.hpp' file not found", read)
+    why, made = explain.explain(image, "src/tensorcore.cu", lambda r: [], checks(tmp_path), lambda r, n: "")
+    assert why["rule"] == "toolchain-header-incomplete" and made["file"] == "src/tensorcore.cu" and made["line"] == 0
 
 
 def test_findings_away_from_the_error_or_closed_explain_nothing(tmp_path):
@@ -167,7 +171,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
 
 @pytest.mark.parametrize("raw, key", [
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
-    ({"diagnostic": "x", "check": "lds"}, "rules[r].check: expected one of ('build-generated',)"),
+    ({"diagnostic": "x", "check": "lds"}, "rules[r].check: expected one of ('build-generated', 'in-tree', 'outside-tree')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -184,6 +188,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "template-param-shadow": "declaration of 'q_exponent_bits' shadows template parameter",
         "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
         "header-not-found": "'libaio.h' file not found",
+        "toolchain-header-incomplete": "'internal/accessors.hpp' file not found",
+        "dynamic-parallelism": "device-side kernel call/launch is not supported",
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
     }

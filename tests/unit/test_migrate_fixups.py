@@ -299,6 +299,49 @@ def test_trap_becomes_hips_device_abort():
     assert "    __builtin_trap();\n" in out and "__trap();" not in out.replace("__builtin_trap", "")
     assert [f.id for f in fixes] == ["cuda-trap"] and fixes[0].lines == (3,)
     own = "__device__ void __trap() { abort(); }\n__global__ void k() { __trap(); }\n"
+    out, fixes = apply(own)
+    assert "cuda-trap" not in [f.id for f in fixes] and out.endswith(own)
+
+
+def test_a_cu_units_host_calls_get_the_headers_nvccs_implicit_include_gives():
+    """CUDA_Freshman's reduce_shfl.cu (Tony-Tan/CUDA_Freshman) calls malloc and memcpy in host code
+    with only freshman.h / cuda_runtime.h included: nvcc's implicit cuda_runtime.h brings <string.h>
+    and <stdlib.h>; hipcc's headers declare only the __device__ memcpy ('no matching function')."""
+    cuda = ('#include <cuda_runtime.h>\n#include <stdio.h>\n#include "freshman.h"\nint main() {\n'
+            '\tint * tmp = (int*)malloc(bytes);\n\tmemcpy(tmp, idata_host, bytes);\n\tprintf("%d", tmp[0]);\n}\n')
+    hip = cuda.replace("#include <cuda_runtime.h>", '#include "hip/hip_runtime.h"')
+    out, fixes = apply(cuda, hip)
+    assert out.startswith('#include "hip/hip_runtime.h"\n#include <string.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\n'
+                          '#include <stdlib.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\n#include <stdio.h>\n')
+    assert [f.id for f in fixes] == ["nvcc-implicit-headers"]
+    # a header, or a C++ source the host compiler builds, is not a .cu unit: nvcc's include does not apply
+    assert fixups.apply_all("f.cuh", cuda, hip, [], linemap.map_lines(cuda.split("\n"), hip.split("\n")))[0] == hip
+    # names in comments and strings, and headers included in their <cstring> form, add nothing
+    quiet = '#include <cstring>\n// malloc(n) later\nvoid f() { memcpy(a, b, 4); puts_msg("free(x)"); }\n'
+    assert apply(quiet)[0] == quiet
+
+
+def test_a_launch_spaced_by_a_formatter_is_a_launch_again():
+    """nosferalatu/SimpleGPUHashTable linearprobing.cu:138 and :201 (Visual Studio's spacing); a
+    template argument list that ends in `>> >` is left alone."""
+    cuda = ("    gpu_hashtable_insert << <gridsize, threadblocksize >> > (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
+            "    gpu_hashtable_delete<< <gridsize, threadblocksize >> > (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
+            "    auto v = make<std::vector<std::pair<int, int>> >(n);\n    int s = a << b, t = c >> d;\n")
+    out, fixes = apply(cuda)
+    assert out == ("    gpu_hashtable_insert<<<gridsize, threadblocksize >>> (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
+                   "    gpu_hashtable_delete<<<gridsize, threadblocksize >>> (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
+                   "    auto v = make<std::vector<std::pair<int, int>> >(n);\n    int s = a << b, t = c >> d;\n")
+    assert [f.id for f in fixes] == ["launch-spelling"] and fixes[0].lines == (1, 2)
+
+
+def test_cudas_callback_calling_convention_is_dropped():
+    """CUDA_Freshman stream_call_back.cu:6; CUDA's driver_types.h defines CUDART_CB as __stdcall on
+    Windows and as nothing elsewhere; a tree that defines it itself keeps it."""
+    cuda = "void CUDART_CB my_callback(cudaStream_t stream,cudaError_t status,void * data)\n"
+    out, fixes = apply(cuda, cuda.replace("cudaStream_t", "hipStream_t").replace("cudaError_t", "hipError_t"))
+    assert out == "void my_callback(hipStream_t stream,hipError_t status,void * data)\n"
+    assert [f.id for f in fixes] == ["cudart-calling-convention"]
+    own = "#define CUDART_CB\nvoid CUDART_CB cb(void *p);\n"
     assert apply(own)[0] == own
 
 

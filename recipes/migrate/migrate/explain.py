@@ -64,17 +64,30 @@ def _explained(finding: dict, how: str) -> dict:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """A diagnostic rule with its regex compiled; check(name) -> a note ("" when the check fails)."""
+    """A diagnostic rule with its regex compiled; check(name, where) -> a note ("" when the rule does
+    not hold)."""
 
     rule: Rule
     pattern: re.Pattern
-    check: Callable[[str], str] | None
+    check: Callable[[str, Location], str] | None
+
+
+def _in_tree(_name: str, where: Location) -> str:
+    return f"in {where.rel}" if where.rel else ""
+
+
+def _outside_tree(_name: str, where: Location) -> str:
+    return "" if where.rel else "in a header of the dev image, not of the tree"
 
 
 def diagnostics(rules: list[Rule], checks: Mapping[str, Callable[[str], str]]) -> list[Diagnostic]:
     """The rules with a `diagnostic` regex, compiled; checks: {check name: function of the regex's
-    `name` group returning a note, "" when the rule does not hold}."""
-    return [Diagnostic(r, re.compile(r.diagnostic), checks[r.check] if r.check else None)
+    `name` group returning a note, "" when the rule does not hold}, beside the checks of where the
+    error lies: "in-tree" (a file of the tree) and "outside-tree" (a header of the image's)."""
+    by_name: dict[str, Callable[[str, Location], str]] = {"in-tree": _in_tree, "outside-tree": _outside_tree}
+    for name, check in checks.items():
+        by_name[name] = lambda value, _where, check=check: check(value)  # type: ignore[misc]
+    return [Diagnostic(r, re.compile(r.diagnostic), by_name[r.check] if r.check else None)
             for r in rules if r.diagnostic]
 
 
@@ -84,7 +97,7 @@ def _diagnosed(where: Location, unit: str, text: str, rules: list[Diagnostic]) -
         m = d.pattern.search(where.message)
         if not m:
             continue
-        note = d.check(m.groupdict().get("name") or "") if d.check else ""
+        note = d.check(m.groupdict().get("name") or "", where) if d.check else ""
         if d.check and not note:
             continue
         return {"rule": d.rule.id, "severity": d.rule.severity, "file": where.rel or unit, "line": where.line,

@@ -621,3 +621,67 @@ def func_pointer_cast(text: str) -> str:
     for a, b in reversed(edits):
         text = text[:a] + f"reinterpret_cast<const void*>({text[a:b]})" + text[b:]
     return text
+
+
+# nvcc includes cuda_runtime.h in every .cu unit before its first line, and cuda_runtime.h's
+# crt/common_functions.h includes <string.h>, <time.h>, <new>, <stdio.h>, <stdlib.h> and <assert.h>
+# (CUDA 12's header, lines 85-174), so .cu host code calls memcpy or malloc without including them.
+# hipcc's HIP headers declare only the device memcpy / memset / malloc / free.
+IMPLICIT_HEADERS = (
+    ("string.h", r"\b(?:memcpy|memset|memcmp|memmove|strlen|strcpy|strncpy|strcmp|strncmp|strcat|strchr|strrchr|strstr|strerror)\s*\("),
+    ("stdio.h", r"\b(?:printf|fprintf|sprintf|snprintf|puts|fputs|fopen|fclose|fread|fwrite|fflush|fgets|perror|getchar)\s*\(|\bstderr\b|\bstdout\b"),
+    ("stdlib.h", r"\b(?:malloc|calloc|realloc|free|exit|abort|atoi|atol|atof|strtol|strtod|rand|srand|qsort|getenv|system)\s*\(|\bEXIT_(?:SUCCESS|FAILURE)\b|\bRAND_MAX\b"),
+    ("time.h", r"\b(?:clock|time|difftime|localtime|strftime)\s*\(|\bCLOCKS_PER_SEC\b"),
+    ("assert.h", r"\bassert\s*\("),
+)
+FIRST_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"][^\n]*\n', re.MULTILINE)
+
+
+def nvcc_implicit_headers(text: str) -> str:
+    """The C headers nvcc's implicit cuda_runtime.h gives a .cu unit (IMPLICIT_HEADERS), each included
+    after the unit's hip/hip_runtime.h line (or first) when the unit uses a name it declares and does
+    not include it or its <c...> form itself: `memcpy(h_a, src, n)` in host code of a .cu unit then
+    finds <string.h>'s, as under nvcc, not only HIP's __device__ one. Including a standard header
+    once more is harmless; the unit's own text is not otherwise changed."""
+    blanked = cpp.blank_code(text)
+    missing = [h for h, uses in IMPLICIT_HEADERS
+               if re.search(uses, blanked)
+               and not re.search(rf'^[ \t]*#[ \t]*include[ \t]*[<"](?:{re.escape(h)}|c{re.escape(h[:-2])})[>"]', text, re.M)]
+    if not missing:
+        return text
+    block = "".join(f"#include <{h}>  // nvcc's cuda_runtime.h includes it in every .cu unit\n" for h in missing)
+    m = FIRST_INCLUDE.search(text)
+    return text[:m.end()] + block + text[m.end():] if m else block + text
+
+
+# `kernel << <grid, block >> > (args)`: the launch as an editor's C++ formatter spaces it (Visual
+# Studio's), which nvcc's front end accepts and clang does not (`<< <` is a shift then a less-than).
+SPACED_LAUNCH = re.compile(r"(\w)(\s*)<<\s+<(?!<)([^;]*?)>>\s+>(?!>)(\s*\()")
+
+
+def launch_spelling(text: str) -> str:
+    """`k << <g, b >> >(a)` -> `k<<<g, b>>>(a)`: only a launch opened by `<< <` (never valid C++
+    otherwise), closed by the first `>> >` before its `(`; a template argument list ending `>> >`
+    elsewhere is not touched."""
+    blanked = cpp.blank(text)
+    out, last = [], 0
+    for m in SPACED_LAUNCH.finditer(blanked):
+        out.append(text[last:m.start()] + m.group(1) + "<<<" + text[m.start(3):m.end(3)] + ">>>" + text[m.start(4):m.end()])
+        last = m.end()
+    return "".join(out) + text[last:] if out else text
+
+
+CUDART_CALLING = re.compile(r"\b(?:CUDART_CB|CUDARTAPI|CUDAAPI)\b[ \t]*")
+
+
+def cudart_calling_convention(text: str) -> str:
+    """CUDART_CB / CUDARTAPI / CUDAAPI dropped: CUDA's driver_types.h defines them as `__stdcall` on
+    Windows and as nothing elsewhere, and HIP has no such macro, so `void CUDART_CB cb(...)` does not
+    compile; on Linux the result is what CUDA's preprocessor makes. A tree that defines one keeps it."""
+    if re.search(r"#\s*define\s+(?:CUDART_CB|CUDARTAPI|CUDAAPI)\b", text):
+        return text
+    blanked = cpp.blank(text)
+    spans = [m.span() for m in CUDART_CALLING.finditer(blanked)]
+    for start, end in reversed(spans):
+        text = text[:start] + text[end:]
+    return text

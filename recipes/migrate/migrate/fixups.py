@@ -26,6 +26,10 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
+                        implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
+  launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
+  cudart-calling-convention  CUDART_CB / CUDARTAPI / CUDAAPI dropped (CUDA defines them empty outside Windows)
   func-pointer-cast     the kernel argument of hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
                         hipFuncSetSharedMemConfig -> reinterpret_cast<const void*>(...), as CUDA's template overloads do
   own-hip-branch        a chain's CUDA-compiler tests put back where the chain has its own HIP branch
@@ -362,6 +366,11 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cuda-runtime-guard", "tests of cuda_runtime.h's include guard -> hip_runtime.h's", features.runtime_guard),
         ("func-pointer-cast", "kernel arguments of hipFuncGetAttributes / hipFuncSetAttribute / ... -> const void*",
          features.func_pointer_cast),
+        ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",
+         lambda t: features.nvcc_implicit_headers(t) if rel.endswith((".cu", ".hip")) else t),
+        ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
+        ("cudart-calling-convention", "CUDART_CB / CUDARTAPI / CUDAAPI dropped (empty outside Windows)",
+         features.cudart_calling_convention),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
          lambda t: vector_operator_guard(t, undefined)),
         ("half-shuffle-overloads", "c10::Half shuffles through HIP's __half ones (the float/__half overloads are ambiguous)",
