@@ -140,6 +140,9 @@ def test_out_inside_src_or_foreign_folder_refused(tmp_path):
     with pytest.raises(InputError, match="not empty"):
         pipeline.prepare_out(foreign, src)
     assert (foreign / "keep.txt").read_text() == "mine"
+    # a folder that cannot be made (here under a file; in a container, one the user may not write)
+    with pytest.raises(InputError, match=r"^--out .*/keep.txt/run: cannot be written \(Not a directory\)"):
+        pipeline.prepare_out(foreign / "keep.txt" / "run", src)
 
 
 @pytest.mark.parametrize("entry, message", [

@@ -87,8 +87,11 @@ def prepare_out(out: Path, src: Path) -> None:
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("written by rocmig's migrate recipe; the folder is cleared on the next run\n")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MARKER).write_text("written by rocmig's migrate recipe; the folder is cleared on the next run\n")
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot be written ({exc.strerror}); give a folder this user may write") from None
 
 
 def tool_version(args: list[str]) -> str:
