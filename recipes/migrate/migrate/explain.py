@@ -80,13 +80,16 @@ def _outside_tree(_name: str, where: Location) -> str:
     return "" if where.rel else "in a header of the dev image, not of the tree"
 
 
+def _of_name(check: Callable[[str], str]) -> Callable[[str, Location], str]:
+    return lambda name, _where: check(name)
+
+
 def diagnostics(rules: list[Rule], checks: Mapping[str, Callable[[str], str]]) -> list[Diagnostic]:
     """The rules with a `diagnostic` regex, compiled; checks: {check name: function of the regex's
     `name` group returning a note, "" when the rule does not hold}, beside the checks of where the
     error lies: "in-tree" (a file of the tree) and "outside-tree" (a header of the image's)."""
     by_name: dict[str, Callable[[str, Location], str]] = {"in-tree": _in_tree, "outside-tree": _outside_tree}
-    for name, check in checks.items():
-        by_name[name] = lambda value, _where, check=check: check(value)  # type: ignore[misc]
+    by_name.update({name: _of_name(check) for name, check in checks.items()})
     return [Diagnostic(r, re.compile(r.diagnostic), by_name[r.check] if r.check else None)
             for r in rules if r.diagnostic]
 
