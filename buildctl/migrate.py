@@ -69,6 +69,9 @@ def check_paths(src: Path, out: Path) -> tuple[Path, Path]:
     report would land in the input, or the next run would scan its own output), or when out cannot be
     created or written by this user (the recipe runs as this uid). Nothing is left on disk: folders made
     to try are removed again."""
+    if not src.exists() and str(src).startswith("-"):
+        raise InputError(f"{src}: not an option of migrate, and no such file or folder (buildctl's own options, "
+                         f"such as -q and -v, go before the command: buildctl {src} migrate SRC ...)")
     if not src.exists():
         raise InputError(f"{src}: no such file or folder (give a CUDA source tree or a .cu file)")
     src, out = src.resolve(), out.resolve()

@@ -72,3 +72,14 @@ def test_compile_commands_mounted_and_logs_relabelled(tmp_path):
     log.write_text("$ hipcc -I/out/hip/inc /out/hip/k.cu\n/out/hip/k.cu:3:1: error: x (from /src/k.cu)\n")
     relabel_logs(Mounts(src, out))
     assert log.read_text() == (f"$ hipcc -I{out}/hip/inc {out}/hip/k.cu\n{out}/hip/k.cu:3:1: error: x (from {src}/k.cu)\n")
+
+
+def test_a_global_option_after_the_command_is_named_as_one(tmp_path):
+    """`buildctl migrate -q SRC`: -q is buildctl's own option, taken as SRC; the one-line error (exit 2)
+    says where it goes."""
+    from buildctl.errors import InputError
+    from buildctl.migrate import check_paths
+    with pytest.raises(InputError, match=r"^-q: not an option of migrate.*buildctl -q migrate SRC"):
+        check_paths(Path("-q"), tmp_path / "out")
+    with pytest.raises(InputError, match=r"no such file or folder \(give a CUDA source tree"):
+        check_paths(tmp_path / "nope", tmp_path / "out")
