@@ -311,8 +311,10 @@ def test_a_cu_units_host_calls_get_the_headers_nvccs_implicit_include_gives():
             '\tint * tmp = (int*)malloc(bytes);\n\tmemcpy(tmp, idata_host, bytes);\n\tprintf("%d", tmp[0]);\n}\n')
     hip = cuda.replace("#include <cuda_runtime.h>", '#include "hip/hip_runtime.h"')
     out, fixes = apply(cuda, hip)
-    assert out.startswith('#include "hip/hip_runtime.h"\n#include <string.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\n'
-                          '#include <stdlib.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\n#include <stdio.h>\n')
+    # after the leading includes, so that units keep sharing a precompiled header of those
+    assert out.startswith('#include "hip/hip_runtime.h"\n#include <stdio.h>\n#include "freshman.h"\n'
+                          '#include <string.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\n'
+                          '#include <stdlib.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\nint main() {\n')
     assert [f.id for f in fixes] == ["nvcc-implicit-headers"]
     # a header, or a C++ source the host compiler builds, is not a .cu unit: nvcc's include does not apply
     assert fixups.apply_all("f.cuh", cuda, hip, [], linemap.map_lines(cuda.split("\n"), hip.split("\n")))[0] == hip

@@ -634,15 +634,31 @@ IMPLICIT_HEADERS = (
     ("time.h", r"\b(?:clock|time|difftime|localtime|strftime)\s*\(|\bCLOCKS_PER_SEC\b"),
     ("assert.h", r"\bassert\s*\("),
 )
-FIRST_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"][^\n]*\n', re.MULTILINE)
+INCLUDE_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*include\b")
+
+
+def _after_leading_includes(text: str) -> int:
+    """Offset just past the last line of the text's leading #include lines (comments and blank lines
+    between them skipped), 0 when it starts with anything else."""
+    blanked_lines = cpp.blank(text).split("\n")
+    end, offset = 0, 0
+    for raw, blanked in zip(text.split("\n"), blanked_lines):
+        offset += len(raw) + 1
+        if not blanked.strip():
+            continue
+        if not INCLUDE_DIRECTIVE.match(blanked):
+            break
+        end = offset
+    return min(end, len(text))
 
 
 def nvcc_implicit_headers(text: str) -> str:
     """The C headers nvcc's implicit cuda_runtime.h gives a .cu unit (IMPLICIT_HEADERS), each included
-    after the unit's hip/hip_runtime.h line (or first) when the unit uses a name it declares and does
-    not include it or its <c...> form itself: `memcpy(h_a, src, n)` in host code of a .cu unit then
-    finds <string.h>'s, as under nvcc, not only HIP's __device__ one. Including a standard header
-    once more is harmless; the unit's own text is not otherwise changed."""
+    when the unit uses a name it declares and does not include it or its <c...> form itself:
+    `memcpy(h_a, src, n)` in host code of a .cu unit then finds <string.h>'s, as under nvcc, not only
+    HIP's __device__ one. They go after the unit's leading #include lines, so units keep sharing a
+    precompiled header of those (pch.py); a C header included once more, or later, declares the same
+    names. The unit's own text is not otherwise changed."""
     blanked = cpp.blank_code(text)
     missing = [h for h, uses in IMPLICIT_HEADERS
                if re.search(uses, blanked)
@@ -650,8 +666,10 @@ def nvcc_implicit_headers(text: str) -> str:
     if not missing:
         return text
     block = "".join(f"#include <{h}>  // nvcc's cuda_runtime.h includes it in every .cu unit\n" for h in missing)
-    m = FIRST_INCLUDE.search(text)
-    return text[:m.end()] + block + text[m.end():] if m else block + text
+    at = _after_leading_includes(text)
+    if at and not text[:at].endswith("\n"):
+        block = "\n" + block
+    return text[:at] + block + text[at:]
 
 
 # `kernel << <grid, block >> > (args)`: the launch as an editor's C++ formatter spaces it (Visual
