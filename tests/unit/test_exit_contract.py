@@ -148,9 +148,16 @@ def test_every_error_class_has_a_documented_code():
         assert f"| {cls.exit_code} |" in readme, f"{cls.__name__}: exit {cls.exit_code} is not in README's table"
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_without_a_traceback():
+    # the child starts with Ctrl-C's default disposition, as a terminal gives it: a shell's background
+    # job (`cmd &`, how a CI script may be started) inherits SIGINT ignored, and Python keeps it so
     proc = subprocess.Popen([sys.executable, "-m", "buildctl", "doctor", "-"], stdin=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=_default_sigint)
     wchan = Path(f"/proc/{proc.pid}/wchan")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "pipe" not in (wchan.read_text() if wchan.exists() else ""):
