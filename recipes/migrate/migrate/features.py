@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import re
 
-from . import cpp, warp
+from . import cpp, pch, warp
 
 INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"][^>"\n]+[>"][^\n]*$', re.MULTILINE)
 
@@ -634,22 +634,14 @@ IMPLICIT_HEADERS = (
     ("time.h", r"\b(?:clock|time|difftime|localtime|strftime)\s*\(|\bCLOCKS_PER_SEC\b"),
     ("assert.h", r"\bassert\s*\("),
 )
-INCLUDE_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*include\b")
-
-
 def _after_leading_includes(text: str) -> int:
-    """Offset just past the last line of the text's leading #include lines (comments and blank lines
-    between them skipped), 0 when it starts with anything else."""
-    blanked_lines = cpp.blank(text).split("\n")
-    end, offset = 0, 0
-    for raw, blanked in zip(text.split("\n"), blanked_lines):
-        offset += len(raw) + 1
-        if not blanked.strip():
-            continue
-        if not INCLUDE_DIRECTIVE.match(blanked):
-            break
-        end = offset
-    return min(end, len(text))
+    """Offset just past the last of the text's leading #include lines (pch.include_lines), 0 when it
+    starts with anything else."""
+    leading = pch.include_lines(text)
+    if not leading:
+        return 0
+    lines = text.split("\n")
+    return min(sum(len(line) + 1 for line in lines[:leading[-1][0] + 1]), len(text))
 
 
 def nvcc_implicit_headers(text: str) -> str:

@@ -281,11 +281,13 @@ def _cmake_value(word: str, variables: dict[str, str]) -> str | None:
     return None if "\0" in value or "$" in value else value
 
 
-def _build_files(src: Path) -> list[Path]:
-    """The build files (BUILD_FILES) under the folder `src`, in walk order."""
+def _build_files(src: Path, cmake_modules: bool = False) -> list[Path]:
+    """The build files (BUILD_FILES, and *.cmake modules when `cmake_modules`) under the folder `src`,
+    in walk order."""
     found: list[Path] = []
     for folder, _dirs, files in os.walk(src):
-        found += [Path(folder) / name for name in sorted(files) if name in BUILD_FILES]
+        found += [Path(folder) / name for name in sorted(files)
+                  if name in BUILD_FILES or (cmake_modules and name.endswith(".cmake"))]
     return found
 
 
@@ -337,10 +339,11 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
     return tuple(found)
 
 
-def _build_texts(src: Path) -> list[tuple[str, str]]:
-    """(tree-relative path, text) of the build files under `src`, read once for every name looked up."""
+def _build_texts(src: Path, cmake_modules: bool = False) -> list[tuple[str, str]]:
+    """(tree-relative path, text) of the build files under `src` (_build_files), read once for every
+    name looked up; an unreadable file is left out."""
     texts = []
-    for path in _build_files(src):
+    for path in _build_files(src, cmake_modules):
         try:
             texts.append((path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
         except OSError:
@@ -380,8 +383,7 @@ def build_generated(src: Path) -> Callable[[str], str]:
     definitions, as ggml's per-type flash-attention switches are: the template whose own letters make
     most of the name, at least half of it), or "" when the build does not.
     The files are read once, when the check is made."""
-    files = _build_texts(src) + [(p.relative_to(src).as_posix(), p.read_text(encoding="utf-8", errors="replace"))
-                                 for p in sorted(src.rglob("*.cmake")) if p.is_file()]
+    files = _build_texts(src, cmake_modules=True) if src.is_dir() else []
     templates = []
     for rel, text in files:
         if not CMAKE_DEFINES.search(text):

@@ -37,7 +37,7 @@ BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 PREFIX_LINE = re.compile(r'\s*#\s*include\s*([<"])([^>"]+)[>"]\s*(?://.*)?$')
 
 
-def _include_lines(text: str) -> list[tuple[int, str, str]]:
+def include_lines(text: str) -> list[tuple[int, str, str]]:
     """The leading #include lines of `text` as (0-based line number, delimiter, header name):
     comments and blank lines are skipped; the first line that is anything else, or an include
     line that also holds a block comment, ends the list."""
@@ -73,7 +73,7 @@ def shared_prefix(source: Path, text: str) -> Prefix:
     system folders) is the same from there (and `#include_next` in the header keeps its meaning).
     The unit is then compiled as its blanked_copy."""
     lines, blank = [], []
-    for number, delimiter, name in _include_lines(text):
+    for number, delimiter, name in include_lines(text):
         beside = source.parent / name
         if delimiter == '"' and beside.is_file():
             lines.append(f'#include "{beside}"')

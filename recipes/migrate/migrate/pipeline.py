@@ -140,7 +140,7 @@ def unused_files(files: list[tree.SourceFile], graph: includes.IncludeGraph, uni
     no CUDA (tree.SourceFile.uses_cuda): a project's other backends, tools and tests. They are copied,
     not translated: hipify-perl costs about 0.1-1 s of CPU per file (ggml's tree holds 459 sources, of
     which its CUDA units reach 100), and nothing compiled here sees them."""
-    reached = set().union(*(graph.reach(u.rel) for u in units)) if units else set()
+    reached = compiled_files(graph, units)
     return frozenset(f.rel for f in files if f.rel not in reached and not f.uses_cuda)
 
 
@@ -217,7 +217,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                             "compile": {}, "baseline": {}}
     build_check = flags.build_generated(opts.src)
     if project.source == "inferred":
-        compiled = cuda_graph_reached(cuda_graph, units)
+        compiled = compiled_files(cuda_graph, units)
         note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
     if opts.baseline:
         base_dir.mkdir(parents=True, exist_ok=True)
@@ -369,7 +369,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     }
 
 
-def cuda_graph_reached(graph: includes.IncludeGraph, units: list[tree.SourceFile]) -> set[str]:
+def compiled_files(graph: includes.IncludeGraph, units: list[tree.SourceFile]) -> set[str]:
     """The files the units compile: the units and every file they include."""
     return set().union(*(graph.reach(u.rel) for u in units)) if units else set()
 

@@ -32,6 +32,7 @@ def summarize(data: dict, fail_on: str) -> dict:
     fixes: dict[str, int] = {}
     compiled: dict[str, dict[str, int]] = {a["name"]: {s: 0 for s in STATUSES} for a in data["archs"]}
     baseline: dict[str, dict[str, int]] = {a["name"]: {s: 0 for s in STATUSES} for a in data["archs"]}
+    unexplained = {a["name"]: 0 for a in data["archs"]}
     for f in data["files"]:
         for x in f["findings"]:
             findings[x["severity"]][x["status"]] += 1
@@ -40,8 +41,6 @@ def summarize(data: dict, fail_on: str) -> dict:
         for key, table in (("compile", compiled), ("baseline", baseline)):
             for arch, result in f[key].items():
                 table[arch][result["status"]] += 1
-    unexplained = {a["name"]: 0 for a in data["archs"]}
-    for f in data["files"]:
         for arch, result in f["compile"].items():
             if result["status"] in ("failed", "timeout") and not result.get("explained_by"):
                 unexplained[arch] += 1
