@@ -13,6 +13,12 @@ Each level is one `guidellm run --config SCENARIO` with a `concurrent` profile o
 (`benchmarks[0].metrics`, GuideLLM 0.8: `time_to_first_token_ms`, `inter_token_latency_ms`,
 `request_latency` in seconds, `output_tokens_per_second`, `requests_per_second`, `output_token_count`,
 `request_totals`, each split into successful / errored / total with mean, median and percentiles) is read.
+
+GuideLLM 0.8.1 tracks request states across its worker processes with updates that can race (its
+scheduler/worker_group.py drops an update it cannot place: "Already finalized by a racing terminal
+update"); on a loaded 2-core host a level then, rarely, accounts for fewer successful or errored requests
+than it sent, with no error. Such a level is run once more, in a fresh folder; a second short count is
+kept as measured (the run file's `completed` says how many requests it covers).
 """
 
 from __future__ import annotations
@@ -70,15 +76,36 @@ def argv(config: Path) -> list[str]:
     return [sys.executable, "-m", "guidellm", "run", "--config", str(config), "--disable-console-interactive"]
 
 
+def accounted(data: dict[str, Any]) -> int:
+    """How many requests GuideLLM's output accounts for as finished: successful plus errored requests of its
+    first benchmark (`metrics.request_totals`; cancelled ones, `incomplete`, are not counted)."""
+    totals = (data["benchmarks"][0].get("metrics") or {}).get("request_totals") or {}
+    return int(totals.get("successful") or 0) + int(totals.get("errored") or 0)
+
+
 def run_level(req: LevelRequest, artifacts: Path, log: Path, tmp: Path) -> dict[str, Any]:
     """Run GuideLLM for one level; its scenario and output go to the new folder `artifacts`, its console to
     `log`, its temporary files under `tmp`. Returns the parsed output.
+
+    A run that accounts for fewer than `req.num_prompts` requests (see the module doc) is run once more,
+    in `artifacts/rerun` with its console in `log` + `.rerun`, and a line on stderr says so.
 
     Raises:
         BuildError: GuideLLM failed or wrote no benchmark; names the log and its last line.
         KeyboardInterrupt and the like pass through after GuideLLM's processes are stopped.
     """
     artifacts.mkdir()
+    data = _run_once(req, artifacts, log, tmp)
+    if accounted(data) >= req.num_prompts:
+        return data
+    print(f"      GuideLLM accounted for {accounted(data)} of {req.num_prompts} requests at concurrency "
+          f"{req.concurrency}; running the level once more", file=sys.stderr, flush=True)
+    rerun = artifacts / "rerun"
+    rerun.mkdir()
+    return _run_once(req, rerun, log.with_name(log.name + ".rerun"), tmp)
+
+
+def _run_once(req: LevelRequest, artifacts: Path, log: Path, tmp: Path) -> dict[str, Any]:
     export, config = artifacts / EXPORT, artifacts / "scenario.json"
     config.write_text(json.dumps(scenario(req, export), indent=2))
     with log.open("w") as fh:

@@ -170,6 +170,18 @@ def test_guidellm_output_parses():
     assert 0 < level.ttft_ms.p50 <= level.e2e_ms.p50
 
 
+def test_guidellm_accounting_counts_finished_requests_only():
+    """A level whose output accounts for fewer requests than were asked for is the one run again: cancelled
+    (`incomplete`) requests are not finished; errored ones are (the server answered)."""
+    data = json.loads((GUIDELLM / "benchmarks-cpu-c1.json").read_text())
+    assert guidellm.accounted(data) == 4
+    totals = data["benchmarks"][0]["metrics"]["request_totals"]
+    totals.update(successful=3, incomplete=1)
+    assert guidellm.accounted(data) == 3
+    totals.update(successful=2, errored=1, incomplete=0)
+    assert guidellm.accounted(data) == 3
+
+
 def test_load_generator_choice():
     gen, tool = generators.pick("auto")
     assert gen.name == "aiperf" and tool.startswith("aiperf ")  # the host has the bench extra
