@@ -78,3 +78,38 @@ def test_units_sharing_library_headers_share_a_pch_and_a_failure_is_not_decided_
         assert "-include-pch" not in (out / failed["log"]).read_text()  # decided by a compile without the PCH
     assert not (out / "build" / "hip" / "pch").exists()
     assert sorted(p.name for p in (out / "hip").iterdir()) == ["a.cu", "b.cu", "c.cu", "decl.h"]  # no copies left
+
+
+PORTED = """#ifdef USE_ROCM
+#include <hip/hip_runtime.h>
+#else
+#include <cuda_runtime.h>
+#endif
+__global__ void twice_{name}(float* x) {{ x[threadIdx.x] *= 2.0f; }}
+"""
+
+
+@pytest.mark.skipif(not slice_cells("dev"), reason="dev is not in the slice")
+def test_units_without_a_leading_include_share_the_pch_of_the_implicit_hip_headers(tmp_path):
+    """A project with its own ROCm path (its build defines USE_ROCM) is compiled untranslated: these units
+    start with `#ifdef`, so no include is shared, and each is compiled as itself with the PCH of what clang
+    puts before every HIP unit (__clang_hip_runtime_wrapper.h)."""
+    src, out = tmp_path / "proj", tmp_path / "out"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text("add_compile_definitions(USE_ROCM)\n")
+    for name in ("d", "e"):
+        (src / f"{name}.cu").write_text(PORTED.format(name=name))
+    result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
+                             "--arch", "gfx1100", "--out", str(out), "--fail-on", "never"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 0, result.stderr
+    files = {f["path"]: f for f in json.loads((out / "report.json").read_text())["files"]}
+    for name in ("d.cu", "e.cu"):
+        assert files[name]["translator"]["name"] == "none"
+        for arch in ("gfx942", "gfx1100"):
+            assert files[name]["compile"][arch]["status"] == "ok"
+            command = (out / files[name]["compile"][arch]["log"]).read_text().split("\n", 1)[0]
+            assert "-include-pch" in command
+            assert command.split(" -c ", 1)[1].split(" ")[0].endswith(f"/hip/{name}")  # the unit itself, no copy
+    assert not (out / "build" / "hip" / "pch").exists()
+    assert sorted(p.name for p in (out / "hip").iterdir()) == ["d.cu", "e.cu"]  # no copies left

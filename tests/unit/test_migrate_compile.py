@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 from migrate import cpp  # noqa: E402
 from migrate.archs import Arch  # noqa: E402
 from migrate.compile import Job, call_groups, host_only, passes  # noqa: E402
-from migrate.pch import Prefix, blanked_copy, choose, shared_prefix  # noqa: E402
+from migrate.pch import Prefix, blanked_copy, choose, shared_prefix, worth_a_pch  # noqa: E402
 from migrate.proc import run_tree  # noqa: E402
 
 GFX942 = Arch("gfx942", "CDNA3", 64, 65536)
@@ -118,6 +118,15 @@ def test_units_share_the_part_of_their_leading_includes_they_agree_on():
     assert chosen["e"] == Prefix() and chosen["f"] == Prefix()  # nobody to share with (f: other flags)
     alone = choose({"a": prefixes["a"], "b": prefixes["b"], "c": prefixes["c"]}, configs)
     assert alone["b"] == Prefix() and alone["a"] == prefixes["a"]  # b would be the only user of any shorter one
+
+
+def test_a_hip_pass_without_a_shared_include_still_has_the_implicit_headers_for_a_pch():
+    hip = ["/usr/bin/hipcc", "-x", "hip", "-std=c++17", "-O0", "--offload-device-only", "--offload-arch=gfx942"]
+    cxx = ["/usr/bin/hipcc", "-x", "c++", "-std=c++17", "-O0"]  # a host-only unit compiled as C++
+    one = Prefix(("#include <hip/hip_runtime.h>",), (0,))
+    assert worth_a_pch(hip, Prefix()) and worth_a_pch(hip, one) and worth_a_pch(cxx, one)
+    assert not worth_a_pch(cxx, Prefix())
+    assert not worth_a_pch(["/usr/bin/hipcc", "-xhip", "hip"], Prefix())  # "-x hip" is one flag and its value
 
 
 def test_a_command_past_its_timeout_is_stopped_with_its_children(tmp_path):

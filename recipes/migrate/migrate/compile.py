@@ -230,7 +230,8 @@ def compile_unit(job: Job, unit_passes: list[Pass], build_dir: Path, out_root: P
     unit_passes: passes(job, ...); build_dir receives objects and logs (<build_dir>/<rel>.<arch>.o /
     .log for a device pass, <rel>.host-<archs>.o / .log for a host pass); opt: optimization flag,
     e.g. "-O0"; cache and prefix: the run's shared PCHs and the unit's shared_prefix (a pass whose
-    PCH the cache has compiles the unit's blanked copy, removed at the end). An arch's result is
+    PCH the cache has compiles the unit's blanked copy, removed at the end, or with an empty prefix
+    the unit itself). An arch's result is
     its host pass's when that failed, else its device pass's (a host-only unit: the host pass's);
     seconds add up both passes.
     """
@@ -242,9 +243,11 @@ def compile_unit(job: Job, unit_passes: list[Pass], build_dir: Path, out_root: P
             if one.mode in results:
                 continue
             pch_file = cache.get(list(one.args), prefix, timeout)
-            if pch_file and copy is None:
+            if pch_file and prefix.lines and copy is None:
                 copy = pch.blanked_copy(job.source, job.source.read_text(encoding="utf-8", errors="replace"), prefix)
-            shared = (pch_file, copy) if pch_file and copy else None
+            # An empty prefix's PCH holds the implicit headers only: the unit itself is compiled with it.
+            with_pch = copy if prefix.lines else job.source
+            shared = (pch_file, with_pch) if pch_file and with_pch else None
             result = _build(job, one, build_dir / f"{job.rel}.{_tag(one)}", out_root, timeout, opt, shared)
             if result.fixits and copy is not None:  # the tree changed: the next pass copies it again
                 copy.unlink(missing_ok=True)
@@ -267,8 +270,9 @@ def compile_all(hipcc: Path, jobs: list[Job], groups: list[list[Arch]], build_di
                 done: Callable[[dict[str, dict[str, Result]], int], None] | None = None) -> dict[str, dict[str, Result]]:
     """Compile every job with `workers` hipcc processes at a time; returns {rel: {arch: Result}}.
     Larger sources start first so that the slowest units do not finish last. Passes that share
-    compiler arguments and leading includes share one PCH (pch.choose), built under build_dir/pch and
-    removed at the end. done(results so far, number of jobs) is called after each unit, in the
+    compiler arguments and leading includes share one PCH (pch.choose; HIP passes that share no
+    include share the PCH of clang's implicit HIP headers), built under build_dir/pch and removed at
+    the end. done(results so far, number of jobs) is called after each unit, in the
     calling thread."""
     ordered = sorted(jobs, key=lambda j: j.source.stat().st_size, reverse=True)
     plan = {job.rel: passes(hipcc, job, groups, extra, opt) for job in ordered}
@@ -276,7 +280,7 @@ def compile_all(hipcc: Path, jobs: list[Job], groups: list[list[Arch]], build_di
                            for job in ordered},
                           {rel: "\0\n".join("\0".join(one.args) for one in unit_passes) for rel, unit_passes in plan.items()})
     uses = Counter(pch.Cache.key(list(one.args), prefixes[rel]) for rel, unit_passes in plan.items()
-                   for one in unit_passes if prefixes[rel].lines)
+                   for one in unit_passes if pch.worth_a_pch(list(one.args), prefixes[rel]))
     cache = pch.Cache(build_dir / "pch", {key for key, n in uses.items() if n > 1})
     results: dict[str, dict[str, Result]] = {}
     try:
