@@ -42,7 +42,8 @@ def finding(rule: str, rel: str, line: int, severity: str = "error", status: str
 
 
 def checks(src: Path) -> list[explain.Diagnostic]:
-    return explain.diagnostics(RULES, {"build-generated": flags.build_generated(src)})
+    return explain.diagnostics(RULES, {"build-generated": flags.build_generated(src),
+                                       "build-template": flags.header_template(src)})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -110,6 +111,29 @@ def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     assert why["rule"] == "toolchain-header-incomplete" and made["file"] == "src/tensorcore.cu" and made["line"] == 0
 
 
+def test_a_missing_header_the_build_writes_from_a_template_names_the_template(tmp_path):
+    """StarPU 1.4.10: include/starpu.h:39 includes starpu_config.h, which ./configure writes from
+    include/starpu_config.h.in; its src/common/config.h comes from a CMake-style template too."""
+    src = tmp_path / "starpu"
+    (src / "include").mkdir(parents=True)
+    (src / "include" / "starpu_config.h.in").write_text("#undef STARPU_USE_CUDA\n")
+    (src / "src" / "common").mkdir(parents=True)
+    (src / "src" / "common" / "config.h.cmake").write_text("#cmakedefine HAVE_X\n")
+    (src / "Makefile.in").write_text("all:\n")
+    rel = "include/starpu.h"
+    read = {f"/out/run/hip/{rel}": (rel, identity)}
+    where = explain.locate(f"/out/run/hip/{rel}:39:10: fatal error: 'starpu_config.h' file not found", read)
+    why, made = explain.explain(where, "examples/pi/pi_kernel.cu", lambda r: [], checks(src), lambda r, n: "")
+    assert why == {"rule": "header-generated", "file": rel, "line": 39, "how": "the compiler's error"}
+    assert made["note"] == "written by the project's build from include/starpu_config.h.in"
+    check = flags.header_template(src)
+    assert check("common/config.h") == "written by the project's build from src/common/config.h.cmake"
+    assert check("config.h") and not check("Makefile") and not check("onfig.h") and not check("starpu.h")
+    # a header without a template stays the generic finding
+    where = explain.locate(f"/out/run/hip/{rel}:40:10: fatal error: 'libaio.h' file not found", read)
+    assert explain.explain(where, "u.cu", lambda r: [], checks(src), lambda r, n: "")[0]["rule"] == "header-not-found"
+
+
 def test_findings_away_from_the_error_or_closed_explain_nothing(tmp_path):
     """A front-end error stops the compile before most code is reached: inline PTX on line 6 does not
     explain an unrelated error on line 18, nor does an error finding of an included header."""
@@ -171,7 +195,8 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
 
 @pytest.mark.parametrize("raw, key", [
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
-    ({"diagnostic": "x", "check": "lds"}, "rules[r].check: expected one of ('build-generated', 'in-tree', 'outside-tree')"),
+    ({"diagnostic": "x", "check": "lds"},
+     "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -188,12 +213,14 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "template-param-shadow": "declaration of 'q_exponent_bits' shadows template parameter",
         "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
         "header-not-found": "'libaio.h' file not found",
+        "header-generated": "'starpu_config.h' file not found",
         "toolchain-header-incomplete": "'internal/accessors.hpp' file not found",
         "dynamic-parallelism": "device-side kernel call/launch is not supported",
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
     }
-    found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x"})}
+    found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
+                                                                "build-template": lambda name: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid

@@ -134,6 +134,38 @@ def test_files_no_unit_reaches_and_without_cuda_are_copied_not_translated(tmp_pa
     assert pipeline.unused_files(list(found.files), graph, units) == {"src/ggml-sycl/common.hpp", "src/ggml-vulkan/vk.cpp"}
 
 
+def test_a_source_that_other_sources_include_is_compiled_within_them(tmp_path):
+    """StarPU 1.4.10's examples/mult/sgemm.c and dgemm.c `#include "xgemm.c"`, which `#error`s when compiled
+    alone; CUDA code often includes a kernel file (`#include "kernel.cu"`); a chain includes through a
+    header. Two sources that include each other both stay units."""
+    from migrate import includes
+
+    found = _tree(tmp_path, {
+        "mult/sgemm.c": '#define TYPE float\n#include "xgemm.c"\n',
+        "mult/dgemm.c": '#define TYPE double\n#include "xgemm.c"\n',
+        "mult/xgemm.c": '#ifndef TYPE\n#error "Do not compile xgemm.c directly"\n#endif\n#include <cuda_runtime.h>\n'
+                        'void f() { cudaDeviceSynchronize(); }\n',
+        "app/main.cu": '#include "kernels.cuh"\nint main() { return 0; }\n',
+        "app/kernels.cuh": '#include "kernel.cu"\n', "app/kernel.cu": "__global__ void k() {}\n",
+        "loop/a.cu": '#include "b.cu"\n__global__ void ka() {}\n',
+        "loop/b.cu": '#pragma once\n#include "a.cu"\n__global__ void kb() {}\n'})
+    graph = includes.IncludeGraph({f.rel: f.text for f in found.files})
+    units, included = graph.units_through_includes([f.rel for f in found.files if f.kind != "header"],
+                                                   {u.rel for u in tree.units(found)})
+    assert included == {"mult/xgemm.c": ["mult/dgemm.c", "mult/sgemm.c"], "app/kernel.cu": ["app/main.cu"]}
+    # sgemm.c and dgemm.c use no CUDA by their own text: they are units through the file they include
+    assert sorted(units) == ["app/main.cu", "loop/a.cu", "loop/b.cu", "mult/dgemm.c", "mult/sgemm.c"]
+    reasons = pipeline.not_compiled(list(found.files), {u: graph.reach(u) for u in units})
+    assert reasons["mult/xgemm.c"].startswith(report.INCLUDED_SOURCE)
+    assert "compiled within the 2 units that include it (mult/dgemm.c, mult/sgemm.c)" in reasons["mult/xgemm.c"]
+    assert "(app/main.cu)" in reasons["app/kernel.cu"] and "loop/a.cu" in units and "loop/b.cu" in units
+    files = [_file(u, "cu", True) for u in units] + [
+        {**_file(rel, "header" if rel.endswith(".cuh") else "cxx", False), "not_compiled": why} for rel, why in reasons.items()]
+    summary = report.summarize(_data(files), "error")
+    assert (summary["sources_not_compiled"], summary["sources_included"]) == (0, 2)
+    assert "; 2 sources compiled within the sources that #include them;" in report.summary_line(summary, Path("/o"))
+
+
 @pytest.mark.parametrize("units,words", [(1, "1 unit;"), (2, "2 units;"), (0, "0 units;")])
 def test_summary_line_pluralizes(units, words):
     data = _data([_file(f"k{i}.cu", "cu", True) for i in range(units)])

@@ -375,6 +375,33 @@ CMAKE_TEMPLATE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}(?:\$\{\w+\}[A-Za-z0-9_]*
 CMAKE_DEFINES = re.compile(r"\b(?:add_compile_definitions|add_definitions|target_compile_definitions)\s*\(", re.I)
 
 
+# Templates a build writes a header from: autoconf's config.h.in, CMake's configure_file inputs
+# (foo.h.in, foo.h.cmake, foo.h.cmakein), of a header-named file (HEADER_NAMES).
+HEADER_TEMPLATE_SUFFIXES = (".in", ".cmake", ".cmakein")
+HEADER_NAMES = re.compile(r"\.(h|hh|hpp|hxx|cuh|inc|inl)$")
+
+
+def header_template(src: Path) -> Callable[[str], str]:
+    """A check of a missing header's include name (`starpu_config.h`, `common/config.h`) against the
+    files under `src`: returns "written by the project's build from <template>" when a file of the tree
+    is that header (a header-named path: HEADER_NAMES) plus a template suffix (HEADER_TEMPLATE_SUFFIXES),
+    the least nested first, else "".
+    The tree is walked once, when the check is made."""
+    templates = sorted((os.path.relpath(os.path.join(folder, name), src).replace(os.sep, "/")
+                        for folder, _dirs, names in os.walk(src) for name in names
+                        if name.endswith(HEADER_TEMPLATE_SUFFIXES)),
+                       key=lambda rel: (rel.count("/"), rel)) if src.is_dir() else []
+
+    def check(name: str) -> str:
+        wanted = name.lstrip("./")
+        for rel in templates:
+            stem = next(rel[:-len(suffix)] for suffix in HEADER_TEMPLATE_SUFFIXES if rel.endswith(suffix))
+            if HEADER_NAMES.search(stem) and (stem == wanted or stem.endswith("/" + wanted)):
+                return f"written by the project's build from {rel}"
+        return ""
+    return check
+
+
 def build_generated(src: Path) -> Callable[[str], str]:
     """A check of macro names against the build files under `src` (CMakeLists.txt, *.cmake, Makefiles,
     setup.py): returns a function of a name that gives where the build defines it ("-DNAME at

@@ -109,6 +109,26 @@ class IncludeGraph:
                     stack.append(target)
         return seen
 
+    def units_through_includes(self, sources: list[str], cuda: set[str]) -> tuple[list[str], dict[str, list[str]]]:
+        """(units, included) for a tree whose .cu / C / C++ files are `sources` (tree paths), of which
+        `cuda` use CUDA by their own text (tree.units).
+
+        A source that another source `#include`s is compiled within its includers, as its project's
+        build does, not as a unit of its own: included = {source: the sources that include it,
+        transitively} (`#include "kernel.cu"`; StarPU 1.4.10's starpufft.c and starpufftf.c include
+        starpufftx.c, which includes starpufftx1d.c, and its sgemm_layout.c includes xgemm_layout.c, which
+        `#error`s when compiled alone). The units are the sources nobody includes that use CUDA or
+        include a source that does (starpufft.c, through starpufftx.c). Two sources that include each
+        other both stay."""
+        reach = {rel: self.reach(rel) for rel in sources}
+        included: dict[str, list[str]] = {}
+        for rel in sources:
+            users = sorted(other for other in sources if other != rel and rel in reach[other] and other not in reach[rel])
+            if users:
+                included[rel] = users
+        units = [rel for rel in sources if rel not in included and (rel in cuda or reach[rel] & cuda)]
+        return units, included
+
     def fingerprint(self, unit: str) -> str:
         """Digest of what compiling `unit` sees: its content and, in include order, the fingerprints of
         the files it includes (a file met again on the way, e.g. through a cycle, counts by content).

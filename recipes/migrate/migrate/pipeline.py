@@ -161,8 +161,6 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     prepare_out(opts.out, opts.src)
     cuda_dir, hip_dir, base_dir, build_dir = (opts.out / d for d in ("cuda", "hip", "baseline", "build"))
     tree.write_tree(cuda_dir, {f.rel: f.text for f in source.files})
-    units = tree.units(source)
-    unit_rels = {u.rel for u in units}
     sysdirs = includes.system_include_dirs(hipcc)
     defined = project.defined_names()
     tool, no_tool = semantic.find_tool()
@@ -170,6 +168,11 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, cpp.ROCM_BUILD_MACROS - defined,
                                        include_dirs=project.all_dirs(),
                                        system_dirs=sysdirs + ((str(tool.cuda_path / "include"),) if tool else ()))
+    by_rel = {f.rel: f for f in source.files}
+    unit_list, included = cuda_graph.units_through_includes([f.rel for f in source.files if f.kind != "header"],
+                                                            {u.rel for u in tree.units(source)})
+    units = [by_rel[rel] for rel in unit_list]
+    unit_rels = set(unit_list)
     # a project's own ROCm path (its build's switch, flags.hip_switch_defines) is HIP code already:
     # its CMake / Make ROCm build hands the sources to hipcc as they are, so they are copied, not
     # translated; a PyTorch extension's ROCm build hipifies every source (cpp_extension), so it is not
@@ -286,7 +289,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
             unit_dirs = tuple(torch_dir / d for d in dirs)
         else:
             source_path, unit_dirs = hip_dir / u.rel, tuple(hip_dir / d for d in dirs)
-        host = host_only(u.kind, cpp.blank(source_path.read_text(encoding="utf-8")))
+        # the sources it #includes are part of its text (a kernel.cu included by a .cpp brings device code)
+        within = "".join((hip_dir / rel).read_text(encoding="utf-8") for rel in sorted(cuda_graph.reach(u.rel) & included.keys()))
+        host = host_only(u.kind, cpp.blank(source_path.read_text(encoding="utf-8") + "\n" + within))
         if host:
             entry["host_only"] = ("C/C++ source without device code: compiled once as C++ (-x c++ "
                                   "-D__HIP_PLATFORM_AMD__=1), as its build's host compiler does; the result stands for every arch")
@@ -322,7 +327,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         read.update({os.path.normpath(torch_dir / path): (rel, by_torch.states[path].cuda_line)
                      for rel, path in torch_map.items() if path in by_torch.states})
     explain_failures(files_out, [u.rel for u in units], set(torch_units), read,
-                     explain.diagnostics(rules, {"build-generated": build_check}),
+                     explain.diagnostics(rules, {"build-generated": build_check,
+                                                 "build-template": flags.header_template(opts.src)}),
                      {f.rel: f.text for f in source.files})
     if opts.baseline:
         t0 = time.time()
@@ -436,21 +442,23 @@ def compile_progress(step: str, so_far: dict[str, dict[str, Result]], total: int
 
 def not_compiled(files: list[tree.SourceFile], reach: dict[str, set[str]]) -> dict[str, str]:
     """{rel: why it was not compiled} for every file that is not a unit. reach: {unit: the files it
-    includes, transitively (IncludeGraph.reach)}. A header is compiled within the units that include it;
-    a C/C++ source without CUDA use is the host compiler's, so neither counts as a failure, but each is
-    named in the report so that no source is left out unseen."""
+    includes, transitively (IncludeGraph.reach)}. A header, or a source that other sources include, is
+    compiled within the units that include it; a C/C++ source without CUDA use is the host compiler's,
+    so none counts as a failure, but each is named in the report so that no source is left out unseen."""
     reasons = {}
     for f in files:
         if f.rel in reach:
             continue
-        if f.kind != "header":
+        users = sorted(unit for unit, files_in in reach.items() if f.rel in files_in)
+        within = (f"compiled within the {report.count(len(users), 'unit')} that include{'s' if len(users) == 1 else ''} "
+                  f"it ({', '.join(users[:3])}{', ...' if len(users) > 3 else ''})")
+        if f.kind == "header":
+            reasons[f.rel] = f"header: {within}" if users else "header that no unit includes: not compiled"
+        elif users:
+            reasons[f.rel] = f"{report.INCLUDED_SOURCE}, as its project's build does: {within}"
+        else:
             reasons[f.rel] = ("C/C++ source that includes no CUDA header and uses no CUDA API: the host "
                               "compiler builds it, not compiled here")
-            continue
-        users = sorted(unit for unit, files_in in reach.items() if f.rel in files_in)
-        reasons[f.rel] = (f"header: compiled within the {report.count(len(users), 'unit')} that include{'s' if len(users) == 1 else ''} it "
-                          f"({', '.join(users[:3])}{', ...' if len(users) > 3 else ''})" if users
-                          else "header that no unit includes: not compiled")
     return reasons
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 STATUSES = ("ok", "failed", "timeout", "needs-torch")
 SEVERITIES = ("error", "warning", "info")
+# The start of a not_compiled reason: a .cu / C / C++ file that other sources #include (pipeline.not_compiled).
+INCLUDED_SOURCE = "source that other sources #include"
 
 
 def count(n: int, noun: str) -> str:
@@ -50,9 +52,10 @@ def summarize(data: dict, fail_on: str) -> dict:
         code = 1
     if fail_on == "warning" and findings["warning"]["open"]:
         code = 1
-    left_out = [f for f in data["files"] if not f["unit"] and f["kind"] != "header"]
+    sources = [f for f in data["files"] if not f["unit"] and f["kind"] != "header"]
+    included = [f for f in sources if f.get("not_compiled", "").startswith(INCLUDED_SOURCE)]
     summary = {"files": len(data["files"]), "units": sum(1 for f in data["files"] if f["unit"]),
-               "sources_not_compiled": len(left_out),
+               "sources_not_compiled": len(sources) - len(included), "sources_included": len(included),
                "headers_not_included": sum(1 for f in data["files"] if f["kind"] == "header" and not f["unit"]
                                            and f.get("not_compiled", "").startswith("header that no unit")),
                "findings": findings, "fixes": fixes, "compile": compiled, "unexplained": unexplained,
@@ -71,6 +74,9 @@ def summary_line(s: dict, report_path: Path) -> str:
                          + f" / {c['needs-torch']} needs-torch" for a, c in s["compile"].items())
     left = s.get("sources_not_compiled", 0)
     not_compiled = f"; {count(left, 'C/C++ source')} without CUDA use not compiled (report: Not compiled)" if left else ""
+    within = s.get("sources_included", 0)
+    if within:
+        not_compiled += f"; {count(within, 'source')} compiled within the sources that #include {'it' if within == 1 else 'them'}"
     line = (f"migrate: {count(s['units'], 'unit')}; {per_arch}{not_compiled}; findings open: "
             f"{s['findings']['error']['open']} error, {s['findings']['warning']['open']} warning; report: {report_path}")
     if s["exit_code"]:
