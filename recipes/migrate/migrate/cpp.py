@@ -32,12 +32,19 @@ BLANKABLE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(?:\"|(?=
                        re.DOTALL)
 
 
+NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _spaces(text: str) -> str:
+    return NOT_NEWLINE.sub(" ", text) if "\n" in text else " " * len(text)
+
+
 def _blank_match(m: re.Match[str]) -> str:
     text = m.group(0)
     if text[0] in "\"'":  # keep the quotes, blank the contents
         inner = text[1:-1] if len(text) > 1 and text[-1] == text[0] else text[1:]
-        return text[0] + re.sub(r"[^\n]", " ", inner) + text[1 + len(inner):]
-    return re.sub(r"[^\n]", " ", text)
+        return text[0] + _spaces(inner) + text[1 + len(inner):]
+    return _spaces(text)
 
 
 def blank(text: str) -> str:

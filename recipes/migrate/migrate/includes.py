@@ -47,6 +47,10 @@ class IncludeGraph:
         self.paths = set(texts)
         self.include_dirs = include_dirs
         self.system_dirs = system_dirs
+        self._by_name: dict[str, list[str]] = {}  # file name -> tree paths, for the lookup by path suffix
+        for path in sorted(self.paths):
+            self._by_name.setdefault(posixpath.basename(path), []).append(path)
+        self._in_system: dict[str, bool] = {}  # include name -> found on the compiler's own search path
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         self.torch: dict[str, str] = {}
@@ -74,10 +78,12 @@ class IncludeGraph:
             target = posixpath.normpath(posixpath.join(folder, name))
             if target in self.paths:
                 return target, folder
-        if any(os.path.isfile(os.path.join(d, name)) for d in self.system_dirs):
+        if name not in self._in_system:
+            self._in_system[name] = any(os.path.isfile(os.path.join(d, name)) for d in self.system_dirs)
+        if self._in_system[name]:
             return "", ""
         suffix = "/" + name.lstrip("./")
-        candidates = [p for p in self.paths if ("/" + p).endswith(suffix) and p != rel]
+        candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
