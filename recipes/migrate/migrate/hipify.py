@@ -129,6 +129,7 @@ def translate(hipify: Path, src: Path, dst: Path, tables: Tables | None) -> list
     without, hipify-perl's own warning pass runs and its stderr is parsed. Raises ToolError when
     hipify-perl exits non-zero.
     """
+    dst.parent.mkdir(parents=True, exist_ok=True)
     args = [str(hipify), *(["-quiet-warnings"] if tables else []), f"-o={dst}", str(src)]
     proc = subprocess.run(args, capture_output=True, text=True, errors="replace", check=False)
     if proc.returncode != 0:
@@ -140,8 +141,37 @@ def translate(hipify: Path, src: Path, dst: Path, tables: Tables | None) -> list
             if m:
                 found.append(HipifyWarning(int(m.group(1) or m.group(3)), (m.group(2) or m.group(4)).strip()))
         return found
+    return _table_warnings(tables, src, dst)
+
+
+def _table_warnings(tables: Tables, src: Path, dst: Path) -> list[HipifyWarning]:
     cuda_text = src.read_text(encoding="utf-8")
     hip_text = dst.read_text(encoding="utf-8")
     if hip_text.startswith('#include "hip/hip_runtime.h"') and not cuda_text.startswith('#include "hip/hip_runtime.h"'):
         hip_text = hip_text.split("\n", 1)[1] if "\n" in hip_text else ""
     return warnings_for(tables, src.name, cuda_text, hip_text)
+
+
+def translate_many(hipify: Path, pairs: list[tuple[Path, Path]], tables: Tables) -> list[list[HipifyWarning]]:
+    """Translate each (src, dst) of `pairs` with one hipify-perl process; returns each pair's warnings
+    (warnings_for), in order. Same output as translate() per file, one perl start instead of one per
+    file (about 0.14 s each here): hipify-perl's -inplace mode resets its per-file state for each file
+    it is given and, when `<file>.prehip` exists, reads that and writes `<file>`. So each src is copied
+    to `<dst>.prehip` first (no shell is involved) and those copies are removed afterwards.
+
+    Raises ToolError when hipify-perl exits non-zero (naming the first file of the batch)."""
+    staged = [dst.with_name(dst.name + ".prehip") for _src, dst in pairs]
+    try:
+        for (src, dst), prehip in zip(pairs, staged):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, prehip)
+            dst.touch()
+        proc = subprocess.run([str(hipify), "-inplace", "-quiet-warnings", *(str(dst) for _src, dst in pairs)],
+                              capture_output=True, text=True, errors="replace", check=False)
+        if proc.returncode != 0:
+            raise ToolError(f"hipify-perl failed on a batch of {len(pairs)} files from {pairs[0][0]} "
+                            f"(exit {proc.returncode}): {proc.stderr.strip()[:300]}")
+    finally:
+        for prehip in staged:
+            prehip.unlink(missing_ok=True)
+    return [_table_warnings(tables, src, dst) for src, dst in pairs]
