@@ -435,3 +435,23 @@ def test_kernel_arguments_of_function_attribute_calls_become_const_void_pointers
     assert final[9] == "  hipFuncSetCacheConfig((const void*)k2, hipFuncCachePreferShared);"
     assert final[10] == "  hipFuncGetAttributes(&a, reinterpret_cast<const void*>(p));"
     assert "func-pointer-cast" in [f.id for f in migrated.fixes["u.cu"]]
+
+
+def test_out_pointer_arguments_get_the_cast_cudas_template_overloads_make():
+    """CUDA by Example (chapter11/portable.cu) and a course's zeroCopyAllocation.cu pass `&dev_a` (an int**)
+    to cudaHostGetDevicePointer, which cuda_runtime.h's `template<class T>` overload casts to void**;
+    HIP 7.2 declares only `hipHostGetDevicePointer(void**, void*, unsigned int)`."""
+    cuda = ("    HANDLE_ERROR( cudaHostGetDevicePointer( &dev_a, a, 0 ) );\n"
+            "    CHECK_CUDA(cudaHostGetDevicePointer(&d_b, h_b, 0));\n"
+            "    cudaHostGetDevicePointer((void**)&d_c, h_c, 0);\n"
+            "    cudaMallocHost(&host, n * sizeof(float));\n"
+            "    cudaHostGetDevicePointer(reinterpret_cast<void**>(&d_d), h_d, 0);\n")
+    hip = cuda.replace("cudaMallocHost", "hipMallocHost").replace("cuda", "hip")
+    migrated = advice.migrate_tree({"u.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    final = migrated.final["u.cu"].split("\n")
+    assert final[0] == "    HANDLE_ERROR( hipHostGetDevicePointer( (void**)(&dev_a), a, 0 ) );"
+    assert final[1] == "    CHECK_CUDA(hipHostGetDevicePointer((void**)(&d_b), h_b, 0));"
+    assert final[2] == "    hipHostGetDevicePointer((void**)&d_c, h_c, 0);"
+    assert final[3] == "    hipMallocHost((void**)(&host), n * sizeof(float));"
+    assert final[4] == "    hipHostGetDevicePointer(reinterpret_cast<void**>(&d_d), h_d, 0);"
+    assert "out-pointer-cast" in [f.id for f in migrated.fixes["u.cu"]]

@@ -600,27 +600,46 @@ def _arg_spans(blanked: str, start: int) -> tuple[list[tuple[int, int]], int] | 
     return None
 
 
-def func_pointer_cast(text: str) -> str:
-    """The kernel argument of HIP's function-attribute calls cast to const void* (see module doc)."""
-    if not any(name in text for name in FUNC_POINTER_ARG):
+def _cast_arg(text: str, table: dict[str, int], call: re.Pattern, cast: str, already: re.Pattern) -> str:
+    """Each call of a name of `table` (name -> index of the argument) found by `call`, with that argument
+    written as `{cast}(argument)`, unless it is empty or `already` matches it (cast already)."""
+    if not any(name in text for name in table):
         return text
     blanked = cpp.blank(text)
     edits = []
-    for m in FUNC_POINTER_CALL.finditer(blanked):
+    for m in call.finditer(blanked):
         found = _arg_spans(blanked, m.end())
-        index = FUNC_POINTER_ARG[m.group(1)]
+        index = table[m.group(1)]
         if found is None or len(found[0]) <= index:
             continue
         a, b = found[0][index]
         arg = text[a:b]
-        if not arg.strip() or VOID_POINTER.match(arg.strip()):
+        if not arg.strip() or already.match(arg.strip()):
             continue
-        lead = len(arg) - len(arg.lstrip())
-        trail = len(arg.rstrip())
-        edits.append((a + lead, a + trail))
+        edits.append((a + len(arg) - len(arg.lstrip()), a + len(arg.rstrip())))
     for a, b in reversed(edits):
-        text = text[:a] + f"reinterpret_cast<const void*>({text[a:b]})" + text[b:]
+        text = text[:a] + f"{cast}({text[a:b]})" + text[b:]
     return text
+
+
+def func_pointer_cast(text: str) -> str:
+    """The kernel argument of HIP's function-attribute calls cast to const void* (see module doc)."""
+    return _cast_arg(text, FUNC_POINTER_ARG, FUNC_POINTER_CALL, "reinterpret_cast<const void*>", VOID_POINTER)
+
+
+# HIP function -> index of its `void**` out argument that CUDA's cuda_runtime.h also takes as `T**`
+# (`template<class T> cudaHostGetDevicePointer(T **pDevice, ...)` calls the C function with
+# `(void**)(void*)pDevice`); HIP 7.2's hip_runtime_api.h has a T** template for hipMalloc, hipHostMalloc,
+# hipHostAlloc, hipMallocManaged and hipMallocPitch, but not for these (measured: "no matching function").
+OUT_POINTER_ARG = {"hipHostGetDevicePointer": 0, "hipMallocHost": 0}
+OUT_POINTER_CALL = re.compile(r"(?<![\w.:>])(" + "|".join(OUT_POINTER_ARG) + r")\s*\(")
+VOID_POINTER_POINTER = re.compile(r"^(?:reinterpret_cast\s*<\s*void\s*\*\s*\*\s*>|\(\s*void\s*\*\s*\*\s*\))")
+
+
+def out_pointer_cast(text: str) -> str:
+    """The `T**` out argument of hipHostGetDevicePointer / hipMallocHost cast to void**, as CUDA's
+    template overloads do (OUT_POINTER_ARG)."""
+    return _cast_arg(text, OUT_POINTER_ARG, OUT_POINTER_CALL, "(void**)", VOID_POINTER_POINTER)
 
 
 # nvcc includes cuda_runtime.h in every .cu unit before its first line, and cuda_runtime.h's

@@ -32,6 +32,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   cudart-calling-convention  CUDART_CB / CUDARTAPI / CUDAAPI dropped (CUDA defines them empty outside Windows)
   func-pointer-cast     the kernel argument of hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
                         hipFuncSetSharedMemConfig -> reinterpret_cast<const void*>(...), as CUDA's template overloads do
+  out-pointer-cast      the T** out argument of hipHostGetDevicePointer / hipMallocHost -> (void**)(...), as
+                        CUDA's template overloads do (HIP 7.2 has T** templates for hipMalloc and others only)
   own-hip-branch        a chain's CUDA-compiler tests put back where the chain has its own HIP branch
                         (the translators' __CUDACC__ -> __HIPCC__ would make it take the CUDA one; features.py)
   half-shuffle-overloads  c10::Half overloads of the shuffles in files that include PyTorch (features.py)
@@ -366,6 +368,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cuda-runtime-guard", "tests of cuda_runtime.h's include guard -> hip_runtime.h's", features.runtime_guard),
         ("func-pointer-cast", "kernel arguments of hipFuncGetAttributes / hipFuncSetAttribute / ... -> const void*",
          features.func_pointer_cast),
+        ("out-pointer-cast", "T** out arguments of hipHostGetDevicePointer / hipMallocHost -> void**",
+         features.out_pointer_cast),
         ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",
          lambda t: features.nvcc_implicit_headers(t) if rel.endswith((".cu", ".hip")) else t),
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
