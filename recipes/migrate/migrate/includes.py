@@ -36,6 +36,22 @@ class UnitIncludes:
     torch_header: str
 
 
+CONDITIONAL_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.MULTILINE)
+
+
+def _conditional_lines(blanked: str) -> set[int]:
+    """1-based numbers of the lines of `blanked` (cpp.blank) inside an #if / #ifdef / #ifndef block,
+    its own directive lines excluded."""
+    inside, depth, last = set(), 0, 1
+    for m in CONDITIONAL_DIRECTIVE.finditer(blanked):
+        line = blanked.count("\n", 0, m.start()) + 1
+        if depth:
+            inside.update(range(last + 1, line))
+        depth = depth + 1 if m.group(1) != "endif" else max(0, depth - 1)
+        last = line
+    return inside
+
+
 class IncludeGraph:
     """The include edges of a tree: built once from {rel: text}, queried per unit."""
 
@@ -53,16 +69,23 @@ class IncludeGraph:
         self._in_system: dict[str, bool] = {}  # include name -> found on the compiler's own search path
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
+        # (file, included file) of the #include lines inside an #if / #ifdef / #ifndef block
+        self.conditional: set[tuple[str, str]] = set()
         self.torch: dict[str, str] = {}
         for rel, text in texts.items():
-            dead = cpp.dead_lines(cpp.blank(text), undefined)
+            blanked = cpp.blank(text)
+            dead = cpp.dead_lines(blanked, undefined)
+            nested = _conditional_lines(blanked)
             resolved = []
             for m in INCLUDE.finditer(text):
-                if cpp.line_of(text, m.start()) in dead:
+                line = cpp.line_of(text, m.start())
+                if line in dead:
                     continue
                 target, folder = self._resolve(rel, m.group(2).strip(), m.group(1) == '"')
                 if target:
                     resolved.append((target, folder))
+                    if line in nested:
+                        self.conditional.add((rel, target))
                 elif TORCH.match(m.group(2)) and rel not in self.torch:
                     self.torch[rel] = m.group(2)
             self.edges[rel] = resolved
@@ -125,8 +148,10 @@ class IncludeGraph:
         starpufftx.c, which includes starpufftx1d.c, and its sgemm_layout.c includes xgemm_layout.c, which
         `#error`s when compiled alone). The units are the sources nobody includes that use CUDA or
         include a source that does (starpufft.c, through starpufftx.c). Two sources that include each
-        other both stay."""
-        reach = {rel: self.reach(rel) for rel in sources}
+        other both stay. Only #include lines outside any #if block count: XGBoost 3.4.1's hinge.cc
+        includes hinge.cu under `#ifndef XGBOOST_USE_CUDA`, for its CPU build; its CUDA build compiles
+        hinge.cu as a unit."""
+        reach = {rel: self._reach_unconditional(rel) for rel in sources}
         included: dict[str, list[str]] = {}
         for rel in sources:
             users = sorted(other for other in sources if other != rel and rel in reach[other] and other not in reach[rel])
@@ -134,6 +159,17 @@ class IncludeGraph:
                 included[rel] = users
         units = [rel for rel in sources if rel not in included and (rel in cuda or reach[rel] & cuda)]
         return units, included
+
+    def _reach_unconditional(self, rel: str) -> set[str]:
+        """reach(rel) through the #include lines outside any #if block only."""
+        seen, stack = {rel}, [rel]
+        while stack:
+            here = stack.pop()
+            for target, _folder in self.edges.get(here, []):
+                if target not in seen and (here, target) not in self.conditional:
+                    seen.add(target)
+                    stack.append(target)
+        return seen
 
     def fingerprint(self, unit: str) -> str:
         """Digest of what compiling `unit` sees: its content and, in include order, the fingerprints of
