@@ -55,6 +55,16 @@ __global__ void scale_{name}(float* x, float a) {{ x[threadIdx.x] *= a * WIDTH{t
 DECL = "#include <cstdint>\nstatic constexpr int WIDTH = 4;\n"
 
 
+def _migrated_files(src, out):
+    """`buildctl migrate SRC --arch gfx942 --arch gfx1100 --out OUT --fail-on never`, which must exit 0;
+    report.json's files by path."""
+    result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
+                             "--arch", "gfx1100", "--out", str(out), "--fail-on", "never"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return {f["path"]: f for f in json.loads((out / "report.json").read_text())["files"]}
+
+
 @pytest.mark.skipif(not slice_cells("dev"), reason="dev is not in the slice")
 def test_units_sharing_library_headers_share_a_pch_and_a_failure_is_not_decided_with_it(tmp_path):
     src, out = tmp_path / "proj", tmp_path / "out"
@@ -62,11 +72,7 @@ def test_units_sharing_library_headers_share_a_pch_and_a_failure_is_not_decided_
     (src / "decl.h").write_text(DECL)
     for name, tail in (("a", ""), ("b", " + 1.0f"), ("c", " + undeclared_value")):
         (src / f"{name}.cu").write_text(KERNEL.format(name=name, tail=tail))
-    result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
-                             "--arch", "gfx1100", "--out", str(out), "--fail-on", "never"],
-                            capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert result.returncode == 0, result.stderr
-    files = {f["path"]: f for f in json.loads((out / "report.json").read_text())["files"]}
+    files = _migrated_files(src, out)
     for name in ("a.cu", "b.cu"):
         for arch in ("gfx942", "gfx1100"):
             assert files[name]["compile"][arch]["status"] == "ok"
@@ -99,11 +105,7 @@ def test_units_without_a_leading_include_share_the_pch_of_the_implicit_hip_heade
     (src / "CMakeLists.txt").write_text("add_compile_definitions(USE_ROCM)\n")
     for name in ("d", "e"):
         (src / f"{name}.cu").write_text(PORTED.format(name=name))
-    result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
-                             "--arch", "gfx1100", "--out", str(out), "--fail-on", "never"],
-                            capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert result.returncode == 0, result.stderr
-    files = {f["path"]: f for f in json.loads((out / "report.json").read_text())["files"]}
+    files = _migrated_files(src, out)
     for name in ("d.cu", "e.cu"):
         assert files[name]["translator"]["name"] == "none"
         for arch in ("gfx942", "gfx1100"):

@@ -12,6 +12,7 @@ Folders outside the tree (a CUDA toolkit, a system prefix) are left out: the dev
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import posixpath
@@ -386,17 +387,23 @@ def header_template(src: Path) -> Callable[[str], str]:
     files under `src`: returns "written by the project's build from <template>" when a file of the tree
     is that header (a header-named path: HEADER_NAMES) plus a template suffix (HEADER_TEMPLATE_SUFFIXES),
     the least nested first, else "".
-    The tree is walked once, when the check is made."""
-    templates = sorted((os.path.relpath(os.path.join(folder, name), src).replace(os.sep, "/")
-                        for folder, _dirs, names in os.walk(src) for name in names
-                        if name.endswith(HEADER_TEMPLATE_SUFFIXES)),
-                       key=lambda rel: (rel.count("/"), rel)) if src.is_dir() else []
+    The tree is walked once, at the first check (a run without a missing header never walks it)."""
+    @functools.cache
+    def templates() -> list[tuple[str, str]]:
+        """(header path the template writes, template path), least nested first."""
+        found = []
+        for folder, _dirs, names in os.walk(src) if src.is_dir() else ():
+            for name in names:
+                suffix = next((x for x in HEADER_TEMPLATE_SUFFIXES if name.endswith(x)), "")
+                if suffix and HEADER_NAMES.search(name[:-len(suffix)]):
+                    rel = os.path.relpath(os.path.join(folder, name), src).replace(os.sep, "/")
+                    found.append((rel[:-len(suffix)], rel))
+        return sorted(found, key=lambda pair: (pair[1].count("/"), pair[1]))
 
     def check(name: str) -> str:
         wanted = name.lstrip("./")
-        for rel in templates:
-            stem = next(rel[:-len(suffix)] for suffix in HEADER_TEMPLATE_SUFFIXES if rel.endswith(suffix))
-            if HEADER_NAMES.search(stem) and (stem == wanted or stem.endswith("/" + wanted)):
+        for stem, rel in templates():
+            if stem == wanted or stem.endswith("/" + wanted):
                 return f"written by the project's build from {rel}"
         return ""
     return check

@@ -44,7 +44,7 @@ def _conditional_lines(blanked: str) -> set[int]:
     its own directive lines excluded."""
     inside, depth, last = set(), 0, 1
     for m in CONDITIONAL_DIRECTIVE.finditer(blanked):
-        line = blanked.count("\n", 0, m.start()) + 1
+        line = cpp.line_of(blanked, m.start())
         if depth:
             inside.update(range(last + 1, line))
         depth = depth + 1 if m.group(1) != "endif" else max(0, depth - 1)

@@ -301,7 +301,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         else:
             source_path, unit_dirs = hip_dir / u.rel, tuple(hip_dir / d for d in dirs)
         # the sources it #includes are part of its text (a kernel.cu included by a .cpp brings device code)
-        within = "".join((hip_dir / rel).read_text(encoding="utf-8") for rel in sorted(cuda_graph.reach(u.rel) & included.keys()))
+        within = "".join((hip_dir / rel).read_text(encoding="utf-8") for rel, users in sorted(included.items()) if u.rel in users)
         host = host_only(u.kind, cpp.blank(source_path.read_text(encoding="utf-8") + "\n" + within))
         if host:
             entry["host_only"] = ("C/C++ source without device code: compiled once as C++ (-x c++ "
