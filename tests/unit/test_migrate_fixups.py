@@ -431,3 +431,12 @@ def test_no_bf16_header_where_the_tree_declares_the_type_itself():
     header = advice.migrate_tree({"fallback.h": (cuda, hip), "mixed_gemm.cu": (other, other)}, rules.load_rules(),
                                  [Arch("gfx942", "CDNA3", 64, 65536)])
     assert "hip_bf16.h" not in header.final["mixed_gemm.cu"]  # a header's own declaration may reach any file
+
+
+def test_a_crlf_input_maps_to_its_lf_migration_line_by_line():
+    """CUDA by Example's common/gl_helper.h has CRLF line ends; its migrated text is read back with LF
+    ones. The error at its line 44 (`#include <GL/glut.h>`) must map back to line 44, not to none."""
+    cuda = ["/* header */\r", "\r", "#ifdef _WIN32\r", "#include \"GL/glut.h\"\r", "#else\r",
+            "#include <GL/glut.h>\r", "#endif\r", ""]
+    hip = [line.rstrip("\r") for line in cuda]
+    assert linemap.map_lines(cuda, hip) == list(range(len(cuda)))
