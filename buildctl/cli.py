@@ -40,7 +40,7 @@ from buildctl.ghflow_cli import bump_cmd, ci_group, releases_cmd, report_group, 
 from buildctl.kernels_cli import kernels
 from buildctl.lifecycle import deprecation_warnings, refuse_end_of_life
 from buildctl.load import Project, load_project
-from buildctl.migrate_options import recipe_arguments, recipe_options
+from buildctl.migrate_options import passthrough_arguments, recipe_arguments, recipe_options
 from buildctl.plan import Plan, Selection, make_plan, require_cells, resolve
 from buildctl.results import document
 
@@ -487,7 +487,7 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
                 out: Path, recipe_args: tuple[str, ...], **recipe: Any) -> None:
     """Hipify SRC, compile it for each --arch in the dev image and write report.json / report.md to --out.
 
-    The recipe's options below work anywhere on the command line; other arguments go to the recipe.
+    The recipe's options below work anywhere on the command line.
     """
     from buildctl.engine import docker_client
     from buildctl.migrate import (
@@ -505,7 +505,7 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
     chosen = resolve(project, Selection((source,) if source else (), (rocm,) if rocm else (), matrix_archs,
                                         ("dev",))).selection
     rocm = chosen.rocm[0]
-    recipe_args = (*recipe_arguments(recipe), *recipe_args)
+    recipe_args = (*recipe_arguments(recipe), *passthrough_arguments(recipe_args))
     dev_cells = make_plan(project, Selection(chosen.sources, chosen.rocm, (), ("dev",))).cells
     if not dev_cells:
         raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `{buildctl_command('matrix --image dev')}`)")
@@ -525,11 +525,11 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
         _print_diagnosis("\n".join(lines))
         raise ChildExit(f"migrate recipe exited with status {code} in {cell.ref}: {recipe_error(lines) or 'no message'}",
                         EXIT_BUILD)
+    if lines and (mounts.out / "report.json").exists():
+        # The recipe's result line is its last; the library's matches belong to it, so it stays the last line.
+        lines[-1] += f"; error case library: {matched} failed compile result(s) matched"
     for line in lines:
         ui.result(escape(line))
-    if (mounts.out / "report.json").exists():
-        ui.result(escape(f"report: {mounts.out / 'report.html'} ({matched} failed compile result(s) matched "
-                         f"the error case library)"))
     # 1: the --fail-on threshold was met, a result the recipe's summary line states (docs/migrate.md).
     ctx.exit(code)
 

@@ -9,17 +9,19 @@ from typing import Any
 
 import click
 
+from buildctl.errors import InputError
+
 # The recipe's own options (recipes/migrate/migrate/cli.py), shown by `buildctl migrate --help` and
 # taken anywhere on the command line; tests/unit/test_migrate_host_cli.py keeps the two lists equal.
 RECIPE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("--jobs", {"type": int, "help": "parallel hipify / hipcc processes (default: the image's CPU count)"}),
+    ("--jobs", {"type": click.IntRange(min=1), "help": "parallel hipify / hipcc processes (default: the image's CPU count)"}),
     ("--baseline", {"is_flag": True, "default": False, "help": "also compile plain hipify-perl output, report the delta"}),
     ("--fail-on", {"type": click.Choice(["error", "warning", "never"]), "help": "exit 1 at open findings of this "
                    "severity or failed units (default: error)"}),
     ("--opt", {"type": click.Choice(["O0", "O1", "O2", "O3"]), "help": "optimization level of the compile check "
                "(default: O0; back-end failures are retried at O2)"}),
-    ("--timeout", {"type": int, "help": "seconds per hipcc call (default: 900)"}),
-    ("--max-file-bytes", {"type": int, "help": "larger sources are skipped (default: 8 MiB)"}),
+    ("--timeout", {"type": click.IntRange(min=1), "help": "seconds per hipcc call (default: 900)"}),
+    ("--max-file-bytes", {"type": click.IntRange(min=1), "help": "larger sources are skipped (default: 8 MiB)"}),
     ("--hipcc-flag", {"multiple": True, "help": "extra hipcc flag (repeat), e.g. --hipcc-flag=-DBF16_AVAILABLE"}),
     ("--compile-commands", {"type": click.Path(dir_okay=False, path_type=Path),
                             "help": "compile_commands.json of a CMake or bear build: each unit's include folders and defines"}),
@@ -48,4 +50,24 @@ def recipe_arguments(values: dict[str, Any]) -> list[str]:
             args += [f"{flag}={v}" for v in value or ()]
         elif value is not None:
             args += [flag, str(value)]
+    return args
+
+
+# Recipe options that take a path inside the image and so are not offered as click options; they pass through.
+PASSTHROUGH = ("--arch-table",)
+
+
+def passthrough_arguments(extra: tuple[str, ...]) -> list[str]:
+    """The command line's arguments that click did not parse, checked before the dev image is looked up:
+    only PASSTHROUGH options (`--arch-table PATH` or `--arch-table=PATH`) may remain. Raises InputError
+    naming the first other argument (an unknown option, a second SRC)."""
+    args, i = list(extra), 0
+    while i < len(args):
+        flag = args[i].split("=", 1)[0]
+        if flag not in PASSTHROUGH:
+            what = "no such option of buildctl migrate" if args[i].startswith("-") else "unexpected argument (migrate takes one SRC)"
+            raise InputError(f"{args[i]}: {what} (see `buildctl migrate --help`)")
+        i += 1 if "=" in args[i] else 2
+    if args and "=" not in args[-1] and args[-1] in PASSTHROUGH:
+        raise InputError(f"{args[-1]}: needs a value")
     return args

@@ -86,6 +86,10 @@ def test_exit_code_and_reports(cases_run):
     assert r["options"]["arch_groups"] == [["gfx90a", "gfx942"], ["gfx1100"]]
     for name in ("report.md", "report.html"):
         assert (cases_run["out"] / name).stat().st_size > 1000
+    # without --baseline no baseline is reported, not even an empty one
+    assert "baseline" not in r["summary"] and not any("baseline" in f for f in r["files"])
+    # the tools line names the semantic translator too
+    assert r["tools"]["hipify_clang"] and f"hipify-clang {r['tools']['hipify_clang']}" in (cases_run["out"] / "report.md").read_text()
 
 
 @pytest.mark.parametrize("name", sorted(CASE_EXPECTATIONS))

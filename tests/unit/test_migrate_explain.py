@@ -105,10 +105,12 @@ def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     # without that finding, the generic rule explains the missing header
     why, made = explain.explain(where, "u.cu", lambda r: [], checks(tmp_path), lambda r, n: "")
     assert why["rule"] == "header-not-found" and made["file"] == rel
+    assert made["note"] == f"`cutlass/arch/mma.h`, included in {rel}"  # the note names the missing header
     # a header of the image that lacks its own parts is the image's fault, not the tree's
     image = explain.locate("/usr/include/rocwmma/rocwmma.hpp:29:10: fatal error: 'internal/accessors.hpp' file not found", read)
     why, made = explain.explain(image, "src/tensorcore.cu", lambda r: [], checks(tmp_path), lambda r, n: "")
     assert why["rule"] == "toolchain-header-incomplete" and made["file"] == "src/tensorcore.cu" and made["line"] == 0
+    assert made["note"] == "`internal/accessors.hpp`, included in a header of the dev image, not of the tree"
 
 
 def test_a_missing_header_the_build_writes_from_a_template_names_the_template(tmp_path):

@@ -440,3 +440,21 @@ def test_a_crlf_input_maps_to_its_lf_migration_line_by_line():
             "#include <GL/glut.h>\r", "#endif\r", ""]
     hip = [line.rstrip("\r") for line in cuda]
     assert linemap.map_lines(cuda, hip) == list(range(len(cuda)))
+
+
+def _fixup_ids() -> list[str]:
+    """The ids of the steps apply_all runs, read from its `steps` list."""
+    import ast
+    tree = ast.parse((ROOT / "recipes" / "migrate" / "migrate" / "fixups.py").read_text())
+    apply_all = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "apply_all")
+    steps = next(n.value for n in ast.walk(apply_all)
+                 if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "steps")
+    return [t.elts[0].value for t in steps.elts if isinstance(t, ast.Tuple) and isinstance(t.elts[0], ast.Constant)]
+
+
+def test_every_fixup_is_in_the_docs_table():
+    import re
+    ids = _fixup_ids()
+    table = set(re.findall(r"^\s*\| `([a-z0-9-]+)` \|", (ROOT / "docs" / "migrate.md").read_text(), re.MULTILINE))
+    assert len(ids) > 30
+    assert [i for i in ids if i not in table] == []

@@ -1,6 +1,7 @@
 """`buildctl migrate`: the recipe's options are shown by --help and parsed anywhere on the command
 line; --arch takes matrix archs, products and any other gfx offload arch; logs get host paths."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -83,3 +84,30 @@ def test_a_global_option_after_the_command_is_named_as_one(tmp_path):
         check_paths(Path("-q"), tmp_path / "out")
     with pytest.raises(InputError, match=r"no such file or folder \(give a CUDA source tree"):
         check_paths(tmp_path / "nope", tmp_path / "out")
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--jobs", "0"], "Invalid value for '--jobs': 0 is not in the range x>=1. (see `buildctl migrate --help`)"),
+    (["--timeout", "-1"], "Invalid value for '--timeout': -1 is not in the range x>=1. (see `buildctl migrate --help`)"),
+    (["--bogus", "3"], "--bogus: no such option of buildctl migrate (see `buildctl migrate --help`)"),
+    (["second_src"], "second_src: unexpected argument (migrate takes one SRC) (see `buildctl migrate --help`)"),
+    (["--arch-table"], "--arch-table: needs a value"),
+])
+def test_bad_recipe_arguments_fail_on_the_host_before_any_image(tmp_path, extra, message):
+    """Checked before the dev image is looked up: no Docker engine or image is needed to hear of a bad
+    flag, and the one line names it (exit 2)."""
+    import subprocess
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text("__global__ void k() {}\n")
+    done = subprocess.run([sys.executable, "-m", "buildctl", "--root", str(ROOT), "migrate", str(tmp_path / "src"),
+                           "--arch", "gfx942", "--out", str(tmp_path / "out"), *extra],
+                          capture_output=True, text=True, check=False, env={**os.environ, "DOCKER_HOST": "unix:///nonexistent"})
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"buildctl: error: {message}"] and done.stdout == ""
+    assert not (tmp_path / "out").exists()
+
+
+def test_arch_table_passes_through_to_the_recipe():
+    from buildctl.migrate_options import passthrough_arguments
+    assert passthrough_arguments(("--arch-table", "/etc/x.json")) == ["--arch-table", "/etc/x.json"]
+    assert passthrough_arguments(("--arch-table=/etc/x.json",)) == ["--arch-table=/etc/x.json"]

@@ -330,3 +330,28 @@ def test_opencl_kernels_included_as_strings_are_skipped_not_scanned(tmp_path):
     assert [f.rel for f in found.files] == ["k.cu", "learner.h"]
     assert found.skipped == ("ocl/histogram16.cl: OpenCL C kernel that a C++ source includes as a string literal (an "
                              "OpenCL compiler builds it at run time): not CUDA, not migrated",)
+
+
+def test_tools_line_names_all_three_translators_and_compiler():
+    tools = {"hipcc": "HIP version: 7.2.4", "hipify_perl": "7.2.4", "hipify_clang": "LLVM version 22.1.7"}
+    assert report.tools_text(tools) == "HIP version: 7.2.4; hipify-perl 7.2.4; hipify-clang LLVM version 22.1.7"
+    tools["hipify_clang"] = "not used: no CUDA headers at /opt/rocmig/cuda"
+    assert report.tools_text(tools).endswith("; hipify-clang not used: no CUDA headers at /opt/rocmig/cuda")
+    data = sample_report()
+    data["tools"] = tools
+    data["summary"] = report.summarize(data, "error")
+    assert "hipify-clang not used: no CUDA headers" in report.to_markdown(data)
+    assert "hipify-clang not used: no CUDA headers" in report.to_html(data)
+
+
+def test_project_flags_say_none_for_a_tree_without_build_files(tmp_path):
+    from migrate import flags
+    src = cuda_tree(tmp_path)
+    assert flags.project_flags(src, {"k.cu"}, None, (), ()).source == "none"
+    (src / "Makefile").write_text("k: k.cu\n\tnvcc -Iinc k.cu\n")
+    assert flags.project_flags(src, {"k.cu"}, None, (), ()).source == "inferred"
+    data = sample_report(options={"baseline": False, "project_flags": {
+        "source": "none", "include_dirs": [], "defines": [], "units": 0}})
+    data["summary"] = report.summarize(data, "error")
+    assert "- source: none: the tree has no build file" in report.to_markdown(data)
+

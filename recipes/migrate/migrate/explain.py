@@ -72,12 +72,12 @@ class Diagnostic:
     check: Callable[[str, Location], str] | None
 
 
-def _in_tree(_name: str, where: Location) -> str:
-    return f"in {where.rel}" if where.rel else ""
+def _in_tree(name: str, where: Location) -> str:
+    return f"`{name}`, included in {where.rel}" if where.rel else ""
 
 
-def _outside_tree(_name: str, where: Location) -> str:
-    return "" if where.rel else "in a header of the dev image, not of the tree"
+def _outside_tree(name: str, where: Location) -> str:
+    return "" if where.rel else f"`{name}`, included in a header of the dev image, not of the tree"
 
 
 def _of_name(check: Callable[[str], str]) -> Callable[[str, Location], str]:

@@ -26,6 +26,7 @@ from . import cpp
 from .errors import InputError
 
 BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py")
+NO_BUILD_FILES = "none"  # ProjectFlags.source of a tree without BUILD_FILES and without a compilation database
 CMAKE_DIRS = re.compile(r"\b(?:target_)?include_directories\s*\(([^)]*)\)", re.I | re.S)
 CMAKE_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
 MAKE_INCLUDE = re.compile(r"(?<![\w-])-I\s*([^\s\"'$()]+)")
@@ -58,7 +59,7 @@ class ProjectFlags:
 
     units: dict[str, UnitFlags] = field(default_factory=dict)
     common: UnitFlags = UnitFlags()
-    source: str = "inferred"
+    source: str = "inferred"  # or NO_BUILD_FILES, or the compilation database's path
     outside: tuple[str, ...] = ()
     inferred: tuple[tuple[str, str], ...] = ()
     hip_switches: frozenset[str] = frozenset()
@@ -575,7 +576,8 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         switches = hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
         common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded + switches)), inferred=guarded + switches,
-        hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches))
+        hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
+        source="inferred" if src.is_dir() and _build_files(src) else NO_BUILD_FILES)
     root = src if src.is_dir() else src.parent
     extra = []
     for d in include_dirs:

@@ -228,9 +228,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                             "findings": [x.__dict__ for x in migrated.findings[f.rel]],
                             "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff}
                                       for x in migrated.fixes[f.rel]],
-                            "compile": {}, "baseline": {}}
+                            "compile": {}, **({"baseline": {}} if opts.baseline else {})}
     build_check = flags.build_generated(opts.src)
-    if project.source == "inferred":
+    if not opts.compile_commands:
         compiled = compiled_files(cuda_graph, units)
         note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
     if opts.baseline:
@@ -350,7 +350,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         for rel, per_arch in base.items():
             files_out[rel]["baseline"] = {a: r.__dict__ for a, r in per_arch.items()}
     for rel, twin in twins.items():
-        for key in ("compile", "baseline"):
+        for key in ("compile", "baseline") if opts.baseline else ("compile",):
             files_out[rel][key] = {a: {**r, "same_as": twin} for a, r in files_out[twin][key].items()}
     reasons = not_compiled(list(source.files), {u.rel: graph.reach(u.rel) for u in units})
     for rel, why in reasons.items():

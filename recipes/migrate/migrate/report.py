@@ -41,7 +41,7 @@ def summarize(data: dict, fail_on: str) -> dict:
         for fix in f["fixes"]:
             fixes[fix["id"]] = fixes.get(fix["id"], 0) + 1
         for key, table in (("compile", compiled), ("baseline", baseline)):
-            for arch, result in f[key].items():
+            for arch, result in f.get(key, {}).items():
                 table[arch][result["status"]] += 1
         for arch, result in f["compile"].items():
             if result["status"] in ("failed", "timeout") and not result.get("explained_by"):
@@ -94,6 +94,13 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def tools_text(tools: dict) -> str:
+    """The report's tools line: hipcc's, hipify-perl's and hipify-clang's versions (or why hipify-clang
+    was not used), from report.json's `tools`."""
+    return (f"{tools['hipcc'] or 'hipcc ?'}; hipify-perl {tools['hipify_perl'] or '?'}; "
+            f"hipify-clang {tools.get('hipify_clang') or '?'}")
+
+
 def _project_flags(data: dict) -> list[str]:
     """The report's "Project flags" lines: where the units' include folders and defines came from."""
     pf = data.get("options", {}).get("project_flags")
@@ -101,6 +108,9 @@ def _project_flags(data: dict) -> list[str]:
         return []
     if pf["source"] == "inferred":
         where = "inferred from the build files (CMakeLists.txt, Makefiles, setup.py)"
+    elif pf["source"] == "none":
+        where = ("none: the tree has no build file (CMakeLists.txt, Makefile, setup.py) and no --compile-commands "
+                 "was given, so only the tree's own folders and --include-dir / --define apply")
     else:
         where = f"`{pf['source']}`: its entries give {count(pf['units'], 'source')} of the tree their own folders and defines"
     out = ["", "## Project flags", "", f"- source: {where}"]
@@ -126,7 +136,7 @@ def to_markdown(data: dict) -> str:
     archs = [a["name"] for a in data["archs"]]
     out = [f"# Migration report: {data['source']}", "",
            "Archs: " + ", ".join(f"{a['name']} (wave{a['wavefront']}, LDS {a['lds_bytes']} B)" for a in data["archs"]) + ". "
-           f"Tools: {data['tools']['hipcc'] or 'hipcc ?'}; hipify-perl {data['tools']['hipify_perl'] or '?'}. "
+           f"Tools: {tools_text(data['tools'])}. "
            f"Wall time {data['timings']['wall_s']} s.", "",
            "## Compile results (units per arch)", "",
            "| arch | " + " | ".join(STATUSES) + " | failed without a finding" + (" | baseline ok |" if "baseline" in s else " |"),
@@ -184,7 +194,7 @@ def to_markdown(data: dict) -> str:
                     line += f" (clang's narrowing casts inserted at {', '.join(r['fixits'])})"
                 for m in r.get("doctor", []):
                     line += f" (doctor: [{m['id']}]({m['doc']}) {m['title']})"
-                if arch in f["baseline"]:
+                if arch in f.get("baseline", {}):
                     line += f" (baseline: {f['baseline'][arch]['status']})"
                 out.append(line)
         for x in f["findings"]:
@@ -220,7 +230,7 @@ def to_html(data: dict) -> str:
     archs = [a["name"] for a in data["archs"]]
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>Migration report</title>",
              f"<style>{CSS}</style></head><body>", f"<h1>Migration report: {_e(data['source'])}</h1>",
-             f"<p>Tools: {_e(data['tools']['hipcc'])}; hipify-perl {_e(data['tools']['hipify_perl'])}. "
+             f"<p>Tools: {_e(tools_text(data['tools']))}. "
              f"Wall time {_e(data['timings']['wall_s'])} s.</p>", "<h2>Compile results</h2><table><tr><th>arch</th>"]
     parts += [f"<th>{_e(st)}</th>" for st in STATUSES]
     parts.append("<th>baseline ok</th></tr>" if "baseline" in s else "</tr>")
@@ -261,7 +271,7 @@ def to_html(data: dict) -> str:
                                 if r.get("explained_by") else "")
                              + "".join(f" <span class='info'>doctor: <a href='{_e(m['doc'])}'><b>{_e(m['id'])}</b></a> "
                                        f"{_e(m['title'])}: {_e(m['fix'])}</span>" for m in r.get("doctor", []))
-                             + (f" (baseline: {_e(f['baseline'][arch]['status'])})" if arch in f["baseline"] else "")
+                             + (f" (baseline: {_e(f['baseline'][arch]['status'])})" if arch in f.get("baseline", {}) else "")
                              + "</div>")
         if f["findings"]:
             parts.append("<ul>")
