@@ -30,7 +30,10 @@ def test_single_file_with_doctor_matches(tmp_path):
                              "--arch", "gfx90a", "--out", str(out)], capture_output=True, text=True, cwd=ROOT,
                             timeout=600)
     assert result.returncode == 1, result.stderr  # open error findings meet the default --fail-on error
-    assert f"report: {out / 'report.html'}" in result.stdout
+    # stdout is the one result line, ending with the error case library's count
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("migrate: 1 unit;") and f"report: {out / 'report.html'};" in line
+    assert line.endswith("; error case library: 2 failed compile result(s) matched"), line
     report = json.loads((out / "report.json").read_text())
     (entry,) = [f for f in report["files"] if f["unit"]]
     compiled = entry["compile"]["gfx942"]
