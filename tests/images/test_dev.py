@@ -111,13 +111,13 @@ def test_hipify_clang_translates_with_the_cuda_headers(dev):
 def test_rocm_torch_headers_compile_an_extension_unit(dev):
     """The ROCm-flavoured PyTorch headers (a reconstruction in the debian lane) compile a unit that uses
     the current stream, a device guard, a tensor accessor and gpuAtomicAdd (ATen/cuda/Atomic.cuh, which
-    includes torch/headeronly/cuda/Atomic.h: hipified in place, as a ROCm PyTorch build does), hipified by
-    torch.utils.hipify."""
+    includes torch/headeronly/cuda/Atomic.h: hipified in place, as a ROCm PyTorch build does) and the legacy
+    THC/THCAtomics.cuh (THH/THHAtomics.cuh once hipified), hipified by torch.utils.hipify."""
     cell, host = dev
     torch = host.check_output("echo $ROCMIG_TORCH_PATH")
     assert host.file(f"{torch}/include/ATen/hip/HIPContext.h").exists
     source = ("#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n#include <c10/cuda/CUDAGuard.h>\n"
-              "#include <ATen/cuda/Atomic.cuh>\n"
+              "#include <ATen/cuda/Atomic.cuh>\n#include <THC/THCAtomics.cuh>\n"
               "__global__ void scale(float* x, float a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
               "if (i < n) { x[i] *= a; gpuAtomicAdd(x, x[i]); } }\n"
               "void run(torch::Tensor t, float a) { const at::cuda::OptionalCUDAGuard guard(device_of(t));\n"

@@ -174,6 +174,19 @@ def test_discover_units_and_symlinked_duplicate(tmp_path):
     assert [f.rel for f in t.files] == ["cpu.cpp", "host.cpp", "k.cu"]
 
 
+def test_cuda_named_in_a_comment_or_string_literal_is_no_cuda_use(tmp_path):
+    """mmcv 2.2.0's Cambricon MLU sources log `"Launch Kernel MLUKernelMaskedIm2colForward<<<"`; such a
+    C++ file is another backend's, not a CUDA unit. A quoted CUDA include is still a use."""
+    src = cuda_tree(tmp_path)
+    (src / "mlu.cpp").write_text('#include "pytorch_mlu_helper.hpp"\n// calls cudaMalloc( on CUDA\n'
+                                 'void f() { LOG << "Launch Kernel K<<<" << dim; }\n')
+    (src / "quoted.cpp").write_text('#include "cuda_runtime.h"\nint g() { return 0; }\n')
+    (src / "pytorch_mlu_helper.hpp").write_text("#pragma once\n")
+    t = tree.discover(src)
+    assert [u.rel for u in tree.units(t)] == ["k.cu", "quoted.cpp"]
+    assert not tree.uses_cuda('/* __global__ */ const char* s = "<<<";') and tree.uses_cuda("__global__ void k();")
+
+
 FAKE_HIPIFY = '''#!/usr/bin/perl
 my %deprecated_funcs = (
     "cudaThreadSynchronize" => "10.0",

@@ -10,7 +10,7 @@ hip/ folders back beside the CUDA ones. The torch/ folder is hipified in place, 
 (tools/amd_build/build_amd.py lists "torch/*" in its includes, and hipify_python.is_out_of_place is
 False under torch/): a ROCm PyTorch's torch/headeronly/cuda/Atomic.h includes <hip/hip_runtime.h> where
 the CUDA one includes <cuda.h>, and `defined(__CUDACC__)` tests read `defined(__HIPCC__)`. Two headers that a real build generates with CMake are written
-here (see GENERATED). The result is a reconstruction: good for compile checks of extensions, not a
+here (see GENERATED), and the THC compatibility header that only GPU builds install (LEGACY). The result is a reconstruction: good for compile checks of extensions, not a
 ROCm PyTorch.
 
     python3 -m migrate.torch_headers --include /usr/include --hipify DIR/torch/utils --out /opt/rocmig/torch
@@ -45,6 +45,14 @@ GENERATED = {
     "for a ROCm build.\n#define AT_CUDNN_ENABLED() 0\n#define AT_CUSPARSELT_ENABLED() 0\n"
     "#define AT_HIPSPARSELT_ENABLED() 1\n#define AT_ROCM_ENABLED() 1\n#define AT_MAGMA_ENABLED() 0\n"
     "#define NVCC_FLAGS_EXTRA \"\"\n",
+}
+# THC/THCAtomics.cuh is the one THC header PyTorch 2.x still installs, and only in CUDA and ROCm builds
+# (Debian's CPU build has none): a one-line forward to ATen/cuda/Atomic.cuh, kept for extensions written
+# before THC was removed (mmcv 2.2.0's pytorch_cuda_helper.hpp, older torchvision). A ROCm build
+# installs it as torch.utils.hipify names it, THH/THHAtomics.cuh, forwarding to ATen/hip/Atomic.cuh.
+LEGACY = {
+    "THH/THHAtomics.cuh": "#pragma once\n// rocmig reconstruction of a ROCm PyTorch's THH/THHAtomics.cuh (PyTorch's "
+    "aten/src/THC/THCAtomics.cuh, hipified).\n#include <ATen/hip/Atomic.cuh>\n",
 }
 
 
@@ -90,12 +98,12 @@ def build(include: Path, hipify_dir: Path, out: Path, version: str) -> dict:
     shutil.copytree(hipify_dir / "hipify", out / "hipify", ignore=shutil.ignore_patterns("__pycache__"))
     with tempfile.TemporaryDirectory() as tmp:
         written = hipify_folders(out / "include", out, Path(tmp))
-    for rel, text in GENERATED.items():
+    for rel, text in {**GENERATED, **LEGACY}.items():
         target = out / "include" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     data = {"torch": version, "reconstruction": True, "hipified_files": len(written),
-            "generated": sorted(GENERATED),
+            "generated": sorted({**GENERATED, **LEGACY}),
             "how": "Debian libtorch-dev headers; ATen/hip, ATen/native/hip, c10/hip made by torch.utils.hipify "
                    "of the same version and torch/ hipified in place, as PyTorch's tools/amd_build does for a ROCm build"}
     (out / "version.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

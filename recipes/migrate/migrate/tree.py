@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cpp
 from .errors import InputError
 
 UNIT_EXTS = frozenset({".cu"})
@@ -32,6 +33,13 @@ CUDA_USE = re.compile(
     r"|\bcuda[A-Z]\w+\s*\(|\bcuda[A-Z]\w*_t\b|\bcudaDeviceProp\b|\bCU(?:stream|event|context|module|function|result|device)\b"
     r"|\b(?:at|c10)::cuda::|\bC10_CUDA_\w+|<<<|__global__|__device__"
 )
+
+
+
+def uses_cuda(text: str) -> bool:
+    """Whether a C/C++ source's code (not its comments or string literals: a log line reading
+    "Launch Kernel K<<<" in mmcv 2.2.0's Cambricon MLU sources) matches CUDA_USE."""
+    return bool(CUDA_USE.search(text)) and bool(CUDA_USE.search(cpp.blank_code(text)))
 
 
 @dataclass(frozen=True)
@@ -188,7 +196,7 @@ def discover(src: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Tree:
                     raise InputError(f"{path}: {exc}") from None
                 skipped.append(f"{rel}: {exc}")
                 continue
-            uses = path.suffix in (".cu", ".cuh") or bool(CUDA_USE.search(text))
+            uses = path.suffix in (".cu", ".cuh") or uses_cuda(text)
             added.append(SourceFile(rel=rel, kind=_kind(path.suffix), text=text, sha256=digest, uses_cuda=uses,
                                     encoding=encoding))
         files += added
