@@ -292,3 +292,29 @@ def test_a_build_scripts_half_switches_become_hipcc_undefines(tmp_path):
         ("-U__HIP_NO_HALF_CONVERSIONS__", "op_builder/builder.py:4"),
         ("-U__HIP_NO_HALF_OPERATORS__", "op_builder/builder.py:2"))
     assert torch_ext.half_undefines(tmp_path / "setup.py") == ()
+
+
+def test_defines_a_cmakelists_always_passes_are_taken_when_the_sources_test_them(tmp_path):
+    # natten 0.21.7: csrc/CMakeLists.txt:147 add_definitions("-DNATTEN_WITH_CUTLASS") at its top level, and
+    # the op bodies sit in `#ifdef NATTEN_WITH_CUTLASS ... #else TORCH_CHECK(false, ...)`; a define inside
+    # if() is an option, one in another folder's CMakeLists.txt is another target's, one nobody tests changes nothing
+    csrc = tmp_path / "csrc"
+    (csrc / "src").mkdir(parents=True)
+    (csrc / "CMakeLists.txt").write_text(
+        'if(${NATTEN_WITH_HOPPER_FNA})\n  add_definitions("-DNATTEN_WITH_HOPPER_FNA=1")\nendif()\n'
+        '# add_definitions(-DCOMMENTED)\nadd_definitions("-DWITH_CUDA")\nadd_definitions("-DNATTEN_WITH_CUTLASS")\n'
+        "add_compile_definitions(\n  TILE=128\n  -DFAST)\n"
+        "foreach(x a b)\n  add_definitions(-DLOOPED)\nendforeach()\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "CMakeLists.txt").write_text("add_definitions(-DTOOLS_ONLY)\n")
+    unit = ("#ifdef NATTEN_WITH_CUTLASS\nint run();\n#else\nint fail();\n#endif\n#if TILE > 64 && defined(FAST)\n#endif\n"
+            "#if NATTEN_WITH_HOPPER_FNA || COMMENTED || LOOPED || TOOLS_ONLY\n#endif\n")
+    units = {"csrc/src/fna_forward.cu": unit}
+    found = flags.cmake_always_defines(tmp_path, {**units, "csrc/x.h": "#ifdef FAST\n#endif\n"}, units, ())
+    assert [d for d, _why in found] == ["FAST", "NATTEN_WITH_CUTLASS", "TILE=128"]
+    assert found[1][1] == ("the build always defines it (outside any if() at csrc/CMakeLists.txt:6) and 1 file tests it "
+                           "(csrc/src/fna_forward.cu)")
+    assert flags.cmake_always_defines(tmp_path, units, units, ("NATTEN_WITH_CUTLASS=0",), ("FAST",)) == (
+        ("TILE=128", found[2][1]),)
+    project = flags.project_flags(tmp_path, set(units), None, (), (), units, units)
+    assert project.common.defines == ("FAST", "NATTEN_WITH_CUTLASS", "TILE=128") and not project.hip_switches

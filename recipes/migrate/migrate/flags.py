@@ -504,6 +504,85 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
     return tuple(found)
 
 
+CMAKE_OPEN = re.compile(r"^[ \t]*(?:if|foreach|while|function|macro)[ \t]*\(", re.I)
+CMAKE_CLOSE = re.compile(r"^[ \t]*(?:endif|endforeach|endwhile|endfunction|endmacro)[ \t]*\(", re.I)
+CMAKE_ALWAYS_DEFINE = re.compile(r"\b(add_definitions|add_compile_definitions)[ \t]*\(([^)]*)\)", re.I)
+TESTED_NAME = re.compile(r"\b(?!defined\b)([A-Za-z_]\w*)\b")
+
+
+def _cmake_top_level_defines(text: str) -> list[tuple[str, int]]:
+    """(NAME or NAME=VALUE, line) of the add_definitions(-D...) / add_compile_definitions(...) calls of one
+    CMakeLists.txt that lie outside every if() / foreach() / while() / function() / macro() block: the
+    defines its directory's targets always get. Comments (# to the line end) are ignored."""
+    code = re.sub(r"#[^\n]*", "", text)
+    depth_at, depth = [], 0
+    for line in code.split("\n"):
+        depth_at.append(depth)
+        depth += bool(CMAKE_OPEN.match(line)) - bool(CMAKE_CLOSE.match(line))
+        depth = max(depth, 0)
+    found = []
+    for m in CMAKE_ALWAYS_DEFINE.finditer(code):
+        line = code.count("\n", 0, m.start())
+        if depth_at[line]:
+            continue
+        for word in m.group(2).split():
+            word = word.strip("\"'")
+            if m.group(1).lower() == "add_definitions":
+                word = word[2:] if word.startswith("-D") else ""
+            elif word.startswith("-D"):
+                word = word[2:]
+            if re.fullmatch(r"[A-Za-z_]\w*(=\S*)?", word):
+                found.append((word, line + 1))
+    return found
+
+
+def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str], given: tuple[str, ...],
+                         undefines: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """((NAME or NAME=VALUE, reason), ...): the macros that a CMakeLists.txt at or above a unit's folder
+    defines outside any if() / foreach() / function() block (_cmake_top_level_defines), so its build
+    always passes them, and that the tree's sources test in #if / #ifdef lines. natten 0.21.7's
+    csrc/CMakeLists.txt:147 has add_definitions("-DNATTEN_WITH_CUTLASS"), and its op bodies sit in
+    `#ifdef NATTEN_WITH_CUTLASS ... #else TORCH_CHECK(false, "libnatten not compiled with CUTLASS.")`:
+    without the define the units compile, but not the code the build compiles. texts: {rel: text} of
+    the tree's files; units: {rel: text} of the units; names in `given` (--define and the defines
+    inferred before) and `undefines` (--undefine) are left as they are."""
+    if not src.is_dir() or not units:
+        return ()
+    taken = {d.split("=", 1)[0] for d in given} | set(undefines)
+    unit_dirs = {posixpath.dirname(rel) for rel in units}
+    defined: dict[str, tuple[str, str]] = {}
+    for path in _build_files(src):
+        folder = path.parent.relative_to(src).as_posix()
+        folder = "" if folder == "." else folder
+        if path.name != "CMakeLists.txt" or not any(d == folder or d.startswith(folder + "/") or not folder
+                                                    for d in unit_dirs):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for define, line in _cmake_top_level_defines(text):
+            name = define.split("=", 1)[0]
+            if name not in taken:
+                defined.setdefault(name, (define, f"{path.relative_to(src).as_posix()}:{line}"))
+    if not defined:
+        return ()
+    tested: dict[str, list[str]] = {}
+    for rel, text in sorted(texts.items()):
+        for m in TESTED.finditer(text):
+            for name in TESTED_NAME.findall(m.group(1)):
+                if name in defined and rel not in tested.setdefault(name, []):
+                    tested[name].append(rel)
+    return tuple((defined[name][0], f"the build always defines it (outside any if() at {defined[name][1]}) and "
+                  f"{count_files(rels)} {'tests' if len(rels) == 1 else 'test'} it ({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''})")
+                 for name, rels in sorted(tested.items()))
+
+
+def count_files(rels: list[str]) -> str:
+    """"1 file" / "N files"."""
+    return f"{len(rels)} file{'s' if len(rels) != 1 else ''}"
+
+
 def infer_from_build_files(src: Path) -> tuple[str, ...]:
     """Tree-relative include folders the build files under `src` name (CMake include_directories /
     target_include_directories, -I in Makefiles, include_dirs in setup.py); only folders that exist
@@ -559,8 +638,9 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
                   texts: dict[str, str] | None = None, undefines: tuple[str, ...] = ()) -> ProjectFlags:
     """The flags of a run: the compilation database when given, else what the build files name (the
     include folders, the defines that guard whole units: unit_guard_defines over `units`, {rel: text},
-    and the project's own ROCm build switches: hip_switch_defines over `texts`, {rel: text} of every
-    file); --include-dir / --define added to every unit, --undefine names taken out of the inferred
+    the project's own ROCm build switches: hip_switch_defines over `texts`, {rel: text} of every
+    file, and the defines a CMakeLists.txt always passes that the sources test: cmake_always_defines);
+    --include-dir / --define added to every unit, --undefine names taken out of the inferred
     defines and undefined for every unit. Raises InputError for a bad database, an --include-dir that
     is not a folder of the tree, or a malformed --define / --undefine."""
     for d in defines:
@@ -571,11 +651,15 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
             raise InputError(f"--undefine {u}: expected a macro NAME")
     guarded: tuple[tuple[str, str], ...] = ()
     switches: tuple[tuple[str, str], ...] = ()
+    always: tuple[tuple[str, str], ...] = ()
     if not compile_commands:
         guarded = unit_guard_defines(src, units or {}, defines + undefines)
         switches = hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
+        always = cmake_always_defines(src, texts or {}, units or {},
+                                      defines + tuple(d for d, _why in guarded + switches), undefines)
+    inferred = guarded + switches + always
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
-        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded + switches)), inferred=guarded + switches,
+        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in inferred)), inferred=inferred,
         hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
         source="inferred" if src.is_dir() and _build_files(src) else NO_BUILD_FILES)
     root = src if src.is_dir() else src.parent
