@@ -412,6 +412,14 @@ def test_bf16_header_for_a_file_that_names_the_type_without_it():
     assert fixups.bf16(fragment, fragment.split("\n"), list(range(3))) == fragment
 
 
+def test_bf16_raw_structs_get_their_hip_names():
+    """CUTLASS's bfloat16.h (vendored by natten 0.21.7) builds `__nv_bfloat16_raw raw(x);`: cuda_bf16.h's
+    {unsigned short x;} struct, which amd_hip_bf16.h declares as __hip_bfloat16_raw (x, y for the 2-wide)."""
+    hip = "#include <hip/hip_bf16.h>\n__nv_bfloat16_raw r; __nv_bfloat162_raw r2; my__nv_bfloat16_raw_t k;\n"
+    out = fixups.bf16(hip, hip.split("\n"), list(range(3)))
+    assert out.split("\n")[1] == "__hip_bfloat16_raw r; __hip_bfloat162_raw r2; my__nv_bfloat16_raw_t k;"
+
+
 def test_no_bf16_header_where_the_tree_declares_the_type_itself():
     """DeepSpeed 0.19.8 csrc/transformer/inference/csrc/gelu.cu: `using __nv_bfloat162 = __half2;` for builds
     without BF16_AVAILABLE; adding hip_bf16.h made it a typedef redefinition ('__half2' vs '__hip_bfloat162')."""

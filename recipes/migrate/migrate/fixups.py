@@ -10,7 +10,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         include patterns leave the dot unescaped) gets its CUDA name back
   hip-header-layout     <hipblas.h> -> <hipblas/hipblas.h>, same for hipRAND, hipSPARSE, ... (ROCm >= 6
                         installs the library headers in per-library folders)
-  bf16-header-type      cuda_bf16.h -> hip/hip_bf16.h; __nv_bfloat16(2) -> __hip_bfloat16(2); an older
+  bf16-header-type      cuda_bf16.h -> hip/hip_bf16.h; __nv_bfloat16(2) -> __hip_bfloat16(2), __nv_bfloat16(2)_raw ->
+                        __hip_bfloat16(2)_raw (the same unsigned short x / x, y structs); an older
                         hipify's hip_bfloat16 on lines that held __nv_bfloat16 -> __hip_bfloat16; a file
                         naming __hip_bfloat16 without a bf16 include gets hip/hip_bf16.h
   thrust-hip-policy     thrust::cuda::par(_nosync) -> thrust::hip::par(_nosync), system::cuda -> system::hip,
@@ -193,6 +194,8 @@ def bf16(text: str, cuda_lines: list[str], mapping: list[int | None], include: b
     type itself: declares_bf16)."""
     text = re.sub(r'(#\s*include\s*)[<"]cuda_bf16\.h[>"]', r"\1<hip/hip_bf16.h>", text)
     text = re.sub(r"\b(?:__)?nv_bfloat16(2?)\b", r"__hip_bfloat16\1", text)
+    # cuda_bf16.h's {unsigned short x;} / {unsigned short x, y;} structs, as amd_hip_bf16.h declares them
+    text = re.sub(r"\b__nv_bfloat16(2?)_raw\b", r"__hip_bfloat16\1_raw", text)
     lines = text.split("\n")
     for i, line in enumerate(cuda_lines):
         j = mapping[i]
