@@ -487,7 +487,8 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
                 out: Path, recipe_args: tuple[str, ...], **recipe: Any) -> None:
     """Hipify SRC, compile it for each --arch in the dev image and write report.json / report.md to --out.
 
-    The recipe's options below work anywhere on the command line.
+    The recipe's options below work anywhere on the command line; `--arch-table PATH` (a path inside
+    the image) is passed on to the recipe as it is.
     """
     from buildctl.engine import docker_client
     from buildctl.migrate import (
@@ -505,11 +506,12 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
     chosen = resolve(project, Selection((source,) if source else (), (rocm,) if rocm else (), matrix_archs,
                                         ("dev",))).selection
     rocm = chosen.rocm[0]
-    recipe_args = (*recipe_arguments(recipe), *passthrough_arguments(recipe_args))
     dev_cells = make_plan(project, Selection(chosen.sources, chosen.rocm, (), ("dev",))).cells
     if not dev_cells:
         raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `{buildctl_command('matrix --image dev')}`)")
     mounts = Mounts(*check_paths(src, out), recipe.get("compile_commands"))
+    # after check_paths, so that `buildctl migrate -q SRC` is told where -q goes
+    recipe_args = (*recipe_arguments(recipe), *passthrough_arguments(recipe_args))
     client = docker_client()
     cell = pick_dev_image(client, list(dev_cells), list(archs))
     code, lines = run_migrate(client, cell, mounts, list(archs), list(recipe_args), _ui(ctx))

@@ -67,7 +67,7 @@ def passthrough_arguments(extra: tuple[str, ...]) -> list[str]:
         if flag not in PASSTHROUGH:
             what = "no such option of buildctl migrate" if args[i].startswith("-") else "unexpected argument (migrate takes one SRC)"
             raise InputError(f"{args[i]}: {what} (see `buildctl migrate --help`)")
+        if "=" not in args[i] and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            raise InputError(f"{flag}: needs a value (a path inside the dev image)")
         i += 1 if "=" in args[i] else 2
-    if args and "=" not in args[-1] and args[-1] in PASSTHROUGH:
-        raise InputError(f"{args[-1]}: needs a value")
     return args

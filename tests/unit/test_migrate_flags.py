@@ -302,19 +302,30 @@ def test_defines_a_cmakelists_always_passes_are_taken_when_the_sources_test_them
     (csrc / "src").mkdir(parents=True)
     (csrc / "CMakeLists.txt").write_text(
         'if(${NATTEN_WITH_HOPPER_FNA})\n  add_definitions("-DNATTEN_WITH_HOPPER_FNA=1")\nendif()\n'
-        '# add_definitions(-DCOMMENTED)\nadd_definitions("-DWITH_CUDA")\nadd_definitions("-DNATTEN_WITH_CUTLASS")\n'
+        '# add_definitions(-DCOMMENTED)\n#[[ a bracket comment\nadd_definitions(-DBRACKETED)\n]]\n'
+        'add_definitions("-DWITH_CUDA")\nadd_definitions("-DNATTEN_WITH_CUTLASS")\n'
+        'if(WIN32) add_definitions(-DONE_LINE) endif()\n'
+        'add_compile_definitions(MSG="#x")\nset(FOO bar)\n'
+        'add_definitions(-DDATA_DIR="${CMAKE_SOURCE_DIR}/d")\n'
         "add_compile_definitions(\n  TILE=128\n  -DFAST)\n"
-        "foreach(x a b)\n  add_definitions(-DLOOPED)\nendforeach()\n")
+        "foreach(x a b)\n  add_definitions(-DLOOPED)\nendforeach()\n"
+        "add_definitions(-DBACKEND=1)\n")
     (tmp_path / "tools").mkdir()
-    (tmp_path / "tools" / "CMakeLists.txt").write_text("add_definitions(-DTOOLS_ONLY)\n")
+    (tmp_path / "tools" / "CMakeLists.txt").write_text("add_definitions(-DTOOLS_ONLY -DBACKEND=0)\n")
+    (tmp_path / "tools" / "bench.cu").write_text("#ifdef TOOLS_ONLY\n#endif\n")
     unit = ("#ifdef NATTEN_WITH_CUTLASS\nint run();\n#else\nint fail();\n#endif\n#if TILE > 64 && defined(FAST)\n#endif\n"
-            "#if NATTEN_WITH_HOPPER_FNA || COMMENTED || LOOPED || TOOLS_ONLY\n#endif\n")
-    units = {"csrc/src/fna_forward.cu": unit}
+            "#if NATTEN_WITH_HOPPER_FNA || COMMENTED || BRACKETED || LOOPED || ONE_LINE || BACKEND\n#endif\n"
+            "#if defined(MSG) || defined(FOO) || defined(bar) || defined(DATA_DIR)\n#endif\n/*\n#ifdef WITH_CUDA\n*/\n")
+    units = {"csrc/src/fna_forward.cu": unit, "tools/bench.cu": "#ifdef TOOLS_ONLY\n#endif\nint x;\n"}
     found = flags.cmake_always_defines(tmp_path, {**units, "csrc/x.h": "#ifdef FAST\n#endif\n"}, units, ())
-    assert [d for d, _why in found] == ["FAST", "NATTEN_WITH_CUTLASS", "TILE=128"]
-    assert found[1][1] == ("the build always defines it (outside any if() at csrc/CMakeLists.txt:6) and 1 file tests it "
-                           "(csrc/src/fna_forward.cu)")
-    assert flags.cmake_always_defines(tmp_path, units, units, ("NATTEN_WITH_CUTLASS=0",), ("FAST",)) == (
-        ("TILE=128", found[2][1]),)
+    assert [(f, d) for f, d, _why in found] == [("csrc", "FAST"), ("csrc", 'MSG="#x"'), ("csrc", "NATTEN_WITH_CUTLASS"),
+                                                ("csrc", "TILE=128"), ("tools", "TOOLS_ONLY")]
+    assert found[2][2] == ("the build always defines it for the units under csrc/ (outside any if() at "
+                           "csrc/CMakeLists.txt:9) and 1 file tests it (csrc/src/fna_forward.cu)")
+    assert [d for _f, d, _why in flags.cmake_always_defines(tmp_path, units, units, ("NATTEN_WITH_CUTLASS=0",),
+                                                            ("FAST", "MSG"))] == ["TILE=128", "TOOLS_ONLY"]
     project = flags.project_flags(tmp_path, set(units), None, (), (), units, units)
-    assert project.common.defines == ("FAST", "NATTEN_WITH_CUTLASS", "TILE=128") and not project.hip_switches
+    assert project.for_unit("csrc/src/fna_forward.cu").defines == ("FAST", 'MSG="#x"', "NATTEN_WITH_CUTLASS", "TILE=128")
+    assert project.for_unit("tools/bench.cu").defines == ("TOOLS_ONLY",)  # each folder's own, as in CMake
+    assert not project.common.defines and not project.hip_switches
+    assert {"NATTEN_WITH_CUTLASS", "TOOLS_ONLY"} <= project.defined_names()

@@ -91,7 +91,8 @@ def test_a_global_option_after_the_command_is_named_as_one(tmp_path):
     (["--timeout", "-1"], "Invalid value for '--timeout': -1 is not in the range x>=1. (see `buildctl migrate --help`)"),
     (["--bogus", "3"], "--bogus: no such option of buildctl migrate (see `buildctl migrate --help`)"),
     (["second_src"], "second_src: unexpected argument (migrate takes one SRC) (see `buildctl migrate --help`)"),
-    (["--arch-table"], "--arch-table: needs a value"),
+    (["--arch-table"], "--arch-table: needs a value (a path inside the dev image)"),
+    (["--arch-table", "--bogus"], "--arch-table: needs a value (a path inside the dev image)"),
 ])
 def test_bad_recipe_arguments_fail_on_the_host_before_any_image(tmp_path, extra, message):
     """Checked before the dev image is looked up: no Docker engine or image is needed to hear of a bad
@@ -111,3 +112,15 @@ def test_arch_table_passes_through_to_the_recipe():
     from buildctl.migrate_options import passthrough_arguments
     assert passthrough_arguments(("--arch-table", "/etc/x.json")) == ["--arch-table", "/etc/x.json"]
     assert passthrough_arguments(("--arch-table=/etc/x.json",)) == ["--arch-table=/etc/x.json"]
+
+
+def test_a_global_option_after_migrate_is_named_before_other_argument_errors(tmp_path):
+    """`buildctl migrate -q SRC ...`: click takes -q as SRC and SRC as an extra argument; the error says
+    where -q goes, not that SRC is unexpected."""
+    import subprocess
+    (tmp_path / "src").mkdir()
+    done = subprocess.run([sys.executable, "-m", "buildctl", "--root", str(ROOT), "migrate", "-q", str(tmp_path / "src"),
+                           "--arch", "gfx942", "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, check=False, env={**os.environ, "DOCKER_HOST": "unix:///nonexistent"})
+    assert done.returncode == 2
+    assert done.stderr.startswith("buildctl: error: -q: not an option of migrate"), done.stderr

@@ -366,5 +366,5 @@ def test_project_flags_say_none_for_a_tree_without_build_files(tmp_path):
     data = sample_report(options={"baseline": False, "project_flags": {
         "source": "none", "include_dirs": [], "defines": [], "units": 0}})
     data["summary"] = report.summarize(data, "error")
-    assert "- source: none: the tree has no build file" in report.to_markdown(data)
+    assert "- source: none: the tree has none of the build files migrate reads" in report.to_markdown(data)
 

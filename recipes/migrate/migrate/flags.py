@@ -52,9 +52,11 @@ class ProjectFlags:
     """units: {tree-relative unit path: UnitFlags} from a compilation database; common: flags for
     every unit (inferred from build files, plus --include-dir / --define); source: where they came
     from, for the report; outside: include folders named by the build that lie outside the tree;
-    inferred: (define, reason) of the defines in `common` that the build files gave (unit_guard_defines,
-    hip_switch_defines); hip_switches: the names among them that select the project's own ROCm path
-    (its files are then compiled untranslated, as that build does);
+    inferred: (define, reason) of the defines that the build files gave (unit_guard_defines and
+    hip_switch_defines, in `common`; cmake_always_defines, in `folder_defines`); folder_defines:
+    (tree-relative folder, "" for the root; define) given to the units under that folder;
+    hip_switches: the names among the inferred ones that select the project's own ROCm path (its files
+    are then compiled untranslated, as that build does);
     unread_options: response files the database names that were found neither beside it nor in the tree."""
 
     units: dict[str, UnitFlags] = field(default_factory=dict)
@@ -62,19 +64,22 @@ class ProjectFlags:
     source: str = "inferred"  # or NO_BUILD_FILES, or the compilation database's path
     outside: tuple[str, ...] = ()
     inferred: tuple[tuple[str, str], ...] = ()
+    folder_defines: tuple[tuple[str, str], ...] = ()
     hip_switches: frozenset[str] = frozenset()
     unread_options: tuple[str, ...] = ()
 
     def for_unit(self, rel: str) -> UnitFlags:
-        """The unit's own flags followed by the common ones."""
+        """The unit's own flags, then its folders' (folder_defines), then the common ones."""
         own = self.units.get(rel, UnitFlags())
+        scoped = tuple(d for folder, d in self.folder_defines if not folder or rel.startswith(folder + "/"))
         return UnitFlags(tuple(dict.fromkeys(own.include_dirs + self.common.include_dirs)),
-                         tuple(dict.fromkeys(own.defines + self.common.defines)),
+                         tuple(dict.fromkeys(own.defines + scoped + self.common.defines)),
                          tuple(dict.fromkeys(own.undefines + self.common.undefines)))
 
     def defined_names(self) -> frozenset[str]:
         """The names of the macros any unit gets defined (-D NAME or NAME=VALUE)."""
-        defines = [d for u in self.units.values() for d in u.defines] + list(self.common.defines)
+        defines = ([d for u in self.units.values() for d in u.defines] + [d for _folder, d in self.folder_defines]
+                   + list(self.common.defines))
         return frozenset(d.split("=", 1)[0] for d in defines)
 
     def all_dirs(self) -> tuple[str, ...]:
@@ -504,78 +509,108 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
     return tuple(found)
 
 
-CMAKE_OPEN = re.compile(r"^[ \t]*(?:if|foreach|while|function|macro)[ \t]*\(", re.I)
-CMAKE_CLOSE = re.compile(r"^[ \t]*(?:endif|endforeach|endwhile|endfunction|endmacro)[ \t]*\(", re.I)
-CMAKE_ALWAYS_DEFINE = re.compile(r"\b(add_definitions|add_compile_definitions)[ \t]*\(([^)]*)\)", re.I)
-TESTED_NAME = re.compile(r"\b(?!defined\b)([A-Za-z_]\w*)\b")
+# CMake's lexical pieces that hide structure: quoted and bracket arguments, bracket and line comments
+CMAKE_LEXEME = re.compile(r'"(?:\\.|[^"\\])*"|#\[(=*)\[.*?\]\1\]|\[(=*)\[.*?\]\2\]|#[^\n]*', re.S)
+CMAKE_BLOCK = re.compile(r"(?<![\w$])(end)?(?:if|foreach|while|function|macro)[ \t]*\(", re.I)
+CMAKE_DEFINE_CALL = re.compile(r"(?<![\w$])(add_definitions|add_compile_definitions)[ \t]*\(", re.I)
+# NAME or NAME=VALUE, a VALUE with no variable, list, escape or quote, or one whole string literal
+DEFINE_WORD = re.compile(r'[A-Za-z_]\w*(?:=(?:"[^"$;\\]*"|[^\s$;"\'\\]*))?')
+CMAKE_WORD = re.compile(r'"(?:\\.|[^"\\])*"|[^\s"]*(?:"[^"]*"[^\s"]*)*')
+
+
+def _cmake_code(text: str) -> tuple[str, str]:
+    """(code, structure) of a CMake file, both as long as `text` with its newlines: code has the
+    comments (# to the line end, #[[ ... ]] brackets) blanked; structure also blanks the contents of
+    quoted and bracket arguments, so that a `(`, `#` or keyword inside one is not read as code."""
+    def keep_lines(piece: str) -> str:
+        return re.sub(r"[^\n]", " ", piece)
+
+    def code(m: re.Match[str]) -> str:
+        return keep_lines(m.group(0)) if m.group(0).startswith("#") else m.group(0)
+
+    def structure(m: re.Match[str]) -> str:
+        piece = m.group(0)
+        return keep_lines(piece) if piece.startswith("#") else piece[0] + keep_lines(piece[1:-1]) + piece[-1]
+    return CMAKE_LEXEME.sub(code, text), CMAKE_LEXEME.sub(structure, text)
 
 
 def _cmake_top_level_defines(text: str) -> list[tuple[str, int]]:
     """(NAME or NAME=VALUE, line) of the add_definitions(-D...) / add_compile_definitions(...) calls of one
-    CMakeLists.txt that lie outside every if() / foreach() / while() / function() / macro() block: the
-    defines its directory's targets always get. Comments (# to the line end) are ignored."""
-    code = re.sub(r"#[^\n]*", "", text)
-    depth_at, depth = [], 0
-    for line in code.split("\n"):
-        depth_at.append(depth)
-        depth += bool(CMAKE_OPEN.match(line)) - bool(CMAKE_CLOSE.match(line))
-        depth = max(depth, 0)
+    CMakeLists.txt that lie outside every if() / foreach() / while() / function() / macro() block, also
+    one opened on the same line: the defines its folder's targets get whatever the configuration.
+    Comments are ignored, a quoted argument is one word; a value naming a variable (`${...}`), a list
+    or an escape is left out, as its text is not the value the compiler gets."""
+    code, structure = _cmake_code(text)
+    blocks = [(m.start(), -1 if m.group(1) else 1) for m in CMAKE_BLOCK.finditer(structure)]
     found = []
-    for m in CMAKE_ALWAYS_DEFINE.finditer(code):
-        line = code.count("\n", 0, m.start())
-        if depth_at[line]:
+    for m in CMAKE_DEFINE_CALL.finditer(structure):
+        if sum(step for at, step in blocks if at < m.start()) > 0:
             continue
-        for word in m.group(2).split():
-            word = word.strip("\"'")
+        close = structure.find(")", m.end())
+        # a quoted argument is one word without its quotes; quotes inside an unquoted one are literal
+        # (add_definitions(-DNAME="text") defines NAME as the string literal "text")
+        words = [w[1:-1] if w.startswith('"') else w
+                 for w in CMAKE_WORD.findall(code[m.end():close if close >= 0 else len(code)]) if w]
+        for word in words:
             if m.group(1).lower() == "add_definitions":
                 word = word[2:] if word.startswith("-D") else ""
             elif word.startswith("-D"):
                 word = word[2:]
-            if re.fullmatch(r"[A-Za-z_]\w*(=\S*)?", word):
-                found.append((word, line + 1))
+            if DEFINE_WORD.fullmatch(word):
+                found.append((word, code.count("\n", 0, m.start()) + 1))
     return found
 
 
 def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str], given: tuple[str, ...],
-                         undefines: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
-    """((NAME or NAME=VALUE, reason), ...): the macros that a CMakeLists.txt at or above a unit's folder
-    defines outside any if() / foreach() / function() block (_cmake_top_level_defines), so its build
-    always passes them, and that the tree's sources test in #if / #ifdef lines. natten 0.21.7's
-    csrc/CMakeLists.txt:147 has add_definitions("-DNATTEN_WITH_CUTLASS"), and its op bodies sit in
-    `#ifdef NATTEN_WITH_CUTLASS ... #else TORCH_CHECK(false, "libnatten not compiled with CUTLASS.")`:
-    without the define the units compile, but not the code the build compiles. texts: {rel: text} of
-    the tree's files; units: {rel: text} of the units; names in `given` (--define and the defines
-    inferred before) and `undefines` (--undefine) are left as they are."""
+                         undefines: tuple[str, ...] = ()) -> tuple[tuple[str, str, str], ...]:
+    """((folder, NAME or NAME=VALUE, reason), ...): the macros that a CMakeLists.txt at or above a unit's
+    folder defines outside any if() / foreach() / function() block (_cmake_top_level_defines), so its
+    build passes them to the targets of that folder (`folder`, tree-relative, "" for the root) and below
+    whatever the configuration, and that the tree's sources test in #if / #ifdef lines (comments not
+    counted). natten 0.21.7's csrc/CMakeLists.txt:147 has add_definitions("-DNATTEN_WITH_CUTLASS"), and
+    its op bodies sit in `#ifdef NATTEN_WITH_CUTLASS ... #else TORCH_CHECK(false, "libnatten not compiled
+    with CUTLASS.")`: without the define the units compile, but not the code the build compiles. A name
+    that two files give different values is left out. texts: {rel: text} of the tree's files; units:
+    {rel: text} of the units; names in `given` (--define and the defines inferred before) and
+    `undefines` (--undefine) are left as they are."""
     if not src.is_dir() or not units:
         return ()
     taken = {d.split("=", 1)[0] for d in given} | set(undefines)
     unit_dirs = {posixpath.dirname(rel) for rel in units}
-    defined: dict[str, tuple[str, str]] = {}
+    found: list[tuple[str, str, str]] = []  # (folder, define, "file:line")
     for path in _build_files(src):
         folder = path.parent.relative_to(src).as_posix()
         folder = "" if folder == "." else folder
-        if path.name != "CMakeLists.txt" or not any(d == folder or d.startswith(folder + "/") or not folder
+        if path.name != "CMakeLists.txt" or not any(not folder or d == folder or d.startswith(folder + "/")
                                                     for d in unit_dirs):
             continue
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        for define, line in _cmake_top_level_defines(text):
-            name = define.split("=", 1)[0]
-            if name not in taken:
-                defined.setdefault(name, (define, f"{path.relative_to(src).as_posix()}:{line}"))
-    if not defined:
-        return ()
+        where = path.relative_to(src).as_posix()
+        found += [(folder, define, f"{where}:{line}") for define, line in _cmake_top_level_defines(text)
+                  if define.split("=", 1)[0] not in taken]
+    values: dict[str, set[str]] = {}
+    for _folder, define, _where in found:
+        values.setdefault(define.split("=", 1)[0], set()).add(define)
+    names = {name for name, seen in values.items() if len(seen) == 1}
     tested: dict[str, list[str]] = {}
     for rel, text in sorted(texts.items()):
-        for m in TESTED.finditer(text):
-            for name in TESTED_NAME.findall(m.group(1)):
-                if name in defined and rel not in tested.setdefault(name, []):
+        if not any(name in text for name in names):
+            continue
+        for m in TESTED.finditer(cpp.blank(text)):
+            for name in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1)):
+                if name in names and rel not in tested.setdefault(name, []):
                     tested[name].append(rel)
-    return tuple((defined[name][0], f"the build always defines it (outside any if() at {defined[name][1]}) and "
-                  f"{count_files(rels)} {'tests' if len(rels) == 1 else 'test'} it ({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''})")
-                 for name, rels in sorted(tested.items()))
+    out = []
+    for folder, define, where in found:
+        rels = tested.get(define.split("=", 1)[0])
+        if rels and (folder, define) not in {(f, d) for f, d, _why in out}:
+            out.append((folder, define, f"the build always defines it for the units under {folder or 'the tree'}/ "
+                        f"(outside any if() at {where}) and {count_files(rels)} {'tests' if len(rels) == 1 else 'test'} "
+                        f"it ({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''})"))
+    return tuple(sorted(out, key=lambda entry: entry[1]))
 
 
 def count_files(rels: list[str]) -> str:
@@ -657,9 +692,10 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         switches = hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
         always = cmake_always_defines(src, texts or {}, units or {},
                                       defines + tuple(d for d, _why in guarded + switches), undefines)
-    inferred = guarded + switches + always
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
-        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in inferred)), inferred=inferred,
+        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded + switches)),
+        inferred=guarded + switches + tuple((d, why) for _folder, d, why in always),
+        folder_defines=tuple((folder, d) for folder, d, _why in always),
         hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
         source="inferred" if src.is_dir() and _build_files(src) else NO_BUILD_FILES)
     root = src if src.is_dir() else src.parent
@@ -672,4 +708,5 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     common = UnitFlags(tuple(dict.fromkeys(base.common.include_dirs + tuple(extra))), base.common.defines + defines,
                        tuple(dict.fromkeys(base.common.undefines + undefines)))
     return ProjectFlags(units=base.units, common=common, source=base.source, outside=base.outside, inferred=base.inferred,
-                        hip_switches=base.hip_switches, unread_options=base.unread_options)
+                        folder_defines=base.folder_defines, hip_switches=base.hip_switches,
+                        unread_options=base.unread_options)

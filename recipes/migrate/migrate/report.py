@@ -109,8 +109,8 @@ def _project_flags(data: dict) -> list[str]:
     if pf["source"] == "inferred":
         where = "inferred from the build files (CMakeLists.txt, Makefiles, setup.py)"
     elif pf["source"] == "none":
-        where = ("none: the tree has no build file (CMakeLists.txt, Makefile, setup.py) and no --compile-commands "
-                 "was given, so only the tree's own folders and --include-dir / --define apply")
+        where = ("none: the tree has none of the build files migrate reads (CMakeLists.txt, Makefiles, setup.py) "
+                 "and no --compile-commands was given, so only the tree's own folders and --include-dir / --define apply")
     else:
         where = f"`{pf['source']}`: its entries give {count(pf['units'], 'source')} of the tree their own folders and defines"
     out = ["", "## Project flags", "", f"- source: {where}"]
