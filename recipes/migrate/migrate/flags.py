@@ -342,7 +342,7 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
         defined = _build_define(files, name)
         if defined:
             found.append((defined[0], f"guards all the code of {len(rels)} .cu unit{'s' if len(rels) != 1 else ''} "
-                          f"({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''}); the build defines it at {defined[1]}"))
+                          f"({first_files(rels)}); the build defines it at {defined[1]}"))
     return tuple(found)
 
 
@@ -504,7 +504,7 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
         defined = None if name in taken else _build_define(files, name)
         if defined:
             found.append((defined[0], f"the project's own ROCm build switch: tested in {len(rels)} file"
-                          f"{'s' if len(rels) != 1 else ''} ({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''}), "
+                          f"{'s' if len(rels) != 1 else ''} ({first_files(rels)}), "
                           f"defined by its build at {defined[1]}; --undefine {name} migrates the CUDA path instead"))
     return tuple(found)
 
@@ -562,7 +562,8 @@ def _cmake_top_level_defines(text: str) -> list[tuple[str, int]]:
 
 
 def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str], given: tuple[str, ...],
-                         undefines: tuple[str, ...] = ()) -> tuple[tuple[str, str, str], ...]:
+                         undefines: tuple[str, ...] = (),
+                         build_files: list[Path] | None = None) -> tuple[tuple[str, str, str], ...]:
     """((folder, NAME or NAME=VALUE, reason), ...): the macros that a CMakeLists.txt at or above a unit's
     folder defines outside any if() / foreach() / function() block (_cmake_top_level_defines), so its
     build passes them to the targets of that folder (`folder`, tree-relative, "" for the root) and below
@@ -572,13 +573,14 @@ def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str]
     with CUTLASS.")`: without the define the units compile, but not the code the build compiles. A name
     that two files give different values is left out. texts: {rel: text} of the tree's files; units:
     {rel: text} of the units; names in `given` (--define and the defines inferred before) and
-    `undefines` (--undefine) are left as they are."""
+    `undefines` (--undefine) are left as they are; build_files: _build_files(src) when the caller
+    has them (None: walked here)."""
     if not src.is_dir() or not units:
         return ()
     taken = {d.split("=", 1)[0] for d in given} | set(undefines)
     unit_dirs = {posixpath.dirname(rel) for rel in units}
     found: list[tuple[str, str, str]] = []  # (folder, define, "file:line")
-    for path in _build_files(src):
+    for path in _build_files(src) if build_files is None else build_files:
         folder = path.parent.relative_to(src).as_posix()
         folder = "" if folder == "." else folder
         if path.name != "CMakeLists.txt" or not any(not folder or d == folder or d.startswith(folder + "/")
@@ -603,29 +605,31 @@ def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str]
             for name in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1)):
                 if name in names and rel not in tested.setdefault(name, []):
                     tested[name].append(rel)
-    out = []
+    out, seen = [], set()
     for folder, define, where in found:
         rels = tested.get(define.split("=", 1)[0])
-        if rels and (folder, define) not in {(f, d) for f, d, _why in out}:
+        if rels and (folder, define) not in seen:
+            seen.add((folder, define))
             out.append((folder, define, f"the build always defines it for the units under {folder or 'the tree'}/ "
-                        f"(outside any if() at {where}) and {count_files(rels)} {'tests' if len(rels) == 1 else 'test'} "
-                        f"it ({', '.join(rels[:2])}{', ...' if len(rels) > 2 else ''})"))
+                        f"(outside any if() at {where}) and {len(rels)} file{'s test' if len(rels) != 1 else ' tests'} "
+                        f"it ({first_files(rels)})"))
     return tuple(sorted(out, key=lambda entry: entry[1]))
 
 
-def count_files(rels: list[str]) -> str:
-    """"1 file" / "N files"."""
-    return f"{len(rels)} file{'s' if len(rels) != 1 else ''}"
+def first_files(rels: list[str]) -> str:
+    """The first two paths of `rels`, then ", ..." when there are more (for a reason's text)."""
+    return ", ".join(rels[:2]) + (", ..." if len(rels) > 2 else "")
 
 
-def infer_from_build_files(src: Path) -> tuple[str, ...]:
+def infer_from_build_files(src: Path, build_files: list[Path] | None = None) -> tuple[str, ...]:
     """Tree-relative include folders the build files under `src` name (CMake include_directories /
     target_include_directories, -I in Makefiles, include_dirs in setup.py); only folders that exist
     in the tree. In CMake, ${VAR} is resolved from _cmake_scopes (the project folders, one-word set()
-    values) and $<BUILD_INTERFACE:x> is x; a folder naming anything else is left out."""
+    values) and $<BUILD_INTERFACE:x> is x; a folder naming anything else is left out. build_files:
+    _build_files(src) when the caller has them (None: walked here)."""
     if not src.is_dir():
         return ()
-    build_files = _build_files(src)
+    build_files = _build_files(src) if build_files is None else build_files
     try:
         scopes = _cmake_scopes(src, [p for p in build_files if p.name == "CMakeLists.txt"])
     except OSError:
@@ -686,18 +690,19 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
             raise InputError(f"--undefine {u}: expected a macro NAME")
     guarded: tuple[tuple[str, str], ...] = ()
     switches: tuple[tuple[str, str], ...] = ()
-    always: tuple[tuple[str, str], ...] = ()
+    always: tuple[tuple[str, str, str], ...] = ()
+    build_files = _build_files(src) if src.is_dir() else []
     if not compile_commands:
         guarded = unit_guard_defines(src, units or {}, defines + undefines)
         switches = hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
         always = cmake_always_defines(src, texts or {}, units or {},
-                                      defines + tuple(d for d, _why in guarded + switches), undefines)
+                                      defines + tuple(d for d, _why in guarded + switches), undefines, build_files)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
-        common=UnitFlags(infer_from_build_files(src), tuple(d for d, _why in guarded + switches)),
+        common=UnitFlags(infer_from_build_files(src, build_files), tuple(d for d, _why in guarded + switches)),
         inferred=guarded + switches + tuple((d, why) for _folder, d, why in always),
         folder_defines=tuple((folder, d) for folder, d, _why in always),
         hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
-        source="inferred" if src.is_dir() and _build_files(src) else NO_BUILD_FILES)
+        source="inferred" if build_files else NO_BUILD_FILES)
     root = src if src.is_dir() else src.parent
     extra = []
     for d in include_dirs:
