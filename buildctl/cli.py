@@ -511,7 +511,7 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
         raise ConfigError(f"--rocm {rocm}: no dev image is planned for it (see `{buildctl_command('matrix --image dev')}`)")
     mounts = Mounts(*check_paths(src, out), recipe.get("compile_commands"))
     # after check_paths, so that `buildctl migrate -q SRC` is told where -q goes
-    recipe_args = (*recipe_arguments(recipe), *passthrough_arguments(recipe_args))
+    recipe_args = (*recipe_arguments(recipe), *passthrough_arguments(recipe_args, _group_options()))
     client = docker_client()
     cell = pick_dev_image(client, list(dev_cells), list(archs))
     code, lines = run_migrate(client, cell, mounts, list(archs), list(recipe_args), _ui(ctx))

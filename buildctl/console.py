@@ -146,15 +146,27 @@ class UI:
         self.stream.flush()
 
     @contextlib.contextmanager
-    def status(self, markup: str) -> Iterator[Callable[[str], None]]:
+    def status(self, markup: str, defer: bool = False) -> Iterator[Callable[[str], None]]:
         """A long step: a spinner in a terminal, one line at its start in a pipe (dropped with quiet).
 
         Yields update(markup): in a terminal it replaces the spinner's text, in a pipe it prints a line
-        (a step counter for CI logs).
+        (a step counter for CI logs). defer: in a pipe, the start line waits for the first update, so
+        that a step refused before it makes progress prints only its error.
         """
         if self.tty and not self.quiet:
             with self.rich.status(markup) as spinner:
                 yield lambda text: spinner.update(text)
             return
-        self.info(markup)
-        yield self.info
+        if not defer:
+            self.info(markup)
+            yield self.info
+            return
+        started = False
+
+        def update(text: str) -> None:
+            nonlocal started
+            if not started:
+                self.info(markup)
+                started = True
+            self.info(text)
+        yield update

@@ -171,7 +171,7 @@ def run_migrate(client: docker.DockerClient, cell: Cell, mounts: Mounts, archs: 
         working_dir="/tmp")
     lines: list[str] = []
     try:
-        with ui.status(f"migrate: running the recipe in {cell.ref}") as update:
+        with ui.status(f"migrate: running the recipe in {cell.ref}", defer=True) as update:
             pending = ""
             for chunk in container.logs(stream=True, follow=True):
                 pending += chunk.decode(errors="replace")

@@ -3,7 +3,7 @@ buildctl.migrate so that the CLI module imports them without the Docker SDK)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +57,18 @@ def recipe_arguments(values: dict[str, Any]) -> list[str]:
 PASSTHROUGH = ("--arch-table",)
 
 
-def passthrough_arguments(extra: tuple[str, ...]) -> list[str]:
+def passthrough_arguments(extra: tuple[str, ...], group_options: Mapping[str, str]) -> list[str]:
     """The command line's arguments that click did not parse, checked before the dev image is looked up:
-    only PASSTHROUGH options (`--arch-table PATH` or `--arch-table=PATH`) may remain. Raises InputError
-    naming the first other argument (an unknown option, a second SRC)."""
+    only PASSTHROUGH options (`--arch-table PATH` or `--arch-table=PATH`) may remain. group_options:
+    buildctl's own options (`-q` -> `-q`, `--root` -> `--root ROOT`), which go before the subcommand.
+    Raises InputError naming the first other argument (one of group_options and where it goes, an
+    unknown option, a second SRC)."""
     args, i = list(extra), 0
     while i < len(args):
         flag = args[i].split("=", 1)[0]
+        if flag in group_options:
+            raise InputError(f"{flag}: an option of buildctl itself, before the subcommand: "
+                             f"`buildctl {group_options[flag]} migrate SRC ...`")
         if flag not in PASSTHROUGH:
             what = "no such option of buildctl migrate" if args[i].startswith("-") else "unexpected argument (migrate takes one SRC)"
             raise InputError(f"{args[i]}: {what} (see `buildctl migrate --help`)")

@@ -118,3 +118,27 @@ def test_units_without_a_leading_include_share_the_pch_of_the_implicit_hip_heade
             assert command.split(" -c ", 1)[1].split(" ")[0].endswith(f"/hip/{name}")  # the unit itself, no copy
     assert not (out / "build" / "hip" / "pch").exists()
     assert sorted(p.name for p in (out / "hip").iterdir()) == ["d.cu", "e.cu"]  # no copies left
+
+
+@pytest.mark.skipif(not slice_cells("dev"), reason="dev is not in the slice")
+@pytest.mark.parametrize("setup, expect", [
+    ("foreign-out", "folder is not empty and holds no previous migrate output"),
+    ("no-cuda", "no CUDA sources found"),
+])
+def test_refusals_in_the_image_print_one_line_on_a_piped_stderr(tmp_path, setup, expect):
+    """Refusals the recipe makes before its first step: stderr (a pipe here) holds only the one error
+    line, without a 'running the recipe' progress line before it; exit 2; the user's files are kept."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "k.cu" if setup == "foreign-out" else src / "main.cpp").write_text(
+        "__global__ void k() {}\n" if setup == "foreign-out" else "int main() { return 0; }\n")
+    if setup == "foreign-out":
+        out.mkdir()
+        (out / "notes.txt").write_text("mine\n")
+    result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
+                             "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("buildctl: error: ") and expect in line, line
+    assert result.stdout == ""
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"] if setup == "foreign-out" else not out.exists()

@@ -425,7 +425,9 @@ def test_kernel_arguments_of_function_attribute_calls_become_const_void_pointers
             "void f(const void* p) {\n"
             "  cudaFuncSetAttribute(k<float, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,\n                       smem);\n"
             "  cudaFuncSetCacheConfig((const void*)k2, cudaFuncCachePreferShared);\n"
-            "  cudaFuncGetAttributes(&a, p);\n}\n")
+            "  cudaFuncGetAttributes(&a, p);\n"
+            "  cudaFuncSetAttribute(ROCM_ONLY((void *)) k3, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);\n"
+            "  cudaFuncSetAttribute(pick((void *)p), cudaFuncAttributeMaxDynamicSharedMemorySize, 0);\n}\n")
     hip = cuda.replace("cuda", "hip")
     migrated = advice.migrate_tree({"u.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
     final = migrated.final["u.cu"].split("\n")
@@ -434,6 +436,9 @@ def test_kernel_arguments_of_function_attribute_calls_become_const_void_pointers
     assert final[8] == "                       smem);"
     assert final[9] == "  hipFuncSetCacheConfig((const void*)k2, hipFuncCachePreferShared);"
     assert final[10] == "  hipFuncGetAttributes(&a, reinterpret_cast<const void*>(p));"
+    # a macro that expands to the cast is a cast already; a call that takes a void* is not
+    assert final[11] == "  hipFuncSetAttribute(ROCM_ONLY((void *)) k3, hipFuncAttributeMaxDynamicSharedMemorySize, 0);"
+    assert final[12] == "  hipFuncSetAttribute(reinterpret_cast<const void*>(pick((void *)p)), hipFuncAttributeMaxDynamicSharedMemorySize, 0);"
     assert "func-pointer-cast" in [f.id for f in migrated.fixes["u.cu"]]
 
 

@@ -91,6 +91,8 @@ def test_a_global_option_after_the_command_is_named_as_one(tmp_path):
     (["--timeout", "-1"], "Invalid value for '--timeout': -1 is not in the range x>=1. (see `buildctl migrate --help`)"),
     (["--bogus", "3"], "--bogus: no such option of buildctl migrate (see `buildctl migrate --help`)"),
     (["second_src"], "second_src: unexpected argument (migrate takes one SRC) (see `buildctl migrate --help`)"),
+    (["-q"], "-q: an option of buildctl itself, before the subcommand: `buildctl -q migrate SRC ...`"),
+    (["--root", "."], "--root: an option of buildctl itself, before the subcommand: `buildctl --root ROOT migrate SRC ...`"),
     (["--arch-table"], "--arch-table: needs a value (a path inside the dev image)"),
     (["--arch-table", "--bogus"], "--arch-table: needs a value (a path inside the dev image)"),
 ])
@@ -110,8 +112,8 @@ def test_bad_recipe_arguments_fail_on_the_host_before_any_image(tmp_path, extra,
 
 def test_arch_table_passes_through_to_the_recipe():
     from buildctl.migrate_options import passthrough_arguments
-    assert passthrough_arguments(("--arch-table", "/etc/x.json")) == ["--arch-table", "/etc/x.json"]
-    assert passthrough_arguments(("--arch-table=/etc/x.json",)) == ["--arch-table=/etc/x.json"]
+    assert passthrough_arguments(("--arch-table", "/etc/x.json"), {"-q": "-q"}) == ["--arch-table", "/etc/x.json"]
+    assert passthrough_arguments(("--arch-table=/etc/x.json",), {}) == ["--arch-table=/etc/x.json"]
 
 
 def test_a_global_option_after_migrate_is_named_before_other_argument_errors(tmp_path):

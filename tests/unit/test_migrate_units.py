@@ -221,6 +221,20 @@ def test_recipe_progress_lines_reach_a_pipe_as_plain_lines(quiet):
     assert stream.getvalue() == ("" if quiet else "migrate: running\nmigrate: compile: 1/2 units; gfx942: 1 ok\n")
 
 
+def test_a_deferred_status_in_a_pipe_prints_nothing_for_a_step_refused_before_progress():
+    """`buildctl migrate` with a foreign non-empty --out, or a SRC without CUDA: the recipe refuses before
+    its first progress line, and stderr holds only the error, not a 'running the recipe' line before it."""
+    refused, started = io.StringIO(), io.StringIO()
+    lines: list[str] = []
+    with UI(refused, tty=False).status("migrate: running", defer=True) as update:
+        _route("migrate: --out /o: folder is not empty and holds no previous migrate output", lines, update)
+    with UI(started, tty=False).status("migrate: running", defer=True) as update:
+        _route(PROGRESS + "3 files read", lines, update)
+        _route(PROGRESS + "compile: 1/1 units", lines, update)
+    assert refused.getvalue() == ""
+    assert started.getvalue() == "migrate: running\nmigrate: 3 files read\nmigrate: compile: 1/1 units\n"
+
+
 def test_recipe_error_is_its_last_migrate_line():
     assert recipe_error(["noise", "migrate: --arch gfx9999: unknown offload arch; valid: gfx942"]) == \
         "--arch gfx9999: unknown offload arch; valid: gfx942"

@@ -600,9 +600,20 @@ def _arg_spans(blanked: str, start: int) -> tuple[list[tuple[int, int]], int] | 
     return None
 
 
+def _cast_already(arg: str, already: re.Pattern) -> bool:
+    """True when `arg` starts with a cast `already` matches, or is `MACRO(... cast ...) rest`: a macro
+    whose expansion casts what follows it (a call `f((void*)p)` ends at its ')' and is not such a prefix)."""
+    if already.match(arg):
+        return True
+    head = re.match(r"\w+\s*\(", arg)
+    return bool(head) and not arg.endswith(")") and any(already.match(arg[m.start():])
+                                                            for m in re.finditer(r"\(|reinterpret_cast", arg))
+
+
 def _cast_arg(text: str, table: dict[str, int], call: re.Pattern, cast: str, already: re.Pattern) -> str:
     """Each call of a name of `table` (name -> index of the argument) found by `call`, with that argument
-    written as `{cast}(argument)`, unless it is empty or `already` matches it (cast already)."""
+    written as `{cast}(argument)`, unless it is empty or cast already: `already` matches it, or it is
+    a macro call holding such a cast that prefixes the rest (`ROCM_ONLY((void *)) kernel`)."""
     if not any(name in text for name in table):
         return text
     blanked = cpp.blank(text)
@@ -614,7 +625,7 @@ def _cast_arg(text: str, table: dict[str, int], call: re.Pattern, cast: str, alr
             continue
         a, b = found[0][index]
         arg = text[a:b]
-        if not arg.strip() or already.match(arg.strip()):
+        if not arg.strip() or _cast_already(arg.strip(), already):
             continue
         edits.append((a + len(arg) - len(arg.lstrip()), a + len(arg.rstrip())))
     for a, b in reversed(edits):

@@ -170,6 +170,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     hipcc = find_hipcc()
     hipify.find_hipify()
     prepare_out(opts.out, opts.src)
+    progress(f"{report.count(len(source.files), 'file')} read; project flags: {project.source}")
     cuda_dir, hip_dir, base_dir, build_dir = (opts.out / d for d in ("cuda", "hip", "baseline", "build"))
     tree.write_tree(cuda_dir, {f.rel: f.text for f in source.files})
     sysdirs = includes.system_include_dirs(hipcc)
