@@ -71,6 +71,23 @@ def test_every_library_hipify_maps_to_compiles(dev):
     assert result.rc == 0, result.stderr[-2500:]
 
 
+# System libraries' headers that CUDA code commonly includes (OpenGL interop samples: GLUT, GLEW, EGL;
+# DeepSpeed's async I/O: libaio), in the order they must be included (glew.h before gl.h), each with a
+# symbol it declares.
+SYSTEM_HEADERS = (("GL/glew.h", "glewInit"), ("GL/glut.h", "glutInit"), ("GL/freeglut.h", "glutMainLoopEvent"),
+                  ("EGL/egl.h", "eglGetDisplay"), ("libaio.h", "io_submit"))
+
+
+def test_system_library_headers_cuda_code_includes_compile(dev):
+    """A HIP unit with the OpenGL, GLUT, GLEW, EGL and libaio headers and a symbol of each."""
+    cell, host = dev
+    lines = ["#include <hip/hip_runtime.h>"] + [f"#include <{h}>" for h, _ in SYSTEM_HEADERS]
+    lines += [f"auto* probe{n} = &{symbol};  // {header}" for n, (header, symbol) in enumerate(SYSTEM_HEADERS)]
+    lines.append("__global__ void fill(float* p) { p[threadIdx.x] = 1.0f; }")
+    result = _compile(host, "\n".join(lines))
+    assert result.rc == 0, result.stderr[-2500:]
+
+
 def test_openmp_pragma_compiles_and_links(dev):
     cell, host = dev
     source = "#include <omp.h>\nint main() { int s = 0;\n#pragma omp parallel for reduction(+:s)\n" \

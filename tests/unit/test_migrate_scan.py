@@ -250,8 +250,3 @@ def test_cutlass_include_is_reported_at_its_line():
             '#include "cutlass_helpers.h"\n// #include "cutlass/gemm/gemm.h"\n')
     got = {h for h in hits(text) if h[1] == "cutlass-no-rocm"}
     assert got == {(2, "cutlass-no-rocm"), (3, "cutlass-no-rocm")}
-
-
-def test_libaio_include_is_reported():
-    # DeepSpeed 0.19.8 csrc/aio/common/deepspeed_aio_utils.h:17
-    assert (2, "libaio-header") in hits("#pragma once\n#include <libaio.h>\n#include <stdlib.h>\n")
