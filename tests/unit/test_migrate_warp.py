@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import advice, rules, warp
+from migrate import advice, cpp, rules, warp
 from migrate.archs import Arch
 
 from tests.shared_cases import CASES_DIR
@@ -365,3 +365,55 @@ def test_a_mask_parameter_the_wrapper_assigns_or_a_64bit_one_is_left_alone():
     assert warp.rewrite(text, model) == text
     nested = "__device__ float f(unsigned m, float v) {\n  if (v > 0) { for (;;) { v = __shfl_sync(m, v, 0); } }\n  return v;\n}\n"
     assert "__shfl_sync(((unsigned long long)(unsigned)(m) << (__lane_id() & 32)), v, 0, 32)" in warp.rewrite(nested, model)
+
+
+# A PyTorch extension's block sum written for both platforms (exllamav2 0.0.3 rms_norm.cu): on AMD the
+# project's own macro drops the mask, and the reduction runs over warpSize lanes, 64 on wave64.
+OWN_MACRO = """#include <torch/extension.h>
+#include <cuda_runtime.h>
+#if defined(USE_ROCM)
+#define __shfl_xor_sync(mask, var, laneMask) __shfl_xor(var, laneMask)
+#endif
+__global__ void row_sum(const float* x, float* out) {
+  __shared__ float partial[32];
+  float v = x[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffff, v, offset);
+  int warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0.0f;
+    for (int w = 0; w < blockDim.x / warpSize; w++) s += partial[w];
+    out[blockIdx.x] = s;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_projects_own_warp_macro_is_kept_and_read_expanded(seed):
+    """Rewriting the calls to CUDA's 32-lane form (`__shfl_xor(v, offset, 32)`) would bypass the macro
+    and, with offsets from warpSize / 2 = 32, add each lane's value twice on wave64. The calls and the
+    macro stay; the compiled code (the macro expanded, as hipcc does) gives CUDA's block sums on both
+    wavefront sizes; no warp finding stays open on the macro's definition or its calls."""
+    migrated = advice.migrate_tree({"k.cu": (OWN_MACRO, hipified(OWN_MACRO))}, rules.load_rules(), ARCHS,
+                                   pytorch_files=frozenset({"k.cu"}))
+    final = migrated.final["k.cu"]
+    assert "__shfl_xor_sync(0xffffffff, v, offset)" in final and "__shfl_xor(v, offset, 32)" not in final
+    kernel = final[final.index("__global__"):]  # the emulator's C subset: without the c10::Half overloads
+    compiled = warp.expand_macros(kernel, warp.own_macros([cpp.blank(final)], frozenset()))
+    assert "v += __shfl_xor(v, offset);" in compiled
+    args = lambda: [ints(random.Random(seed), 256, -5, 9), [0, 0]]  # noqa: E731
+    cuda = Machine(OWN_MACRO, "cuda", 32).launch("row_sum", 2, 128, args())
+    for wave in (64, 32):
+        assert Machine(compiled, "hip", wave).launch("row_sum", 2, 128, args()) == cuda
+    rewritten = kernel.replace("__shfl_xor_sync(0xffffffff, v, offset)", "__shfl_xor(v, offset, 32)")
+    assert Machine(rewritten, "hip", 64).launch("row_sum", 2, 128, args()) != cuda  # what the rewrite gave
+    warp_open = [f for f in migrated.findings["k.cu"] if f.status == "open" and f.rule.startswith("warp")
+                 and (f.line in (4, 9) or f.severity == "error")]
+    assert warp_open == [], warp_open
+    assert {(f.line, f.rule) for f in migrated.findings["k.cu"] if f.status == "fixed"} >= {(4, "warp-sync-intrinsic"),
+                                                                                           (9, "warp-mask-32bit")}
+    # without USE_ROCM (not a PyTorch extension) the macro is not compiled and the calls are rewritten
+    plain = advice.migrate_tree({"k.cu": (OWN_MACRO, hipified(OWN_MACRO))}, rules.load_rules(), ARCHS).final["k.cu"]
+    assert "__shfl_xor_sync(0xffffffff, v, offset)" not in plain

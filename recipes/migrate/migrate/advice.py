@@ -56,11 +56,12 @@ class FileState:
         return None
 
 
-def _projected(state: FileState, raw: list[scan.Finding], full_mask: re.Pattern) -> str:
-    """The migrated text with the mask rewrite suggested for each warp-mask-32bit line put in place:
+def _projected(state: FileState, analysed: str, raw: list[scan.Finding], full_mask: re.Pattern) -> str:
+    """The migrated text as analysed (warp.expand_macros of state.final) with the mask rewrite
+    suggested for each warp-mask-32bit line put in place:
     the warp operations are classified as they will be once the suggestion is taken (a 32-bit CUDA
     mask left in a *_sync call does not compile for HIP, so it works on neither width)."""
-    lines = state.final.split("\n")
+    lines = analysed.split("\n")
     for finding in raw:
         index = state.final_line(finding.line) if finding.rule in ("warp-mask-32bit", "warp-vote-32bit-result") else None
         model = warp.Model(full_mask, legacy=False, any_mask=True, activemask=finding.rule == "warp-vote-32bit-result")
@@ -102,12 +103,14 @@ def _status(finding: scan.Finding, rule: scan.Compiled, state: FileState, final_
 
 def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compiled], states: dict[str, FileState],
            scope: set[str], file_ops: dict[str, list[warp.Op]], full_mask: re.Pattern,
-           undefined: frozenset[str]) -> list[scan.Finding]:
+           undefined: frozenset[str], analysed: str) -> list[scan.Finding]:
     """The findings of file `rel` with their status, note and suggestion decided (see module doc),
-    plus the warp-width-mixed errors of the file. file_ops: {file: warp.ops of its migrated text}."""
+    plus the warp-width-mixed errors of the file. file_ops: {file: warp.ops of its migrated text};
+    analysed: the migrated text with the project's own warp macros expanded (warp.expand_macros),
+    which the statuses are decided on."""
     state = states[rel]
     final_lines = state.final.split("\n")
-    final_blanked = cpp.blank_code(state.final)
+    final_blanked = cpp.blank_code(analysed)
     dead = cpp.dead_lines(final_blanked, undefined | cpp.HIPCC_UNDEFINED)
     blanked_lines = final_blanked.split("\n")
     wide = [(f, op) for f in sorted(scope) for op in file_ops.get(f, []) if op.kind in ("wavefront", "unknown")]
@@ -118,8 +121,13 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
     narrow = {f.line for f in findings if f.rule in ("warp-mask-32bit", "warp-vote-32bit-result")}
     narrow_votes = {f.line for f in findings if f.rule == "warp-vote-32bit-result"}
     out = []
+    analysed_lines = analysed.split("\n")
     for finding in findings:
         finding = _status(finding, by_id[finding.rule], state, blanked_lines, dead)
+        final = state.final_line(finding.line)
+        if finding.status == "fixed" and final is not None and analysed_lines[final] != final_lines[final]:
+            finding = replace(finding, note="the project's own macro of this warp operation, compiled on AMD, is its "
+                                            "HIP form: the line is checked as the macro expands it")
         if finding.status == "open" and finding.rule in WARP32_RULES:
             if not wide:
                 finding = replace(finding, status="fixed", suggestion="",
@@ -212,6 +220,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     by_id = {c.rule.id: c for c in compiled}
     mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
     cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
+    own_macros = warp.own_macros(blanked, ctx.undefined)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     bf16_declared = fixups.declares_bf16([cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()
@@ -236,18 +245,20 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
                                         half_declared=half_declared, include_found=include_found,
-                                        hipblas_major=hipblas_major, bf16_declared=bf16_declared)
+                                        hipblas_major=hipblas_major, bf16_declared=bf16_declared,
+                                        own_macros=frozenset(own_macros))
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = fixups.full_mask_regex(mask_names)
     raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items() if rel not in copied}
-    file_ops = {rel: warp.ops(_projected(states[rel], raw[rel], full_mask), ctx.symbols,
+    analysed = {rel: warp.expand_macros(text, own_macros) for rel, text in final_texts.items() if rel not in copied}
+    file_ops = {rel: warp.ops(_projected(states[rel], analysed[rel], raw[rel], full_mask), ctx.symbols,
                               cpp.dead_lines(cpp.blank(text), ctx.undefined | cpp.HIPCC_UNDEFINED))
                 for rel, text in final_texts.items() if rel not in copied}
     findings: dict[str, list[scan.Finding]] = {rel: [] for rel in copied}
     for rel in raw:
-        found = decide(rel, raw[rel], by_id, states, scope_of[rel], file_ops, full_mask, ctx.undefined)
+        found = decide(rel, raw[rel], by_id, states, scope_of[rel], file_ops, full_mask, ctx.undefined, analysed[rel])
         findings[rel] = sorted(found, key=lambda x: x.line)
     return Migrated(final_texts, {rel: st.fixes for rel, st in states.items()}, findings, graph, states)

@@ -318,7 +318,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               own_warp_size: bool = False, pytorch: bool = False,
               half_declared: frozenset[str] = frozenset(),
               include_found: Callable[[str], bool] | None = None,
-              hipblas_major: int | None = None, bf16_declared: bool = False) -> tuple[str, list[Fix]]:
+              hipblas_major: int | None = None, bf16_declared: bool = False,
+              own_macros: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -329,6 +330,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     half_declared: features.half_overloads of the tree; include_found: see tree_includes_kept (None:
     that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major);
     bf16_declared: a header of the tree declares a bfloat16 type name itself (declares_bf16).
+    own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept.
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -349,7 +351,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("thrust-hip-policy", "Thrust CUDA execution policy/system -> rocThrust thrust::hip",
          lambda t: thrust(t, cuda_lines, mapping)),
         ("warp-sync-full-mask", "CUDA 32-lane warp operations -> exact HIP forms on wave32 and wave64",
-         lambda t: warp.rewrite(t, warp.Model(full_mask_regex(full_mask_names), legacy=cuda_only, any_mask=cuda_only))),
+         lambda t: warp.rewrite(t, warp.Model(full_mask_regex(full_mask_names), legacy=cuda_only, any_mask=cuda_only,
+                                  own_macros=own_macros))),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
         ("builtin-types-header", "<builtin_types.h> -> <hip/hip_runtime.h>", features.builtin_types),

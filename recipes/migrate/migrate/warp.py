@@ -53,8 +53,9 @@ GROUP_SHIFT = "(__lane_id() & 32)"
 FORWARDERS_GUARD = "ROCMIG_HALF_SHUFFLES"
 HELPER_GUARDS = (FORWARDERS_GUARD, "ROCMIG_CG_REDUCE")
 SHUFFLES = ("__shfl", "__shfl_up", "__shfl_down", "__shfl_xor")
-CALL = re.compile(r"(?<![\w.:>])(__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync|64)?|__any(?:_sync)?|__all(?:_sync)?"
-                  r"|__match_any_sync|__match_all_sync|__activemask|__lane_id)\s*\(")
+NAMES = (r"__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync|64)?|__any(?:_sync)?|__all(?:_sync)?"
+         r"|__match_any_sync|__match_all_sync|__activemask|__lane_id")
+CALL = re.compile(rf"(?<![\w.:>])({NAMES})\s*\(")
 HALF_AFTER = re.compile(r"\s*\)?\s*>>\s*\(\s*__lane_id\s*\(\s*\)\s*&\s*32\s*\)")
 WARP_SIZE = re.compile(r"(?<![\w.>])warpSize\b")
 WARP_SIZE_DECL = re.compile(r"\b(?:int|unsigned|auto|size_t|long|short|uint32_t|int32_t)\s+(?:const\s+)?warpSize\b"
@@ -65,6 +66,7 @@ HIP_MARKERS = re.compile(r"\b(__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC_
 GROUP_MASK = re.compile(r"<<\s*\(\s*__lane_id\s*\(\s*\)\s*&\s*32\s*\)\s*\)?\s*$")
 PARAMETER = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*[A-Za-z_][\w:<>]*(?:\s*[*&]+\s*|\s+)[A-Za-z_]\w*(?:\s*=.*)?$",
                        re.DOTALL)
+DEFINE_HEAD = re.compile(r"[ \t]*#[ \t]*define[ \t]+")
 DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*$", re.MULTILINE)
 WAVEFRONT_NAMES = re.compile(r"\b(__AMDGCN_WAVEFRONT_SIZE|ROCM_WAVEFRONT_SIZE|C10_WARP_SIZE)\b")
 NARROW_PARAMETER = re.compile(r"^(?:(?:const|volatile|register)\s+)*(?:unsigned(?:\s+int)?|(?:std::)?u?int32_t|int|signed(?:\s+int)?)"
@@ -90,6 +92,69 @@ def hip_aware(blanked_texts: list[str]) -> bool:
     return any(HIP_MARKERS.search(t) for t in blanked_texts)
 
 
+MACRO_DEFINITION = re.compile(rf"^[ \t]*#[ \t]*define[ \t]+({NAMES})\(", re.MULTILINE)
+
+
+def own_macros(blanked_texts: list[str], undefined: frozenset[str]) -> dict[str, tuple[tuple[str, ...], str]]:
+    """{name: (parameters, body)} of the warp intrinsics that the tree defines as function-like macros
+    in code compiled on AMD (`#define __shfl_xor_sync(mask, var, laneMask) __shfl_xor(var, laneMask)`
+    under `#ifdef USE_ROCM`): the project's own HIP form of its calls, which the rewrite leaves to the
+    macro and the analysis reads expanded (expand_macros). The first live definition of a name counts.
+    undefined: macros that count as not defined (cpp.dead_lines)."""
+    found: dict[str, tuple[tuple[str, ...], str]] = {}
+    for text in blanked_texts:
+        if "define" not in text or not MACRO_DEFINITION.search(text):
+            continue
+        dead = cpp.dead_lines(text, undefined)
+        for m in MACRO_DEFINITION.finditer(text):
+            close = text.find(")", m.end())
+            if close < 0 or m.group(1) in found or cpp.line_of(text, m.start()) in dead:
+                continue
+            end = m.end()
+            while True:
+                end = text.find("\n", end)
+                if end < 0 or not text[:end].rstrip().endswith("\\"):
+                    break
+                end += 1
+            body = text[close + 1:end if end >= 0 else len(text)].replace("\\\n", " ")
+            params = tuple(p.strip() for p in text[m.end():close].split(","))
+            found[m.group(1)] = (params, " ".join(body.split()))
+    return found
+
+
+def expand_macros(text: str, macros: dict[str, tuple[tuple[str, ...], str]]) -> str:
+    """`text` with each call of a macro of own_macros() replaced by the macro's expansion and the
+    macro definitions of those names blanked, line count kept (the analysis's view of the code)."""
+    if not macros:
+        return text
+    blanked = cpp.blank(text)
+    out, pos = [], 0
+    for m in MACRO_DEFINITION.finditer(blanked):
+        if m.group(1) not in macros:
+            continue
+        end = m.start()
+        while True:
+            end = blanked.find("\n", end)
+            if end < 0 or not blanked[:end].rstrip().endswith("\\"):
+                break
+            end += 1
+        end = len(text) if end < 0 else end
+        out.append(text[pos:m.start()] + "\n" * text[m.start():end].count("\n"))
+        pos = end
+    text = "".join(out) + text[pos:]
+    blanked = cpp.blank(text)
+    out, pos = [], 0
+    for call in calls(text, blanked):
+        params, body = macros.get(call.name, ((), ""))
+        if call.name not in macros or len(params) != len(call.args):
+            continue
+        values = dict(zip(params, (a.strip() for a in call.args)))
+        expanded = re.sub(r"\b[A-Za-z_]\w*\b", lambda t, v=values: v.get(t.group(0), t.group(0)), body)
+        out.append(text[pos:call.start] + expanded + "\n" * text[call.start:call.end].count("\n"))
+        pos = call.end
+    return "".join(out) + text[pos:]
+
+
 def declares_warp_size(blanked_texts: list[str]) -> bool:
     """True when the tree declares, defines or assigns its own `warpSize` (then it is not CUDA's)."""
     return any(WARP_SIZE_DECL.search(t) for t in blanked_texts)
@@ -109,7 +174,8 @@ class Call:
 def calls(text: str, blanked: str | None = None) -> list[Call]:
     """Outermost warp-intrinsic calls of `text` in order (comments and strings are skipped); a
     declaration or definition of a function with such a name (a wrapper the project overloads for
-    its own types: `at::Half __shfl_up_sync(const unsigned mask, ...)`) is not a call."""
+    its own types: `at::Half __shfl_up_sync(const unsigned mask, ...)`) is not a call, nor is the
+    head of a macro definition of that name (`#define __shfl_xor_sync(mask, var, laneMask) ...`)."""
     blanked = cpp.blank(text) if blanked is None else blanked
     found: list[Call] = []
     pos = 0
@@ -125,7 +191,8 @@ def calls(text: str, blanked: str | None = None) -> list[Call]:
             return found
         inner = blanked[m.end():k - 1]
         args = [] if not inner.strip() else cpp.split_args(text[m.end():k - 1], scan=inner, angle=False)
-        if not any(PARAMETER.match(cpp.blank(a)) for a in args):
+        line_head = blanked[blanked.rfind("\n", 0, m.start()) + 1:m.start()]
+        if not any(PARAMETER.match(cpp.blank(a)) for a in args) and not DEFINE_HEAD.fullmatch(line_head):
             found.append(Call(m.group(1), m.start(), k, tuple(args)))
         pos = k
 
@@ -141,13 +208,15 @@ class Model:
     any_mask (rewrite *_sync calls whose mask is not provably all lanes too: exact when the mask is
     CUDA's 32-bit one, which every mask of a CUDA-only tree is), activemask (rewrite __activemask():
     CUDA's is 32-bit, HIP's 64-bit; default: as legacy), narrow_params (rewrite *_sync calls whose
-    mask is a 32-bit parameter of the calling function, which is CUDA's 32-bit mask in any tree)."""
+    mask is a 32-bit parameter of the calling function, which is CUDA's 32-bit mask in any tree),
+    own_macros (names the tree defines as macros for AMD, own_macros(): their calls are kept)."""
 
     full_mask: re.Pattern[str]
     legacy: bool
     any_mask: bool
     activemask: bool | None = None
     narrow_params: bool = True
+    own_macros: frozenset[str] = frozenset()  # names of own_macros(): their calls are kept
 
 
 def _matching_open(blanked: str, close: int) -> int | None:
@@ -202,6 +271,10 @@ def rewrite(text: str, model: Model) -> str:
     blanked = cpp.blank(text)
     for call in calls(text, blanked):
         out.append(text[pos:call.start])
+        if call.name in model.own_macros:
+            out.append(text[call.start:call.end])
+            pos = call.end
+            continue
         narrow = bool(model.narrow_params and call.args and re.fullmatch(r"\(?\s*([A-Za-z_]\w*)\s*\)?", call.args[0])
                       and call.args[0].strip("() \t\n") in narrow_mask_parameters(blanked, call.start))
         out.append(_rewrite_call(text, call, model, narrow))
