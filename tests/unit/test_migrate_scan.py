@@ -250,3 +250,42 @@ def test_cutlass_include_is_reported_at_its_line():
             '#include "cutlass_helpers.h"\n// #include "cutlass/gemm/gemm.h"\n')
     got = {h for h in hits(text) if h[1] == "cutlass-no-rocm"}
     assert got == {(2, "cutlass-no-rocm"), (3, "cutlass-no-rocm")}
+
+
+STUB_CHAIN = """__device__ inline void mma(const int* a, float* c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0}, {%1};" : "+f"(c[0]) : "r"(a[0]));
+#else
+  assert(0);
+#endif
+}
+"""
+
+
+def test_an_arch_gate_whose_amd_branch_only_traps_is_an_error():
+    """AutoGPTQ 0.7.1 marlin_cuda_kernel.cu:56: the #else that AMD compiles is `assert(0);`."""
+    assert (2, "cuda-arch-stub") in hits(STUB_CHAIN)
+    assert (2, "cuda-arch-stub") in hits(STUB_CHAIN.replace("assert(0);", "__trap();"))
+    # nested in a branch AMD never compiles: nothing of it is compiled, so nothing traps
+    nested = STUB_CHAIN.replace("#if defined", "#ifdef __CUDA_ARCH__\n#if defined").replace("#endif", "#endif\n#endif")
+    assert not any(rule == "cuda-arch-stub" for _line, rule in hits(nested))
+    (finding,) = [f for f in findings(STUB_CHAIN) if f.rule == "cuda-arch-stub"]
+    assert finding.severity == "error" and "`assert(0);`" in finding.message and "inline PTX" in finding.message
+
+
+@pytest.mark.parametrize("text", [
+    # AMD takes real code; the stub is NVIDIA's
+    STUB_CHAIN.replace("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0}, {%1};\" : \"+f\"(c[0]) : "
+                       "\"r\"(a[0]));", "assert(0);", 1).replace("#else\n  assert(0);", "#else\n  c[0] = 1.0f;"),
+    # an optional feature without an #else: AMD compiles nothing, nothing traps
+    "__device__ void nap() {\n#if __CUDA_ARCH__ >= 700\n  __nanosleep(10);\n#endif\n}\n",
+    # a gate that is not on the arch
+    STUB_CHAIN.replace("defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", "defined(__NVCC__)"),
+    # NVIDIA traps too (CUTLASS 3.x uint128.h:175, uint128_t::exception)
+    "__device__ void exception() {\n#if defined(__CUDA_ARCH__)\n  asm volatile (\"  brkpt;\\n\");\n#else\n"
+    "  // not yet implemented\n  abort();\n#endif\n}\n",
+    # the project's own AMD branch
+    STUB_CHAIN.replace("#else\n", "#elif defined(__HIP_PLATFORM_AMD__)\n  c[0] = 0.0f;\n#else\n"),
+])
+def test_arch_gates_that_are_not_stubs_on_amd_are_left_alone(text):
+    assert not any(rule == "cuda-arch-stub" for _line, rule in hits(text))

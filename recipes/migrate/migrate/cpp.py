@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from dataclasses import dataclass
 
 # Macros hipcc (HIP-Clang) defines on AMD, and macros it does not define.
 AMD_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "USE_ROCM",
@@ -141,6 +142,68 @@ def dead_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int
         if not live:
             dead.add(number)
     return dead
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One branch of an #if chain: line (1-based, of its directive), word (if, ifdef, ifndef, elif,
+    else), condition (the directive's text after the word), on_amd (True: taken on AMD for sure,
+    False: never taken, None: unknown), code (the branch's lines, nested directives included)."""
+
+    line: int
+    word: str
+    condition: str
+    on_amd: bool | None
+    code: str
+
+
+def if_chains(blanked: str, undefined: frozenset[str] = frozenset()) -> list[list[Branch]]:
+    """Every #if / #ifdef / #ifndef chain of a blanked text with its branches in order (nested chains
+    too, each on its own), evaluated as dead_lines does; macros in `undefined` count as not defined."""
+    chains: list[list[Branch]] = []
+    # open chains: (branches so far, lines of the current branch, [every branch so far is never taken])
+    stack: list[tuple[list[Branch], list[str], list[bool]]] = []
+
+    def close_branch(entry: tuple[list[Branch], list[str], list[bool]]) -> None:
+        branches, lines, _taken = entry
+        last = branches[-1]
+        branches[-1] = Branch(last.line, last.word, last.condition, last.on_amd, "\n".join(lines))
+        lines.clear()
+
+    for number, line in enumerate(blanked.split("\n"), start=1):
+        m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
+        word = m.group(1) if m else ""
+        if stack and word not in ("elif", "else", "endif"):
+            for _branches, lines, _taken in stack:
+                lines.append(line)
+        if word in ("if", "ifdef", "ifndef"):
+            rest = m.group(2) if m else ""
+            cond = _condition(rest if word == "if" else f"defined({rest.strip()})", undefined)
+            if word == "ifndef" and cond is not None:
+                cond = not cond
+            stack.append(([Branch(number, word, rest.strip(), cond, "")], [], [cond is False]))
+        elif stack and word in ("elif", "else"):
+            entry = stack[-1]
+            close_branch(entry)
+            for _branches, lines, _taken in stack[:-1]:
+                lines.append(line)
+            before = entry[0]
+            cond = True if word == "else" else _condition(m.group(2) if m else "", undefined)
+            if any(b.on_amd is True for b in before):
+                on_amd: bool | None = False
+            elif cond is True and not entry[2][0]:
+                on_amd = None  # taken only when an earlier branch of unknown value is not
+            else:
+                on_amd = cond
+            entry[0].append(Branch(number, word, (m.group(2) if m else "").strip(), on_amd, ""))
+            entry[2][0] = entry[2][0] and cond is False
+        elif stack and word == "endif":
+            entry = stack.pop()
+            close_branch(entry)
+            chains.append(entry[0])
+            for _branches, lines, _taken in stack:
+                lines.append(line)
+    return chains
 
 
 def amd_undefined(blanked_texts: list[str]) -> frozenset[str]:

@@ -18,7 +18,7 @@ from .errors import InputError
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "rules.yaml"
 SEVERITIES = ("error", "warning", "info")
-CHECKS = ("lds", "block-size", "warp-scope", "build-tested")
+CHECKS = ("lds", "block-size", "warp-scope", "build-tested", "arch-stub")
 DIAGNOSTIC_CHECKS = ("build-generated", "build-template", "in-tree", "outside-tree")
 KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.

@@ -134,9 +134,47 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
         findings += _lds(rel, blanked, raw_lines, dead, names, ctx.archs, by_check["lds"])
     if "block-size" in by_check:
         findings += _block_size(rel, blanked, raw_lines, dead, names, by_check["block-size"])
+    if "arch-stub" in by_check:
+        findings += _arch_stub(rel, blanked, raw_lines, dead, ctx.undefined, by_check["arch-stub"])
     order = {c.rule.id: i for i, c in enumerate(rules)}
     findings.sort(key=lambda f: (f.line, order[f.rule]))
     return findings
+
+
+# statements that stop the kernel: a branch of nothing but these is a stub
+STUB = re.compile(r"(?:\s*(?:(?:std::)?assert\s*\(\s*(?:0|false|!\s*\w+)\s*\)|__trap\s*\(\s*\)|__builtin_trap\s*\(\s*\)"
+                  r"|(?:std::)?abort\s*\(\s*\))\s*;)+\s*")
+# NVIDIA's traps: a gated branch of nothing but these traps on NVIDIA too (CUTLASS's uint128_t::exception)
+NVIDIA_TRAP = re.compile(r"(?:\s*(?:asm\s*(?:volatile\s*)?\(\s*\"\s*(?:brkpt|trap)\s*;?\s*(?:\\n)?\s*\"\s*\)|__trap\s*\(\s*\)"
+                         r"|__builtin_trap\s*\(\s*\))\s*;)+\s*")
+ARCH_TEST = re.compile(r"\b__CUDA_ARCH__\b")
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+STUB_KINDS = (("inline PTX", re.compile(r"\basm\b")), ("cp.async", re.compile(r"cp_async|cp\.async")),
+              ("ldmatrix", re.compile(r"ldmatrix")), ("mma", re.compile(r"\bmma\b|mma_sync|wmma")),
+              ("barrier", re.compile(r"\bbarrier|\bbar\.")))
+
+
+def _arch_stub(rel, blanked, raw_lines, dead, undefined, rule) -> list[Finding]:
+    """#if chains that test __CUDA_ARCH__ where AMD takes a branch that only traps (`assert(0);`,
+    `__trap();`) and a branch never compiled on AMD holds the code: the unit compiles, and the
+    kernel stops when it reaches the stub."""
+    found = []
+    for chain in cpp.if_chains(blanked, undefined):
+        if chain[0].line in dead:
+            continue
+        taken = next((b for b in chain if b.on_amd is True), None)
+        gated = [b for b in chain if b.on_amd is False and b.code.strip()
+                 and not NVIDIA_TRAP.fullmatch(COMMENT.sub("", "\n".join(raw_lines[b.line:b.line + b.code.count("\n") + 1])))]
+        if taken is None or not gated or not STUB.fullmatch(taken.code) \
+                or not any(ARCH_TEST.search(b.condition) for b in chain if b.word != "else"):
+            continue
+        kinds = [kind for kind, regex in STUB_KINDS if any(regex.search(b.code) for b in gated)]
+        what = f" ({', '.join(kinds)})" if kinds else ""
+        found.append(_hit(rule, rel, raw_lines, chain[0].line, 1,
+                          f"On AMD this #if takes the branch at line {taken.line} (`{' '.join(taken.code.split())}`): "
+                          f"the code of `#{chain[0].word} {chain[0].condition}`{what} is not compiled, so the unit "
+                          "compiles and the kernel traps where it reaches the stub."))
+    return found
 
 
 LAUNCH = re.compile(r"<<<(.*?)>>>", re.DOTALL)
