@@ -460,3 +460,24 @@ def test_out_pointer_arguments_get_the_cast_cudas_template_overloads_make():
     assert final[3] == "    hipMallocHost((void**)(&host), n * sizeof(float));"
     assert final[4] == "    hipHostGetDevicePointer(reinterpret_cast<void**>(&d_d), h_d, 0);"
     assert "out-pointer-cast" in [f.id for f in migrated.fixes["u.cu"]]
+
+
+def test_dispatch_on_the_deprecated_type_becomes_scalar_type():
+    """AutoGPTQ 0.7.1 autogptq_cuda_kernel_64.cu:271 `AT_DISPATCH_FLOATING_TYPES(vec.type(), ...)`: PyTorch
+    2.x has no conversion from Tensor::type()'s DeprecatedTypeProperties to ScalarType."""
+    cuda = ("#include <torch/extension.h>\n"
+            "void f(torch::Tensor vec, torch::Tensor out) {\n"
+            "  AT_DISPATCH_FLOATING_TYPES(\n    vec.type(), \"vecquant2matmul_cuda\", ([&] {\n      g(out.type());\n    })\n  );\n"
+            "  AT_DISPATCH_FLOATING_TYPES_AND_HALF(vec.scalar_type(), \"k\", ([&] {}));\n"
+            "  auto t = vec.type();\n}\n")
+    migrated = advice.migrate_tree({"u.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)],
+                                   pytorch_files=frozenset({"u.cu"}))
+    final = migrated.final["u.cu"].split("\n")
+    assert final[3] == "    vec.scalar_type(), \"vecquant2matmul_cuda\", ([&] {"
+    assert final[4] == "      g(out.type());"  # not a dispatch argument
+    assert final[7] == "  AT_DISPATCH_FLOATING_TYPES_AND_HALF(vec.scalar_type(), \"k\", ([&] {}));"
+    assert final[8] == "  auto t = vec.type();"
+    assert "dispatch-scalar-type" in [f.id for f in migrated.fixes["u.cu"]]
+    # outside a PyTorch extension nothing changes
+    plain = advice.migrate_tree({"u.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert "vec.type(), \"vecquant2matmul_cuda\"" in plain.final["u.cu"]

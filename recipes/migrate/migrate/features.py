@@ -633,6 +633,33 @@ def _cast_arg(text: str, table: dict[str, int], call: re.Pattern, cast: str, alr
     return text
 
 
+DISPATCH_CALL = re.compile(r"(?<![\w.:>])(AT_DISPATCH_\w+)\s*\(")
+TYPE_CALL = re.compile(r"\.\s*type\s*\(\s*\)$")
+
+
+def dispatch_scalar_type(text: str) -> str:
+    """`AT_DISPATCH_*(x.type(), ...)` -> `AT_DISPATCH_*(x.scalar_type(), ...)`. Tensor::type() is the
+    DeprecatedTypeProperties, whose implicit conversion to ScalarType PyTorch 2.x removed (measured
+    with the dev image's PyTorch 2.14 headers: "no viable conversion from 'const DeprecatedTypeProperties'
+    to 'torch::headeronly::ScalarType'"); scalar_type() is the same type on every PyTorch since 1.0,
+    on CUDA and ROCm builds alike."""
+    if "AT_DISPATCH_" not in text or ".type" not in text:
+        return text
+    blanked = cpp.blank(text)
+    edits = []
+    for m in DISPATCH_CALL.finditer(blanked):
+        found = _arg_spans(blanked, m.end())
+        if found is None or not found[0]:
+            continue
+        a, b = found[0][0]
+        t = TYPE_CALL.search(blanked[a:b].rstrip())
+        if t:
+            edits.append((a + t.start(), a + len(blanked[a:b].rstrip())))
+    for a, b in reversed(edits):
+        text = text[:a] + ".scalar_type()" + text[b:]
+    return text
+
+
 def func_pointer_cast(text: str) -> str:
     """The kernel argument of HIP's function-attribute calls cast to const void* (see module doc)."""
     return _cast_arg(text, FUNC_POINTER_ARG, FUNC_POINTER_CALL, "reinterpret_cast<const void*>", VOID_POINTER)

@@ -38,6 +38,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   own-hip-branch        a chain's CUDA-compiler tests put back where the chain has its own HIP branch
                         (the translators' __CUDACC__ -> __HIPCC__ would make it take the CUDA one; features.py)
   half-shuffle-overloads  c10::Half overloads of the shuffles in files that include PyTorch (features.py)
+  dispatch-scalar-type  AT_DISPATCH_*(x.type(), ...) -> x.scalar_type() in files that include PyTorch: the
+                        deprecated DeprecatedTypeProperties -> ScalarType conversion is gone in PyTorch 2.x
   vector-operator-guard element-wise float2/int4/... operators (body `return make_T(a.x OP b.x, ...)`,
                         `a.x OP= b.x; ...` or unary `return make_T(-a.x, ...)`) kept for CUDA builds only: HIP's vector types define the same
                         operators, so the user copies are ambiguous (ROCm/hip#3510)
@@ -383,6 +385,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.cudart_calling_convention),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
          lambda t: vector_operator_guard(t, undefined)),
+        ("dispatch-scalar-type", "AT_DISPATCH_*(x.type(), ...) -> x.scalar_type() (PyTorch 2.x removed the conversion)",
+         lambda t: features.dispatch_scalar_type(t) if pytorch else t),
         ("half-shuffle-overloads", "c10::Half shuffles through HIP's __half ones (the float/__half overloads are ambiguous)",
          lambda t: features.half_shuffles(t, half_declared) if pytorch else t),
     ]
