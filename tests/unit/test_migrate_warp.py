@@ -417,3 +417,31 @@ def test_the_projects_own_warp_macro_is_kept_and_read_expanded(seed):
     # without USE_ROCM (not a PyTorch extension) the macro is not compiled and the calls are rewritten
     plain = advice.migrate_tree({"k.cu": (OWN_MACRO, hipified(OWN_MACRO))}, rules.load_rules(), ARCHS).final["k.cu"]
     assert "__shfl_xor_sync(0xffffffff, v, offset)" not in plain
+
+
+LITERAL_MASKS = """#include <hip/hip_runtime.h>
+__global__ void masks(const int* x, int* out) {
+  int v = x[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(~0u, v, o);
+  int w = __shfl_sync((unsigned)-1, v, 0);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = v * 1000 + w;
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_literal_all_lane_masks_take_the_exact_form_in_a_hip_aware_tree(seed):
+    """fast-transformers 0.4.0 writes CUDA's all-lanes mask as `uint32_t(-1)`; `~0u` and `(unsigned)-1`
+    are the same 32-bit value. In a tree with HIP code paths they take the exact 32-lane-group form, as
+    0xffffffff does, and give CUDA's results on wave64 and wave32."""
+    migrated = migrate(LITERAL_MASKS)
+    final = migrated.final["k.cu"]
+    assert "__shfl_xor(v, o, 32)" in final and "__shfl(v, 0, 32)" in final, final
+    args = lambda: [ints(random.Random(seed), 128, -5, 9), [0] * 128]  # noqa: E731
+    cuda = Machine(LITERAL_MASKS, "cuda", 32).launch("masks", 1, 128, args())
+    for wave in (64, 32):
+        assert Machine(final, "hip", wave).launch("masks", 1, 128, args()) == cuda
+    cast = migrate(LITERAL_MASKS.replace("~0u", "uint32_t(-1)")).final["k.cu"]
+    assert "__shfl_xor(v, o, 32)" in cast
+    # a plain -1 is HIP's 64-bit all-lanes mask too: not taken for CUDA's
+    assert "__shfl_xor_sync(-1, v, o)" in migrate(LITERAL_MASKS.replace("~0u", "-1")).final["k.cu"]

@@ -221,9 +221,9 @@ def thrust(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
 
 
 def full_mask_regex(full_mask_names: list[str]) -> re.Pattern:
-    """A regex that matches the whole of an all-32-lanes mask argument: 0xffffffff (any case, u/l
-    suffix) or one of `full_mask_names` (names the tree defines as 0xffffffff)."""
-    alts = [r"0[xX][fF]{8}(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?"] + [re.escape(n) for n in full_mask_names]
+    """A regex that matches the whole of an all-32-lanes mask argument: cpp.FULL_MASK_LITERAL
+    (0xffffffff, ~0u, uint32_t(-1), ...) or one of `full_mask_names` (names the tree defines as 0xffffffff)."""
+    alts = [cpp.FULL_MASK_LITERAL] + [re.escape(n) for n in full_mask_names]
     return re.compile(r"\(?\s*(?:" + "|".join(alts) + r")\s*\)?")
 
 

@@ -75,7 +75,7 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
     placeholders = {
         "WS32": f"(?:32|{alt})" if warp else "32",
         "WS31": f"(?:31|(?:{alt})\\s*-\\s*1)" if warp else "31",
-        "FULLMASK": "(?:0[xX][fF]{8}(?![0-9a-fA-F])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?"
+        "FULLMASK": "(?:" + cpp.FULL_MASK_LITERAL
                     + "".join(f"|\\b{re.escape(n)}\\b" for n in full) + ")",
         "BALLOT": alternation(ballot),
         "U32": alternation(narrow - wide),
