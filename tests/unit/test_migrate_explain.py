@@ -41,9 +41,10 @@ def finding(rule: str, rel: str, line: int, severity: str = "error", status: str
     return {"rule": rule, "severity": severity, "file": rel, "line": line, "status": status}
 
 
-def checks(src: Path) -> list[explain.Diagnostic]:
+def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagnostic]:
     return explain.diagnostics(RULES, {"build-generated": flags.build_generated(src),
-                                       "build-template": flags.header_template(src)})
+                                       "build-template": flags.header_template(src)},
+                               {"tree-incomplete": explain.own_header(texts or {})})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -198,7 +199,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
 @pytest.mark.parametrize("raw, key", [
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
     ({"diagnostic": "x", "check": "lds"},
-     "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree')"),
+     "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -209,6 +210,24 @@ def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
         rules.load_rules(path)
 
 
+def test_a_missing_own_header_beside_its_source_says_the_tree_is_incomplete(tmp_path):
+    """AutoGPTQ 0.7.1's sdist: exllama/cuda_buffers.cu:4 includes "cuda_buffers.cuh", which it lacks."""
+    rel = "autogptq_extension/exllama/cuda_buffers.cu"
+    texts = {rel: '#define _cuda_buffers_cu\n#include <cuda_runtime.h>\n\n#include "cuda_buffers.cuh"\n',
+             "autogptq_extension/exllama/q4_matrix.cu": '#include "q4_matrix.cuh"\n#include <cublas_v2.h>\n'}
+    read = {f"/out/run/hip/{r}": (r, identity) for r in texts}
+    where = explain.locate(f"/out/run/hip/{rel}:4:10: fatal error: 'cuda_buffers.cuh' file not found", read)
+    why, made = explain.explain(where, rel, lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+    assert why == {"rule": "header-missing-from-tree", "file": rel, "line": 4, "how": "the compiler's error"}
+    assert made["note"] == f"`cuda_buffers.cuh`, included in {rel}; the tree has {rel} but not the header"
+    # a library header (angle brackets) or one without a same-named source stays header-not-found
+    other = "autogptq_extension/exllama/q4_matrix.cu"
+    for line, name in ((2, "cublas_v2.h"), (1, "nvcomp.h")):
+        where = explain.locate(f"/out/run/hip/{other}:{line}:10: fatal error: '{name}' file not found", read)
+        why, _made = explain.explain(where, other, lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+        assert why is not None and why["rule"] == "header-not-found", (name, why)
+
+
 def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
     real = {
         "build-defined-macro": "use of undeclared identifier 'GGML_CUDA_FA_F16_F16'",
@@ -216,13 +235,15 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
         "header-not-found": "'libaio.h' file not found",
         "header-generated": "'starpu_config.h' file not found",
+        "header-missing-from-tree": "'cuda_buffers.cuh' file not found",
         "toolchain-header-incomplete": "'internal/accessors.hpp' file not found",
         "dynamic-parallelism": "device-side kernel call/launch is not supported",
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
-                                                                "build-template": lambda name: "x"})}
+                                                                "build-template": lambda name: "x"},
+                                                       {"tree-incomplete": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid

@@ -17,6 +17,7 @@ misleads more than none.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -80,16 +81,37 @@ def _outside_tree(name: str, where: Location) -> str:
     return "" if where.rel else f"`{name}`, included in a header of the dev image, not of the tree"
 
 
+def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "tree-incomplete" check over the tree's files ({rel: text}): a header that a tree file
+    includes with quotes and that is missing, while a source of the same stem lies in that file's
+    folder (`exllama/cuda_buffers.cu` includes "cuda_buffers.cuh"): the project's own header, left
+    out of the sdist or checkout. Returns the note naming both, or ""."""
+    def check(name: str, where: Location) -> str:
+        if not where.rel or where.rel not in texts or f'"{name}"' not in texts[where.rel]:
+            return ""
+        folder = posixpath.dirname(where.rel)
+        stem = posixpath.splitext(posixpath.basename(name))[0]
+        siblings = sorted(rel for rel in texts if posixpath.dirname(rel) == folder and rel != name
+                          and posixpath.splitext(posixpath.basename(rel))[0] == stem)
+        if not siblings or posixpath.join(folder, name) in texts:
+            return ""
+        return f"`{name}`, included in {where.rel}; the tree has {siblings[0]} but not the header"
+    return check
+
+
 def _of_name(check: Callable[[str], str]) -> Callable[[str, Location], str]:
     return lambda name, _where: check(name)
 
 
-def diagnostics(rules: list[Rule], checks: Mapping[str, Callable[[str], str]]) -> list[Diagnostic]:
+def diagnostics(rules: list[Rule], checks: Mapping[str, Callable[[str], str]],
+                located: Mapping[str, Callable[[str, Location], str]] | None = None) -> list[Diagnostic]:
     """The rules with a `diagnostic` regex, compiled; checks: {check name: function of the regex's
-    `name` group returning a note, "" when the rule does not hold}, beside the checks of where the
-    error lies: "in-tree" (a file of the tree) and "outside-tree" (a header of the image's)."""
+    `name` group returning a note, "" when the rule does not hold}; located: the same for functions
+    that also read where the error lies (own_header), beside the checks "in-tree" (a file of the
+    tree) and "outside-tree" (a header of the image's)."""
     by_name: dict[str, Callable[[str, Location], str]] = {"in-tree": _in_tree, "outside-tree": _outside_tree}
     by_name.update({name: _of_name(check) for name, check in checks.items()})
+    by_name.update(located or {})
     return [Diagnostic(r, re.compile(r.diagnostic), by_name[r.check] if r.check else None)
             for r in rules if r.diagnostic]
 

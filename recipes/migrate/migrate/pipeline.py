@@ -340,7 +340,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                      for rel, path in torch_map.items() if path in by_torch.states})
     explain_failures(files_out, [u.rel for u in units], set(torch_units), read,
                      explain.diagnostics(rules, {"build-generated": build_check,
-                                                 "build-template": flags.header_template(opts.src)}),
+                                                 "build-template": flags.header_template(opts.src)},
+                                         {"tree-incomplete": explain.own_header({f.rel: f.text for f in source.files})}),
                      {f.rel: f.text for f in source.files})
     if opts.baseline:
         t0 = time.time()
