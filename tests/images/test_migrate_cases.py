@@ -251,3 +251,24 @@ def test_offload_archs_beyond_the_table_are_probed_with_the_images_hipcc(tmp_pat
     proc = run_recipe(tmp_path, tmp_path / "out", "-c", script, entry=("python3",))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n") == ["gfx908 64", "gfx1030 32", "gfx11-generic 32", "gfx9999 None", ""]
+
+
+def test_a_byte_identical_extension_unit_carries_its_twins_translator(tmp_path):
+    """AutoGPTQ 0.7.1 ships autogptq_cuda_64.cpp and autogptq_cuda_256.cpp byte for byte equal: the
+    second is compiled once, as its twin (`same_as`), and its translator entry is its twin's (a
+    PyTorch extension unit), not that of a file another unit includes."""
+    image_or_skip()
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("ext_64.cpp", "ext_256.cpp"):
+        (src / name).write_text("#include <torch/extension.h>\n#include <c10/cuda/CUDAGuard.h>\n"
+                                "torch::Tensor twice(torch::Tensor x) { return x * 2; }\n")
+    proc = run_recipe(src, tmp_path / "out", "/src", "--out", "/out/run", "--arch", "gfx942", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    files = {f["path"]: f for f in json.loads((tmp_path / "out" / "run" / "report.json").read_text())["files"]}
+    first, second = sorted(files, key=lambda rel: "same_as" in files[rel]["compile"]["gfx942"])
+    assert files[second]["compile"]["gfx942"]["same_as"] == first
+    assert files[first]["compile"]["gfx942"]["status"] == files[second]["compile"]["gfx942"]["status"] == "ok"
+    mine, twins = files[second]["translator"], files[first]["translator"]
+    assert mine["name"] == "torch.utils.hipify" and mine["reason"] == twins["reason"]
+    assert mine["reason"].startswith("includes <") and mine["hipified_path"] != twins["hipified_path"]

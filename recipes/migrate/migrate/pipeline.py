@@ -354,6 +354,11 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     for rel, twin in twins.items():
         for key in ("compile", "baseline") if opts.baseline else ("compile",):
             files_out[rel][key] = {a: {**r, "same_as": twin} for a, r in files_out[twin][key].items()}
+        # a byte-identical extension unit was hipified as its twin was, not as a file its twin includes
+        if files_out[twin].get("translator", {}).get("name") == "torch.utils.hipify" and rel in torch_map:
+            files_out[rel]["translator"] = {**files_out[twin]["translator"], "hipified_path": torch_map[rel]}
+        if "host_only" in files_out[twin]:
+            files_out[rel]["host_only"] = files_out[twin]["host_only"]
     reasons = not_compiled(list(source.files), {u.rel: graph.reach(u.rel) for u in units})
     for rel, why in reasons.items():
         files_out[rel]["not_compiled"] = why
