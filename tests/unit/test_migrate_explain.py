@@ -220,6 +220,11 @@ def test_a_missing_own_header_beside_its_source_says_the_tree_is_incomplete(tmp_
     why, made = explain.explain(where, rel, lambda r: [], checks(tmp_path, texts), lambda r, n: "")
     assert why == {"rule": "header-missing-from-tree", "file": rel, "line": 4, "how": "the compiler's error"}
     assert made["note"] == f"`cuda_buffers.cuh`, included in {rel}; the tree has {rel} but not the header"
+    # in the tree under another folder (an include folder the build names): not missing from the tree
+    moved = {**texts, "include/cuda_buffers.cuh": "#pragma once\n"}
+    where = explain.locate(f"/out/run/hip/{rel}:4:10: fatal error: 'cuda_buffers.cuh' file not found", read)
+    why, _made = explain.explain(where, rel, lambda r: [], checks(tmp_path, moved), lambda r, n: "")
+    assert why is not None and why["rule"] == "header-not-found", why
     # a library header (angle brackets) or one without a same-named source stays header-not-found
     other = "autogptq_extension/exllama/q4_matrix.cu"
     for line, name in ((2, "cublas_v2.h"), (1, "nvcomp.h")):

@@ -469,7 +469,8 @@ def test_dispatch_on_the_deprecated_type_becomes_scalar_type():
             "void f(torch::Tensor vec, torch::Tensor out) {\n"
             "  AT_DISPATCH_FLOATING_TYPES(\n    vec.type(), \"vecquant2matmul_cuda\", ([&] {\n      g(out.type());\n    })\n  );\n"
             "  AT_DISPATCH_FLOATING_TYPES_AND_HALF(vec.scalar_type(), \"k\", ([&] {}));\n"
-            "  auto t = vec.type();\n}\n")
+            "  auto t = vec.type();\n"
+            "  AT_DISPATCH_FLOATING_TYPES_AND(at::ScalarType::BFloat16, input->type(), \"k\", ([&] {}));\n}\n")
     migrated = advice.migrate_tree({"u.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)],
                                    pytorch_files=frozenset({"u.cu"}))
     final = migrated.final["u.cu"].split("\n")
@@ -477,6 +478,7 @@ def test_dispatch_on_the_deprecated_type_becomes_scalar_type():
     assert final[4] == "      g(out.type());"  # not a dispatch argument
     assert final[7] == "  AT_DISPATCH_FLOATING_TYPES_AND_HALF(vec.scalar_type(), \"k\", ([&] {}));"
     assert final[8] == "  auto t = vec.type();"
+    assert final[9] == "  AT_DISPATCH_FLOATING_TYPES_AND(at::ScalarType::BFloat16, input->scalar_type(), \"k\", ([&] {}));"
     assert "dispatch-scalar-type" in [f.id for f in migrated.fixes["u.cu"]]
     # outside a PyTorch extension nothing changes
     plain = advice.migrate_tree({"u.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])

@@ -55,3 +55,13 @@ def test_a_rewritten_run_maps_line_by_line():
     old = ["#include <cuda.h>", "a", "b", "c", "d"]
     assert linemap.map_lines(old, ["#include <hip/hip_runtime.h>", "A", "B", "c", "d"]) == [0, 1, 2, 3, 4]
     assert linemap.map_lines(old, ["#include <hip/hip_runtime.h>", "X", "c", "d"]) == [0, 1, None, 2, 3]
+
+
+def test_nested_anchor_gaps_are_not_limited_by_the_call_stack():
+    """A pair whose anchors each leave a gap with anchors of its own, 1200 levels deep."""
+    k = 1200
+    old = ["p"] + [x for i in range(k, 0, -1) for x in (f"M{i}", f"M{i - 1}")]
+    new = ["q"] + [x for i in range(k, 0, -1) for x in (f"M{i}", f"B{i}")]
+    mapped = linemap.map_lines(old, new)
+    kept = [m for m in mapped if m is not None]
+    assert len(mapped) == len(old) and kept == sorted(set(kept)) and kept[-1] < len(new)

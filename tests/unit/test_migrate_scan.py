@@ -284,6 +284,10 @@ def test_an_arch_gate_whose_amd_branch_only_traps_is_an_error():
     # NVIDIA traps too (CUTLASS 3.x uint128.h:175, uint128_t::exception)
     "__device__ void exception() {\n#if defined(__CUDA_ARCH__)\n  asm volatile (\"  brkpt;\\n\");\n#else\n"
     "  // not yet implemented\n  abort();\n#endif\n}\n",
+    "__device__ void exception() {\n#if defined(__CUDA_ARCH__)\n  asm volatile (\"brkpt;\\n\" ::);\n#else\n  abort();\n#endif\n}\n",
+    "__device__ void stop() {\n#if defined(__CUDA_ARCH__)\n  __brkpt();\n#else\n  assert(false);\n#endif\n}\n",
+    # a check of a value, not a trap
+    STUB_CHAIN.replace("assert(0);", "assert(!use_tc);"),
     # the project's own AMD branch
     STUB_CHAIN.replace("#else\n", "#elif defined(__HIP_PLATFORM_AMD__)\n  c[0] = 0.0f;\n#else\n"),
 ])

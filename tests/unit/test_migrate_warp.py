@@ -401,7 +401,7 @@ def test_the_projects_own_warp_macro_is_kept_and_read_expanded(seed):
     final = migrated.final["k.cu"]
     assert "__shfl_xor_sync(0xffffffff, v, offset)" in final and "__shfl_xor(v, offset, 32)" not in final
     kernel = final[final.index("__global__"):]  # the emulator's C subset: without the c10::Half overloads
-    compiled = warp.expand_macros(kernel, warp.own_macros([cpp.blank(final)], frozenset()))
+    compiled = warp.expand_macros(kernel, warp.own_macros(cpp.blank(final), frozenset()))
     assert "v += __shfl_xor(v, offset);" in compiled
     args = lambda: [ints(random.Random(seed), 256, -5, 9), [0, 0]]  # noqa: E731
     cuda = Machine(OWN_MACRO, "cuda", 32).launch("row_sum", 2, 128, args())
@@ -445,3 +445,40 @@ def test_literal_all_lane_masks_take_the_exact_form_in_a_hip_aware_tree(seed):
     assert "__shfl_xor(v, o, 32)" in cast
     # a plain -1 is HIP's 64-bit all-lanes mask too: not taken for CUDA's
     assert "__shfl_xor_sync(-1, v, o)" in migrate(LITERAL_MASKS.replace("~0u", "-1")).final["k.cu"]
+
+
+@pytest.mark.parametrize("where", ["other-file", "not-hipcc", "unknown"])
+def test_a_warp_macro_hipcc_may_not_see_leaves_the_calls_to_the_rewrite(where):
+    """Only a definition hipcc surely compiles, in a file the unit reaches, is the project's HIP form:
+    a CPU emulator's macro in a header no kernel includes, one under `#ifndef __CUDACC__`, or one under
+    a test of unknown value leaves the calls to the exact rewrite."""
+    macro = "#define __shfl_down_sync(mask, var, delta) (shflDownSync((mask), (var), (delta)))\n"
+    kernel = ("#include <cuda_runtime.h>\n__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
+              "  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);\n  x[threadIdx.x] = v;\n}\n")
+    guard = {"other-file": ("", ""), "not-hipcc": ("#ifndef __CUDACC__\n", "#endif\n"),
+             "unknown": ("#if defined(CUDART_VERSION) && CUDART_VERSION < 9000\n", "#endif\n")}[where]
+    texts = {"k.cu": (kernel, hipified(kernel))}
+    if where == "other-file":
+        texts["tests/emulate.hpp"] = (macro, macro)
+    else:
+        cuda = guard[0] + macro + guard[1] + kernel
+        hip = cuda.replace("__CUDACC__", "__HIPCC__")
+        texts["k.cu"] = (cuda, hipified(hip))
+    final = advice.migrate_tree(texts, rules.load_rules(), ARCHS).final["k.cu"]
+    assert "v += __shfl_down(v, o, 32);" in final, final
+
+
+def test_a_macro_ends_at_its_last_continued_line_and_nested_calls_are_still_rewritten():
+    """A trailing backslash before an empty line ends the definition there; a call inside an own
+    macro's arguments is rewritten as any other; a macro without parameters is expanded."""
+    text = ("#define __shfl_xor_sync(mask, var, laneMask) __shfl_xor(var, laneMask) \\\n\n"
+            "#define __activemask() __ballot(1)\n"
+            "int f(int v) { return __shfl_xor_sync(0xffffffff, v, 1) + __activemask(); }\n")
+    macros = warp.own_macros(cpp.blank(text), frozenset())
+    assert macros == {"__shfl_xor_sync": (("mask", "var", "laneMask"), "__shfl_xor(var, laneMask)"),
+                      "__activemask": ((), "__ballot(1)")}
+    expanded = warp.expand_macros(text, macros)
+    assert expanded.split("\n") == ["", "", "", "int f(int v) { return __shfl_xor(v, 1) + __ballot(1); }", ""]
+    nested = "x = __shfl_xor_sync(0xffffffff, __shfl_sync(0xffffffff, v, s), 1);"
+    model = warp.Model(re.compile(r"0xffffffff"), legacy=False, any_mask=False, own_macros=frozenset({"__shfl_xor_sync"}))
+    assert warp.rewrite(nested, model) == "x = __shfl_xor_sync(0xffffffff, __shfl(v, s, 32), 1);"

@@ -70,6 +70,28 @@ def _projected(state: FileState, analysed: str, raw: list[scan.Finding], full_ma
     return "\n".join(lines)
 
 
+def _macro_scope(texts: dict[str, tuple[str, str]], copied: frozenset[str], undefined: frozenset[str],
+                 include_dirs: tuple[str, ...], system_dirs: tuple[str, ...]) -> dict[str, warp.Macros]:
+    """{file: the project's own warp macros (warp.own_macros of the translations) that apply to it}: those
+    defined in a file that it, and every unit that includes it, reach through their includes. undefined:
+    macros hipcc leaves undefined."""
+    own = {rel: found for rel, (_cuda, hip) in texts.items() if rel not in copied
+           and (found := warp.own_macros(cpp.blank(hip), undefined))}
+    if not own:
+        return {}
+    graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, undefined, include_dirs, system_dirs)
+    reach = {rel: graph.reach(rel) for rel in texts}
+    units = [rel for rel in texts if posixpath.splitext(rel)[1] in UNIT_SUFFIXES]
+    scoped: dict[str, warp.Macros] = {}
+    for rel in texts:
+        users = [u for u in units if rel in reach[u]] or [rel]
+        for where, found in own.items():
+            if all(where in reach[u] for u in users):
+                for name, macro in found.items():
+                    scoped.setdefault(rel, {}).setdefault(name, macro)
+    return scoped
+
+
 def scopes(reach: dict[str, set[str]], rels: list[str]) -> dict[str, set[str]]:
     """For each file, the files compiled together with it: its own include closure and those of
     every unit that includes it. reach: {unit or file: files it reaches through includes, itself included}."""
@@ -220,7 +242,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     by_id = {c.rule.id: c for c in compiled}
     mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
     cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
-    own_macros = warp.own_macros(blanked, ctx.undefined)
+    macros_for = _macro_scope(texts, copied, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     bf16_declared = fixups.declares_bf16([cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()
@@ -246,14 +268,15 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
                                         half_declared=half_declared, include_found=include_found,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_declared,
-                                        own_macros=frozenset(own_macros))
+                                        own_macros=frozenset(macros_for.get(rel, {})))
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = fixups.full_mask_regex(mask_names)
     raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items() if rel not in copied}
-    analysed = {rel: warp.expand_macros(text, own_macros) for rel, text in final_texts.items() if rel not in copied}
+    analysed = {rel: warp.expand_macros(text, macros_for.get(rel, {})) for rel, text in final_texts.items()
+                if rel not in copied}
     file_ops = {rel: warp.ops(_projected(states[rel], analysed[rel], raw[rel], full_mask), ctx.symbols,
                               cpp.dead_lines(cpp.blank(text), ctx.undefined | cpp.HIPCC_UNDEFINED))
                 for rel, text in final_texts.items() if rel not in copied}

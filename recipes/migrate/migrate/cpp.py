@@ -157,13 +157,15 @@ def dead_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int
 class Branch:
     """One branch of an #if chain: line (1-based, of its directive), word (if, ifdef, ifndef, elif,
     else), condition (the directive's text after the word), on_amd (True: taken on AMD for sure,
-    False: never taken, None: unknown), code (the branch's lines, nested directives included)."""
+    False: never taken, None: unknown), code (the branch's lines, nested directives included), end
+    (line of the directive that ends the branch: the next #elif / #else, or #endif)."""
 
     line: int
     word: str
     condition: str
     on_amd: bool | None
     code: str
+    end: int = 0
 
 
 def if_chains(blanked: str, undefined: frozenset[str] = frozenset()) -> list[list[Branch]]:
@@ -173,10 +175,10 @@ def if_chains(blanked: str, undefined: frozenset[str] = frozenset()) -> list[lis
     # open chains: (branches so far, lines of the current branch, [every branch so far is never taken])
     stack: list[tuple[list[Branch], list[str], list[bool]]] = []
 
-    def close_branch(entry: tuple[list[Branch], list[str], list[bool]]) -> None:
+    def close_branch(entry: tuple[list[Branch], list[str], list[bool]], end: int) -> None:
         branches, lines, _taken = entry
         last = branches[-1]
-        branches[-1] = Branch(last.line, last.word, last.condition, last.on_amd, "\n".join(lines))
+        branches[-1] = Branch(last.line, last.word, last.condition, last.on_amd, "\n".join(lines), end)
         lines.clear()
 
     for number, line in enumerate(blanked.split("\n"), start=1):
@@ -193,7 +195,7 @@ def if_chains(blanked: str, undefined: frozenset[str] = frozenset()) -> list[lis
             stack.append(([Branch(number, word, rest.strip(), cond, "")], [], [cond is False]))
         elif stack and word in ("elif", "else"):
             entry = stack[-1]
-            close_branch(entry)
+            close_branch(entry, number)
             for _branches, lines, _taken in stack[:-1]:
                 lines.append(line)
             before = entry[0]
@@ -208,11 +210,22 @@ def if_chains(blanked: str, undefined: frozenset[str] = frozenset()) -> list[lis
             entry[2][0] = entry[2][0] and cond is False
         elif stack and word == "endif":
             entry = stack.pop()
-            close_branch(entry)
+            close_branch(entry, number)
             chains.append(entry[0])
             for _branches, lines, _taken in stack:
                 lines.append(line)
     return chains
+
+
+def unsure_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int]:
+    """1-based numbers of lines inside an #if branch that is not taken on AMD for sure (if_chains:
+    on_amd False or unknown): what is left is compiled by hipcc whatever the unknown macros are."""
+    unsure: set[int] = set()
+    for chain in if_chains(blanked, undefined):
+        for branch in chain:
+            if branch.on_amd is not True:
+                unsure.update(range(branch.line + 1, branch.end))
+    return unsure
 
 
 def amd_undefined(blanked_texts: list[str]) -> frozenset[str]:

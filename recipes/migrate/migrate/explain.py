@@ -89,11 +89,13 @@ def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     def check(name: str, where: Location) -> str:
         if not where.rel or where.rel not in texts or f'"{name}"' not in texts[where.rel]:
             return ""
+        if any(rel == name or rel.endswith("/" + name) for rel in texts):
+            return ""  # in the tree, under a folder the build names (--include-dir)
         folder = posixpath.dirname(where.rel)
         stem = posixpath.splitext(posixpath.basename(name))[0]
-        siblings = sorted(rel for rel in texts if posixpath.dirname(rel) == folder and rel != name
+        siblings = sorted(rel for rel in texts if posixpath.dirname(rel) == folder
                           and posixpath.splitext(posixpath.basename(rel))[0] == stem)
-        if not siblings or posixpath.join(folder, name) in texts:
+        if not siblings:
             return ""
         return f"`{name}`, included in {where.rel}; the tree has {siblings[0]} but not the header"
     return check

@@ -634,11 +634,13 @@ def _cast_arg(text: str, table: dict[str, int], call: re.Pattern, cast: str, alr
 
 
 DISPATCH_CALL = re.compile(r"(?<![\w.:>])(AT_DISPATCH_\w+)\s*\(")
-TYPE_CALL = re.compile(r"\.\s*type\s*\(\s*\)$")
+TYPE_CALL = re.compile(r"(\.|->)\s*type\s*\(\s*\)$")
 
 
 def dispatch_scalar_type(text: str) -> str:
-    """`AT_DISPATCH_*(x.type(), ...)` -> `AT_DISPATCH_*(x.scalar_type(), ...)`. Tensor::type() is the
+    """`AT_DISPATCH_*(x.type(), ...)` -> `AT_DISPATCH_*(x.scalar_type(), ...)`, for the type argument
+    wherever the variant takes it (`AT_DISPATCH_FLOATING_TYPES_AND(kBFloat16, x.type(), ...)`) and for
+    `x->type()`. Tensor::type() is the
     DeprecatedTypeProperties, whose implicit conversion to ScalarType PyTorch 2.x removed (measured
     with the dev image's PyTorch 2.14 headers: "no viable conversion from 'const DeprecatedTypeProperties'
     to 'torch::headeronly::ScalarType'"); scalar_type() is the same type on every PyTorch since 1.0,
@@ -649,14 +651,14 @@ def dispatch_scalar_type(text: str) -> str:
     edits = []
     for m in DISPATCH_CALL.finditer(blanked):
         found = _arg_spans(blanked, m.end())
-        if found is None or not found[0]:
+        if found is None:
             continue
-        a, b = found[0][0]
-        t = TYPE_CALL.search(blanked[a:b].rstrip())
-        if t:
-            edits.append((a + t.start(), a + len(blanked[a:b].rstrip())))
-    for a, b in reversed(edits):
-        text = text[:a] + ".scalar_type()" + text[b:]
+        for a, b in found[0]:
+            t = TYPE_CALL.search(blanked[a:b].rstrip())
+            if t:
+                edits.append((a + t.start(), a + len(blanked[a:b].rstrip()), t.group(1)))
+    for a, b, accessor in reversed(edits):
+        text = text[:a] + accessor + "scalar_type()" + text[b:]
     return text
 
 

@@ -26,28 +26,32 @@ def map_lines(old: list[str], new: list[str]) -> list[int | None]:
 
 
 def _align(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int, result: list[int | None]) -> None:
-    """Fill result[i] for a[i1:i2] aligned with b[j1:j2] (see map_lines)."""
-    while i1 < i2 and j1 < j2 and a[i1] == b[j1]:
-        result[i1] = j1
-        i1, j1 = i1 + 1, j1 + 1
-    while i1 < i2 and j1 < j2 and a[i2 - 1] == b[j2 - 1]:
-        i2, j2 = i2 - 1, j2 - 1
-        result[i2] = j2
-    if i1 == i2 or j1 == j2:
-        return
-    anchors = _anchors(a, b, i1, i2, j1, j2)
-    if not anchors:
-        matcher = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False)
-        for tag, k1, k2, l1, l2 in matcher.get_opcodes():
-            if tag in ("equal", "replace"):
-                for k in range(min(k2 - k1, l2 - l1)):
-                    result[i1 + k1 + k] = j1 + l1 + k
-        return
-    for i, j in anchors:
-        _align(a, b, i1, i, j1, j, result)
-        result[i] = j
-        i1, j1 = i + 1, j + 1
-    _align(a, b, i1, i2, j1, j2, result)
+    """Fill result[i] for a[i1:i2] aligned with b[j1:j2] (see map_lines); the gaps between anchors
+    are kept on a work list, not a call stack, so no input is too deep."""
+    work = [(i1, i2, j1, j2)]
+    while work:
+        i1, i2, j1, j2 = work.pop()
+        while i1 < i2 and j1 < j2 and a[i1] == b[j1]:
+            result[i1] = j1
+            i1, j1 = i1 + 1, j1 + 1
+        while i1 < i2 and j1 < j2 and a[i2 - 1] == b[j2 - 1]:
+            i2, j2 = i2 - 1, j2 - 1
+            result[i2] = j2
+        if i1 == i2 or j1 == j2:
+            continue
+        anchors = _anchors(a, b, i1, i2, j1, j2)
+        if not anchors:
+            matcher = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False)
+            for tag, k1, k2, l1, l2 in matcher.get_opcodes():
+                if tag in ("equal", "replace"):
+                    for k in range(min(k2 - k1, l2 - l1)):
+                        result[i1 + k1 + k] = j1 + l1 + k
+            continue
+        for i, j in anchors:
+            work.append((i1, i, j1, j))
+            result[i] = j
+            i1, j1 = i + 1, j + 1
+        work.append((i1, i2, j1, j2))
 
 
 def _anchors(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int) -> list[tuple[int, int]]:

@@ -95,34 +95,45 @@ def hip_aware(blanked_texts: list[str]) -> bool:
 MACRO_DEFINITION = re.compile(rf"^[ \t]*#[ \t]*define[ \t]+({NAMES})\(", re.MULTILINE)
 
 
-def own_macros(blanked_texts: list[str], undefined: frozenset[str]) -> dict[str, tuple[tuple[str, ...], str]]:
-    """{name: (parameters, body)} of the warp intrinsics that the tree defines as function-like macros
-    in code compiled on AMD (`#define __shfl_xor_sync(mask, var, laneMask) __shfl_xor(var, laneMask)`
-    under `#ifdef USE_ROCM`): the project's own HIP form of its calls, which the rewrite leaves to the
-    macro and the analysis reads expanded (expand_macros). The first live definition of a name counts.
-    undefined: macros that count as not defined (cpp.dead_lines)."""
-    found: dict[str, tuple[tuple[str, ...], str]] = {}
-    for text in blanked_texts:
-        if "define" not in text or not MACRO_DEFINITION.search(text):
+Macros = dict[str, tuple[tuple[str, ...], str]]  # warp-intrinsic name -> (parameters, body)
+
+
+def _definition_end(blanked: str, start: int) -> int:
+    """Offset of the newline that ends the #define at `start` (its backslash-continued lines
+    included), or len(blanked)."""
+    end = start
+    while True:
+        end = blanked.find("\n", end)
+        if end < 0:
+            return len(blanked)
+        if not blanked[blanked.rfind("\n", 0, end) + 1:end].rstrip(" \t\r").endswith("\\"):
+            return end
+        end += 1
+
+
+def own_macros(blanked: str, undefined: frozenset[str]) -> Macros:
+    """{name: (parameters, body)} of the warp intrinsics that a translated file defines as
+    function-like macros in code hipcc surely compiles (`#define __shfl_xor_sync(mask, var, laneMask)
+    __shfl_xor(var, laneMask)` under `#ifdef USE_ROCM` in a PyTorch extension): the project's own HIP
+    form of its calls, which the rewrite leaves to the macro and the analysis reads expanded
+    (expand_macros). A definition under a test of unknown value, or one hipcc skips, does not count;
+    the first definition of a name counts. undefined: macros that count as not defined."""
+    found: Macros = {}
+    if "define" not in blanked or not MACRO_DEFINITION.search(blanked):
+        return found
+    unsure = cpp.unsure_lines(blanked, undefined)
+    for m in MACRO_DEFINITION.finditer(blanked):
+        close = blanked.find(")", m.end())
+        end = _definition_end(blanked, m.start())
+        if close < 0 or close > end or m.group(1) in found or cpp.line_of(blanked, m.start()) in unsure:
             continue
-        dead = cpp.dead_lines(text, undefined)
-        for m in MACRO_DEFINITION.finditer(text):
-            close = text.find(")", m.end())
-            if close < 0 or m.group(1) in found or cpp.line_of(text, m.start()) in dead:
-                continue
-            end = m.end()
-            while True:
-                end = text.find("\n", end)
-                if end < 0 or not text[:end].rstrip().endswith("\\"):
-                    break
-                end += 1
-            body = text[close + 1:end if end >= 0 else len(text)].replace("\\\n", " ")
-            params = tuple(p.strip() for p in text[m.end():close].split(","))
-            found[m.group(1)] = (params, " ".join(body.split()))
+        body = blanked[close + 1:end].replace("\\\n", " ")
+        params = tuple(p.strip() for p in blanked[m.end():close].split(",") if p.strip())
+        found[m.group(1)] = (params, " ".join(body.split()))
     return found
 
 
-def expand_macros(text: str, macros: dict[str, tuple[tuple[str, ...], str]]) -> str:
+def expand_macros(text: str, macros: Macros) -> str:
     """`text` with each call of a macro of own_macros() replaced by the macro's expansion and the
     macro definitions of those names blanked, line count kept (the analysis's view of the code)."""
     if not macros:
@@ -130,15 +141,9 @@ def expand_macros(text: str, macros: dict[str, tuple[tuple[str, ...], str]]) -> 
     blanked = cpp.blank(text)
     out, pos = [], 0
     for m in MACRO_DEFINITION.finditer(blanked):
-        if m.group(1) not in macros:
+        if m.group(1) not in macros or m.start() < pos:
             continue
-        end = m.start()
-        while True:
-            end = blanked.find("\n", end)
-            if end < 0 or not blanked[:end].rstrip().endswith("\\"):
-                break
-            end += 1
-        end = len(text) if end < 0 else end
+        end = _definition_end(blanked, m.start())
         out.append(text[pos:m.start()] + "\n" * text[m.start():end].count("\n"))
         pos = end
     text = "".join(out) + text[pos:]
@@ -272,7 +277,8 @@ def rewrite(text: str, model: Model) -> str:
     for call in calls(text, blanked):
         out.append(text[pos:call.start])
         if call.name in model.own_macros:
-            out.append(text[call.start:call.end])
+            open_paren = blanked.index("(", call.start + len(call.name))
+            out.append(text[call.start:open_paren + 1] + rewrite(text[open_paren + 1:call.end - 1], model) + ")")
             pos = call.end
             continue
         narrow = bool(model.narrow_params and call.args and re.fullmatch(r"\(?\s*([A-Za-z_]\w*)\s*\)?", call.args[0])
