@@ -141,14 +141,13 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
     return findings
 
 
-# statements that stop the kernel: a branch of nothing but these is a stub
-# statements that stop the kernel: a branch of nothing but these is a stub
-STUB = re.compile(r"(?:\s*(?:(?:std::)?assert\s*\(\s*(?:0|false)\s*\)|__trap\s*\(\s*\)|__builtin_trap\s*\(\s*\)"
-                  r"|(?:std::)?abort\s*\(\s*\))\s*;)+\s*")
-# NVIDIA's traps: a gated branch of nothing but these traps on NVIDIA too (CUTLASS's uint128_t::exception)
-NVIDIA_TRAP = re.compile(r"(?:\s*(?:asm\s*(?:volatile\s*)?\(\s*\"\s*(?:brkpt|trap)\s*;?\s*(?:\\n)?\s*\"\s*(?::\s*)*\)"
-                         r"|__trap\s*\(\s*\)|__brkpt\s*\(\s*\)|__builtin_trap\s*\(\s*\)"
-                         r"|(?:std::)?assert\s*\(\s*(?:0|false)\s*\)|(?:std::)?abort\s*\(\s*\))\s*;)+\s*")
+# calls that stop a kernel on either vendor; a branch of nothing but these statements is a stub
+TRAP_CALLS = (r"(?:std::)?assert\s*\(\s*(?:0|false)\s*\)|__trap\s*\(\s*\)|__builtin_trap\s*\(\s*\)"
+              r"|(?:std::)?abort\s*\(\s*\)")
+STUB = re.compile(rf"(?:\s*(?:{TRAP_CALLS})\s*;)+\s*")
+# NVIDIA's traps as well: a gated branch of nothing but these traps on NVIDIA too (CUTLASS's uint128_t::exception)
+NVIDIA_TRAP = re.compile(rf"(?:\s*(?:{TRAP_CALLS}|__brkpt\s*\(\s*\)"
+                         r"|asm\s*(?:volatile\s*)?\(\s*\"\s*(?:brkpt|trap)\s*;?\s*(?:\\n)?\s*\"\s*(?::\s*)*\))\s*;)+\s*")
 ARCH_TEST = re.compile(r"\b__CUDA_ARCH__\b")
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 STUB_KINDS = (("inline PTX", re.compile(r"\basm\b")), ("cp.async", re.compile(r"cp_async|cp\.async")),
