@@ -262,6 +262,16 @@ STUB_CHAIN = """__device__ inline void mma(const int* a, float* c) {
 """
 
 
+@pytest.mark.parametrize("head", ["__host__ __device__ void mma(const int* a, float* c) {",
+                                  "CUTLASS_HOST_DEVICE void mma(const int* a, float* c) {",
+                                  "DEVICE_INLINE void mma(const int* a, float* c) {",
+                                  "constexpr void mma(const int* a, float* c) {",
+                                  "void host(const int* a, float* c) {\n  auto f = [=] __device__ (int i) {"])
+def test_an_arch_stub_in_code_that_may_run_on_the_device_stays_an_error(head):
+    text = STUB_CHAIN.replace("__device__ inline void mma(const int* a, float* c) {", head)
+    assert any(rule == "cuda-arch-stub" for _line, rule in hits(text))
+
+
 def test_an_arch_gate_whose_amd_branch_only_traps_is_an_error():
     """AutoGPTQ 0.7.1 marlin_cuda_kernel.cu:56: the #else that AMD compiles is `assert(0);`."""
     assert (2, "cuda-arch-stub") in hits(STUB_CHAIN)
@@ -290,6 +300,10 @@ def test_an_arch_gate_whose_amd_branch_only_traps_is_an_error():
     STUB_CHAIN.replace("assert(0);", "assert(!use_tc);"),
     # the project's own AMD branch
     STUB_CHAIN.replace("#else\n", "#elif defined(__HIP_PLATFORM_AMD__)\n  c[0] = 0.0f;\n#else\n"),
+    # a host-only function: NVIDIA's host compile never defines __CUDA_ARCH__, so it takes the #else too
+    STUB_CHAIN.replace("__device__ inline void", "inline void"),
+    STUB_CHAIN.replace("__device__ inline void mma(const int* a, float* c) {",
+                       "template <typename T>\nvoid Runner<T>::mma(const int* a, float* c) const noexcept {"),
 ])
 def test_arch_gates_that_are_not_stubs_on_amd_are_left_alone(text):
     assert not any(rule == "cuda-arch-stub" for _line, rule in hits(text))

@@ -334,6 +334,28 @@ def split_args(text: str, scan: str | None = None, angle: bool = True) -> list[s
     return parts
 
 
+FUNCTION_TAIL = re.compile(r"\)\s*(?:const\s*|noexcept\s*|override\s*|final\s*|->\s*[\w:<>,\s*&]+?\s*)*$")
+
+
+def enclosing_function_head(blanked: str, offset: int) -> str | None:
+    """Declaration text (from the end of the previous statement or block up to its `{`) of the innermost
+    brace block around `offset` that is a function body (opened right after a `)`, optionally followed
+    by const / noexcept / override / final / a trailing return type); None outside any function.
+    `blanked` is a text whose comments and literals are blanked (blank / blank_code)."""
+    opens: list[int] = []
+    for i, ch in enumerate(blanked[:offset]):
+        if ch == "{":
+            opens.append(i)
+        elif ch == "}" and opens:
+            opens.pop()
+    for start in reversed(opens):
+        before = blanked[:start]
+        if FUNCTION_TAIL.search(before):
+            head_start = max(before.rfind(";"), before.rfind("}"), before.rfind("{")) + 1
+            return before[head_start:]
+    return None
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of character `offset` in `text`."""
     return text.count("\n", 0, offset) + 1

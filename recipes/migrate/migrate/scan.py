@@ -150,6 +150,9 @@ NVIDIA_TRAP = re.compile(rf"(?:\s*(?:{TRAP_CALLS}|__brkpt\s*\(\s*\)"
                          r"|asm\s*(?:volatile\s*)?\(\s*\"\s*(?:brkpt|trap)\s*;?\s*(?:\\n)?\s*\"\s*(?::\s*)*\))\s*;)+\s*")
 ARCH_TEST = re.compile(r"\b__CUDA_ARCH__\b")
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+# a function head that may run on the GPU: CUDA's qualifiers, or a macro that may expand to them
+# (CUTLASS_HOST_DEVICE, DEVICE_INLINE, ...); constexpr functions run on the device with --expt-relaxed-constexpr
+DEVICE_HEAD = re.compile(r"__device__|__global__|[A-Z_]*(?:DEVICE|HOST|GLOBAL|INLINE)[A-Z_]*|\bconstexpr\b|\[[^\]]*\]\s*\(")
 STUB_KINDS = (("inline PTX", re.compile(r"\basm\b")), ("cp.async", re.compile(r"cp_async|cp\.async")),
               ("ldmatrix", re.compile(r"ldmatrix")), ("mma", re.compile(r"\bmma\b|mma_sync|wmma")),
               ("barrier", re.compile(r"\bbarrier|\bbar\.")))
@@ -167,7 +170,8 @@ def _arch_stub(rel, blanked, raw_lines, dead, undefined, rule) -> list[Finding]:
         gated = [b for b in chain if b.on_amd is False and b.code.strip()
                  and not NVIDIA_TRAP.fullmatch(COMMENT.sub("", "\n".join(raw_lines[b.line:b.line + b.code.count("\n") + 1])))]
         if taken is None or not gated or not STUB.fullmatch(taken.code) \
-                or not any(ARCH_TEST.search(b.condition) for b in chain if b.word != "else"):
+                or not any(ARCH_TEST.search(b.condition) for b in chain if b.word != "else") \
+                or _host_only(blanked, chain[0].line):
             continue
         kinds = [kind for kind, regex in STUB_KINDS if any(regex.search(b.code) for b in gated)]
         what = f" ({', '.join(kinds)})" if kinds else ""
@@ -176,6 +180,15 @@ def _arch_stub(rel, blanked, raw_lines, dead, undefined, rule) -> list[Finding]:
                           f"the code of `#{chain[0].word} {chain[0].condition}`{what} is not compiled, so the unit "
                           "compiles and the kernel traps where it reaches the stub."))
     return found
+
+
+def _host_only(blanked: str, line: int) -> bool:
+    """True when line (1-based) lies in a function whose head has no device qualifier, nor a macro or
+    lambda that may give it one: NVIDIA compiles such a function for the host alone, where
+    __CUDA_ARCH__ is never defined, so its #else is taken on NVIDIA too and no AMD stub is new."""
+    offset = sum(len(row) + 1 for row in blanked.split("\n")[:line - 1])
+    head = cpp.enclosing_function_head(blanked, offset)
+    return head is not None and not DEVICE_HEAD.search(head)
 
 
 LAUNCH = re.compile(r"<<<(.*?)>>>", re.DOTALL)
