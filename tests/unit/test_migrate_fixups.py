@@ -466,3 +466,47 @@ def test_every_fixup_is_in_the_docs_table():
     table = set(re.findall(r"^\s*\| `([a-z0-9-]+)` \|", (ROOT / "docs" / "migrate.md").read_text(), re.MULTILINE))
     assert len(ids) > 30
     assert [i for i in ids if i not in table] == []
+
+
+def _header_dirs(tmp_path):
+    """A hipcc include folder with hip/hip_runtime_api.h and hipcub/hipcub.hpp, and a CUDA toolkit
+    include folder with cuda_runtime.h and cub/cub.cuh."""
+    system, toolkit = tmp_path / "rocm", tmp_path / "cuda"
+    for path in (system / "hip/hip_runtime_api.h", system / "hipcub/hipcub.hpp",
+                 toolkit / "cuda_runtime.h", toolkit / "cub/cub.cuh"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#pragma once\n")
+    return (str(system),), (str(toolkit),)
+
+
+def test_a_project_header_mapped_to_a_hip_header_keeps_its_name(tmp_path):
+    """hipify 7.2's header table maps the CUDA samples' own Common/helper_cuda.h to
+    hip/hip_runtime_api.h, which exists: the project's findCudaDevice / checkCudaErrors were lost and
+    every sample failed with 'use of undeclared identifier'. A header of the tree that is no CUDA
+    toolkit header keeps its name; a vendored copy of a toolkit header (cub/) is still translated."""
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    system, toolkit = _header_dirs(tmp_path)
+    cuda = "#include <cuda_runtime.h>\n#include <helper_cuda.h>\n#include <cub/cub.cuh>\n"
+    hip = "#include <hip/hip_runtime.h>\n#include <hip/hip_runtime_api.h>\n#include <hipcub/hipcub.hpp>\n"
+    texts = {"Samples/asyncAPI/asyncAPI.cu": (cuda, hip), "Common/helper_cuda.h": ("#pragma once\n", "#pragma once\n"),
+             "third_party/cub/cub.cuh": ("#pragma once\n", "#pragma once\n")}
+    archs = [Arch("gfx942", "CDNA3", 64, 65536)]
+    migrated = advice.migrate_tree(texts, rules.load_rules(), archs, ("Common",), system, toolkit_dirs=toolkit)
+    assert migrated.final["Samples/asyncAPI/asyncAPI.cu"] == \
+        "#include <hip/hip_runtime.h>\n#include <helper_cuda.h>\n#include <hipcub/hipcub.hpp>\n"
+    # without the toolkit's headers a project header cannot be told from a vendored toolkit one: left
+    unknown = advice.migrate_tree(texts, rules.load_rules(), archs, ("Common",), system)
+    assert unknown.final["Samples/asyncAPI/asyncAPI.cu"] == hip
+
+
+def test_a_rename_to_another_file_of_the_tree_is_kept(tmp_path):
+    """torch.utils.hipify renames the include of a tree header x_cuda.cuh to its hipified file x_hip.cuh."""
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    system, toolkit = _header_dirs(tmp_path)
+    texts = {"csrc/k.cu": ('#include "k_cuda.cuh"\n', '#include "k_hip.cuh"\n'),
+             "csrc/k_cuda.cuh": ("#pragma once\n", "#pragma once\n"), "csrc/k_hip.cuh": ("#pragma once\n", "#pragma once\n")}
+    migrated = advice.migrate_tree(texts, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)], (), system,
+                                   toolkit_dirs=toolkit)
+    assert migrated.final["csrc/k.cu"] == '#include "k_hip.cuh"\n'

@@ -150,10 +150,23 @@ def test_system_header_is_never_a_tree_shim(tmp_path):
 
 def test_cuda_runtime_guard_follows_the_renamed_include():
     text = ('#include "hip/hip_runtime.h"\n#ifdef __CUDA_RUNTIME_H__\n__device__ int helper();\n#endif\n'
-            "#if defined(__CUDA_RUNTIME_API_H__) && X\n#endif\n#define __CUDA_RUNTIME_H__ 1\n")
+            "#if defined(__CUDA_RUNTIME_API_H__) && X\n#endif\n#define HAS_RUNTIME defined(__CUDA_RUNTIME_H__)\n")
     out = features.runtime_guard(text)
     assert "#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n" in out and "#if defined(HIP_INCLUDE_HIP_HIP_RUNTIME_API_H) && X" in out
-    assert out.endswith("#define __CUDA_RUNTIME_H__ 1\n")  # only tests are rewritten
+    assert out.endswith("#define HAS_RUNTIME defined(__CUDA_RUNTIME_H__)\n")  # only tests are rewritten
+
+
+def test_library_header_guards_follow_the_renamed_includes():
+    """The CUDA samples' Common/helper_cuda.h: checkCudaErrors under driver_types.h's guard, cuBLAS and
+    cuRAND error strings under theirs; a vendored header that defines its own guard keeps it."""
+    text = ("#ifdef __DRIVER_TYPES_H__\n#define checkCudaErrors(val) check((val), #val)\n#endif\n"
+            "#ifdef CUBLAS_API_H_\n#endif\n#if defined(CURAND_H_) || defined(_CUFFT_H_)\n#endif\n#ifdef CUSPARSEAPI\n#endif\n")
+    out = features.runtime_guard(text)
+    assert out.startswith("#ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H\n")
+    assert "#ifdef HIPBLAS_H\n" in out and "#if defined(HIPRAND_H_) || defined(HIPFFT_H_)" in out
+    assert "#ifdef CUSPARSEAPI" in out  # a macro of cusparse.h, not its include guard: left
+    vendored = "#ifndef CU_COMPLEX_H_\n#define CU_COMPLEX_H_\n#endif\n"
+    assert features.runtime_guard(vendored) == vendored
 
 
 # Entries and a response file as CMake 4.4 wrote them for LightGBM 4.7.0 (`cmake -G "Unix Makefiles"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from . import cpp, features, fixups, includes, linemap, scan, sysdeps, warp
@@ -219,7 +220,8 @@ UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
 def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch],
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
                  tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset(),
-                 defines: frozenset[str] = frozenset(), copied: frozenset[str] = frozenset()) -> Migrated:
+                 defines: frozenset[str] = frozenset(), copied: frozenset[str] = frozenset(),
+                 toolkit_dirs: tuple[str, ...] | None = None) -> Migrated:
     """Apply the fixups to hipify's output and decide the scanner's findings for a whole tree.
 
     texts: {tree-relative path of the translation: (CUDA input text, translator output text)}; the
@@ -232,7 +234,9 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     compiled as a PyTorch extension, which defines USE_ROCM); defines: macro names the compile of
     `texts` defines (--define): without PyTorch, USE_ROCM is undefined unless it is one of them;
     copied: the keys of `texts` that were not translated (their translation is their CUDA text): they
-    are kept as they are, not fixed and not scanned, and still resolve includes."""
+    are kept as they are, not fixed and not scanned, and still resolve includes; toolkit_dirs: the CUDA
+    toolkit's include folders (hipify-clang's CUDA headers), which tell a project's own header from a
+    toolkit header (None: not known)."""
     blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else \
         [cpp.blank(cuda) for cuda, _hip in texts.values()]
     ctx = scan.tree_context(blanked, archs)
@@ -252,10 +256,14 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     for path in texts:
         by_name.setdefault(posixpath.basename(path), []).append(path)
 
-    def include_found(name: str) -> bool:
+    def in_tree(name: str) -> bool:
         suffix = "/" + name.lstrip("./")
-        return any(("/" + p).endswith(suffix) for p in by_name.get(posixpath.basename(name), [])) or \
-            any(os.path.isfile(os.path.join(d, name)) for d in system_dirs)
+        return any(("/" + p).endswith(suffix) for p in by_name.get(posixpath.basename(name), []))
+
+    def in_dirs(dirs: tuple[str, ...]) -> Callable[[str], bool]:
+        return lambda name: any(os.path.isfile(os.path.join(d, name)) for d in dirs)
+
+    headers = fixups.HeaderLookup(in_tree, in_dirs(system_dirs), None if toolkit_dirs is None else in_dirs(toolkit_dirs))
 
     for rel, (cuda, hip) in texts.items():
         if rel in copied:
@@ -266,7 +274,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
-                                        half_declared=half_declared, include_found=include_found,
+                                        half_declared=half_declared, headers=headers,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_declared,
                                         own_macros=frozenset(macros_for.get(rel, {})))
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)

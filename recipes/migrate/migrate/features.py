@@ -44,7 +44,8 @@
                  shfl_down / shfl_up / sync
   runtime_guard  `#ifdef __CUDA_RUNTIME_H__` (a helper header's test that cuda_runtime.h came first)
                  -> HIP_INCLUDE_HIP_HIP_RUNTIME_H, the include guard of hip/hip_runtime.h, to which
-                 hipify-perl renames that include; __CUDA_RUNTIME_API_H__ likewise (hip_runtime_api.h)
+                 the translators rename that include; the other CUDA headers' guards likewise
+                 (driver_types.h, cuBLAS, cuRAND, cuFFT, cuSPARSE, cuSOLVER, fp16, bf16, ...: HEADER_GUARDS)
   runtime_include_once  the second #include of hip/hip_runtime.h that hipify-perl leaves (it adds one
                  at the top and also renames the file's own cuda_runtime.h include): the later one, at
                  file level, is dropped; the header's include guard made it a no-op
@@ -436,19 +437,36 @@ def wmma(text: str) -> str:
     return re.sub(r"\bnvcuda\s*::\s*wmma\b", "rocwmma", text)
 
 
-RUNTIME_GUARDS = {"__CUDA_RUNTIME_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
-                  "__CUDA_RUNTIME_API_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_API_H"}
+# CUDA header include guard -> the include guard of the HIP header the translators map it to (read from
+# CUDA 12.5's headers and ROCm 7.2.4's; each HIP guard is defined once its header is included, which
+# hip_runtime.h does for driver_types.h, vector types, library types). The CUDA samples' helper_cuda.h
+# declares checkCudaErrors under `#ifdef __DRIVER_TYPES_H__` and its cuBLAS / cuRAND / cuFFT error
+# strings under each library's guard.
+HEADER_GUARDS = {"__CUDA_RUNTIME_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
+                 "__CUDA_RUNTIME_API_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_API_H",
+                 "__cuda_cuda_h__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
+                 "__DRIVER_TYPES_H__": "HIP_INCLUDE_HIP_DRIVER_TYPES_H",
+                 "__VECTOR_TYPES_H__": "HIP_INCLUDE_HIP_HIP_VECTOR_TYPES_H",
+                 "__LIBRARY_TYPES_H__": "HIP_INCLUDE_HIP_LIBRARY_TYPES_H",
+                 "__CUDA_FP16_H__": "HIP_INCLUDE_HIP_HIP_FP16_H",
+                 "__CUDA_BF16_H__": "HIP_INCLUDE_HIP_HIP_BF16_H",
+                 "_COOPERATIVE_GROUPS_H_": "HIP_INCLUDE_HIP_HIP_COOPERATIVE_GROUP_H",
+                 "CU_COMPLEX_H_": "HIP_INCLUDE_HIP_HIP_COMPLEX_H",
+                 "CUBLAS_API_H_": "HIPBLAS_H", "CUBLAS_V2_H_": "HIPBLAS_H",
+                 "CURAND_H_": "HIPRAND_H_", "_CUFFT_H_": "HIPFFT_H_", "CUSPARSE_H_": "HIPSPARSE_H",
+                 "CUSOLVER_COMMON_H_": "HIPSOLVER_H"}
+HEADER_GUARD = re.compile(r"\b(" + "|".join(HEADER_GUARDS) + r")\b")
 CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*$", re.MULTILINE)
 
 
 def runtime_guard(text: str) -> str:
-    """cuda_runtime.h's include guard tested in #if lines -> hip_runtime.h's (see module doc)."""
-    def sub(m: re.Match[str]) -> str:
-        line = m.group(0)
-        for cuda, hip in RUNTIME_GUARDS.items():
-            line = re.sub(rf"\b{cuda}\b", hip, line)
-        return line
-    return CONDITIONAL.sub(sub, text)
+    """CUDA headers' include guards tested in #if lines -> their HIP headers' (HEADER_GUARDS, module doc);
+    a guard the file #defines itself (a vendored copy of the header) is its own and stays."""
+    own = set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", text, re.MULTILINE))
+
+    def sub(g: re.Match[str]) -> str:
+        return g.group(0) if g.group(1) in own else HEADER_GUARDS[g.group(1)]
+    return CONDITIONAL.sub(lambda m: HEADER_GUARD.sub(sub, m.group(0)), text)
 
 
 RUNTIME_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"][ \t]*\n', re.MULTILINE)

@@ -297,12 +297,26 @@ def vector_operator_guard(text: str, undefined: frozenset[str] = frozenset()) ->
 INCLUDE_NAME = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)([<"])([^>"\n]+)([>"])')
 
 
-def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | None],
-                       found: Callable[[str], bool]) -> str:
-    """Put back an #include of the tree's own header that the translator renamed to a name found
-    nowhere (hipify-perl's cuda_stream -> hip_stream turns XGBoost's "cuda_stream.h" into "hip_stream.h"):
-    the header keeps its name in the migrated tree. found(name): the name resolves in the tree or on
-    the compiler's include path."""
+@dataclass(frozen=True)
+class HeaderLookup:
+    """Where an #include name resolves: tree(name) among the tree's own files, path(name) on hipcc's
+    include path, toolkit(name) among the CUDA toolkit's headers (None when no CUDA headers are known:
+    then no tree header is told apart from a vendored copy of a toolkit header)."""
+
+    tree: Callable[[str], bool]
+    path: Callable[[str], bool]
+    toolkit: Callable[[str], bool] | None = None
+
+
+def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | None], headers: HeaderLookup) -> str:
+    """Put back an #include of the tree's own header that the translator renamed:
+    - to a name found nowhere (hipify-perl's cuda_stream -> hip_stream turns XGBoost's "cuda_stream.h"
+      into "hip_stream.h");
+    - or, for a header that is no CUDA toolkit header, to a name outside the tree (hipify's table maps
+      the CUDA samples' own helper_cuda.h to hip/hip_runtime_api.h, which drops the helpers the
+      project's header declares).
+    The tree's header is itself migrated, so it keeps its name in the migrated tree. A rename to another
+    file of the tree (torch.utils.hipify's x_cuda.h -> x_hip.h) is kept."""
     lines = text.split("\n")
     for i, line in enumerate(cuda_lines):
         j = mapping[i] if i < len(mapping) else None
@@ -310,7 +324,11 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
         if j is None or not m:
             continue
         h = INCLUDE_NAME.match(lines[j])
-        if h and h.group(3).strip() != m.group(3).strip() and found(m.group(3).strip()) and not found(h.group(3).strip()):
+        old, new = m.group(3).strip(), (h.group(3).strip() if h else "")
+        if not h or new == old or not headers.tree(old) or headers.tree(new):
+            continue
+        own = headers.toolkit is not None and not headers.toolkit(old)
+        if own or not headers.path(new):
             lines[j] = h.group(1) + m.group(2) + m.group(3) + m.group(4) + lines[j][h.end():]
     return "\n".join(lines)
 
@@ -319,7 +337,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               mapping: list[int | None], undefined: frozenset[str] = frozenset(), cuda_only: bool = False,
               own_warp_size: bool = False, pytorch: bool = False,
               half_declared: frozenset[str] = frozenset(),
-              include_found: Callable[[str], bool] | None = None,
+              headers: HeaderLookup | None = None,
               hipblas_major: int | None = None, bf16_declared: bool = False,
               own_macros: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
@@ -329,7 +347,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     (warp.hip_aware is false), so every warp mask, pre-9 warp form and warpSize is CUDA's 32-lane one;
     own_warp_size: the tree declares its own warpSize (warp.declares_warp_size), which is then kept;
     pytorch: the file includes PyTorch's headers (c10::Half is declared after its includes);
-    half_declared: features.half_overloads of the tree; include_found: see tree_includes_kept (None:
+    half_declared: features.half_overloads of the tree; headers: see tree_includes_kept (None:
     that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major);
     bf16_declared: a header of the tree declares a bfloat16 type name itself (declares_bf16).
     own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept.
@@ -338,7 +356,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     cuda_lines = cuda_text.split("\n")
     steps = [
         ("tree-include-kept", "#include of the tree's own header renamed by the translator -> its own name",
-         lambda t: tree_includes_kept(t, cuda_lines, mapping, include_found) if include_found else t),
+         lambda t: tree_includes_kept(t, cuda_lines, mapping, headers) if headers else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
          lambda t: features.own_hip_branch(t, cuda_lines, mapping)),
         ("translator-self-define", "#define N N lines the translator made from the project's #define cudaX N commented out",
@@ -373,7 +391,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("nvtx-roctx", "NVTX ranges and marks -> roctx, or no-ops without it", features.nvtx),
         ("cg-reduce", "cooperative_groups::reduce -> a shuffle tree over the group (rocmig_cg)", features.cg_reduce),
         ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA", features.wmma),
-        ("cuda-runtime-guard", "tests of cuda_runtime.h's include guard -> hip_runtime.h's", features.runtime_guard),
+        ("cuda-runtime-guard", "tests of CUDA headers' include guards (cuda_runtime.h, driver_types.h, cuBLAS, ...) -> "
+         "their HIP headers'", features.runtime_guard),
         ("func-pointer-cast", "kernel arguments of hipFuncGetAttributes / hipFuncSetAttribute / ... -> const void*",
          features.func_pointer_cast),
         ("out-pointer-cast", "T** out arguments of hipHostGetDevicePointer / hipMallocHost -> void**",

@@ -208,14 +208,15 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     timings = {"hipify_s": round(time.time() - started, 2)}
 
     texts = {f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files}
+    toolkit_dirs = (str(tool.cuda_path / "include"),) if tool else None
     migrated = advice.migrate_tree(texts, rules, list(opts.archs), project.all_dirs(), sysdirs, defines=defined,
-                                   copied=copied)
+                                   copied=copied, toolkit_dirs=toolkit_dirs)
     final_texts, graph = migrated.final, migrated.graph
     made_by_clang = sorted(rel for rel, made in clang.items() if made.ok)
     if made_by_clang:
         perl_texts = {**texts, **{rel: (texts[rel][0], (perl_dir / rel).read_text(encoding="utf-8")) for rel in made_by_clang}}
         alternative = advice.migrate_tree(perl_texts, rules, list(opts.archs), project.all_dirs(), sysdirs,
-                                          defines=defined, copied=copied)
+                                          defines=defined, copied=copied, toolkit_dirs=toolkit_dirs)
         tree.write_tree(opts.out / "fallback", {rel: alternative.final[rel] for rel in made_by_clang})
     files_out: dict[str, dict] = {}
     for f in source.files:
@@ -258,7 +259,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         by_torch = torch_ext.apply_fixups(
             torch_map, cuda_texts, torch_dir,
             lambda part: advice.migrate_tree(part, rules, list(opts.archs), project.all_dirs(), sysdirs,
-                                             tree_cuda=list(cuda_texts.values()),
+                                             tree_cuda=list(cuda_texts.values()), toolkit_dirs=toolkit_dirs,
                                              pytorch_files=frozenset(path for rel, path in torch_map.items()
                                                                      if graph.closure(rel).torch)))
         _torch_entries(files_out, torch_map, by_torch, torch_units,
