@@ -483,3 +483,31 @@ def test_dispatch_on_the_deprecated_type_becomes_scalar_type():
     # outside a PyTorch extension nothing changes
     plain = advice.migrate_tree({"u.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
     assert "vec.type(), \"vecquant2matmul_cuda\"" in plain.final["u.cu"]
+
+
+def test_event_create_with_flags_takes_cudas_overload():
+    # CUDA samples simpleIPC.cu: cudaEventCreate(&event, cudaEventDisableTiming | cudaEventInterprocess)
+    text = ("hipEventCreate(&start);\ncheck(hipEventCreate(&ev[i], hipEventDisableTiming | hipEventInterprocess));\n"
+            "hipEventCreateWithFlags(&e, 0);\n")
+    assert features.event_create_flags(text) == (
+        "hipEventCreate(&start);\ncheck(hipEventCreateWithFlags(&ev[i], hipEventDisableTiming | hipEventInterprocess));\n"
+        "hipEventCreateWithFlags(&e, 0);\n")
+
+
+def test_grid_constant_is_dropped():
+    # CUDA samples LargeKernelParameter.cu
+    text = "__global__ void kernelLargeParam(__grid_constant__ const param_large_t p, int *result) {}\n"
+    assert features.grid_constant(text) == "__global__ void kernelLargeParam(const param_large_t p, int *result) {}\n"
+
+
+def test_cuda_integer_min_max_get_cudas_definitions():
+    # CUDA samples mergeSort.cu: `uint newPos = umin(pos + stride, L);`
+    text = "#include <hip/hip_runtime.h>\n__device__ uint f(uint a, uint b) { return umin(a, b) + ullmax(1ull, 2ull); }\n"
+    out = features.int_minmax(text)
+    assert "static inline __host__ __device__ unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }" in out
+    assert "unsigned long long int ullmax(unsigned long long int a, unsigned long long int b) { return a > b ? a : b; }" in out
+    assert out.index("umin(unsigned") < out.index("__device__ uint f") and "umax(" not in out
+    own = "#define umin(a, b) ((a) < (b) ? (a) : (b))\n__device__ int g() { return umin(1, 2); }\n"
+    assert features.int_minmax(own) == own
+    mine = "static __device__ unsigned int umin(unsigned int a, unsigned int b);\nint x = umin(1, 2);\n"
+    assert features.int_minmax(mine) == mine

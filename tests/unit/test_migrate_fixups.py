@@ -510,3 +510,20 @@ def test_a_rename_to_another_file_of_the_tree_is_kept(tmp_path):
     migrated = advice.migrate_tree(texts, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)], (), system,
                                    toolkit_dirs=toolkit)
     assert migrated.final["csrc/k.cu"] == '#include "k_hip.cuh"\n'
+
+
+def test_a_renamed_project_include_is_found_when_the_line_map_pairs_it_with_a_blank(tmp_path):
+    """hipify-clang 7.2.4 on the CUDA samples' cudaOpenMP.cu, whose first include is <helper_cuda.h>:
+    it adds a blank line and hip/hip_runtime.h above it and renames it to hip/hip_runtime_api.h; the
+    line map pairs the include with the blank line."""
+    from migrate import fixups
+    system, toolkit = _header_dirs(tmp_path)
+    cuda = " */\n\n#include <helper_cuda.h>\n#include <omp.h>\n"
+    hip = " */\n\n\n#include <hip/hip_runtime.h>\n#include <hip/hip_runtime_api.h>\n#include <omp.h>\n"
+    headers = fixups.HeaderLookup(lambda name: name == "helper_cuda.h",
+                                  lambda name: name in ("hip/hip_runtime.h", "hip/hip_runtime_api.h", "omp.h"),
+                                  lambda name: name == "cuda_runtime.h")
+    out = fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 2, 5, 6], headers)
+    assert out == " */\n\n\n#include <hip/hip_runtime.h>\n#include <helper_cuda.h>\n#include <omp.h>\n"
+    # the added hip_runtime.h is never taken for the renamed include
+    assert fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 3, 5, 6], headers) == out

@@ -278,6 +278,64 @@ def event_wait_flags(text: str) -> str:
     return re.sub(r"\bcudaEventWait(Default|External)\b", r"hipEventWait\1", text)
 
 
+EVENT_CREATE = re.compile(r"(?<![\w.:>])hipEventCreate\s*\(")
+
+
+def event_create_flags(text: str) -> str:
+    """hipEventCreate(&e, flags) -> hipEventCreateWithFlags(&e, flags): CUDA's cuda_runtime.h has a C++
+    overload cudaEventCreate(cudaEvent_t*, unsigned int) that calls cudaEventCreateWithFlags; HIP 7.2
+    declares hipEventCreate(hipEvent_t*) only, and the translators keep the name."""
+    if "hipEventCreate" not in text:
+        return text
+    blanked = cpp.blank(text)
+    for m in reversed(list(EVENT_CREATE.finditer(blanked))):
+        spans = _arg_spans(blanked, m.end())
+        if spans and len(spans[0]) == 2:
+            text = text[:m.start()] + "hipEventCreateWithFlags" + text[m.start() + len("hipEventCreate"):]
+    return text
+
+
+GRID_CONSTANT = re.compile(r"\b__grid_constant__\s*")
+
+
+def grid_constant(text: str) -> str:
+    """`__grid_constant__` dropped from kernel parameters: CUDA 11.7's annotation of a const kernel
+    parameter whose address the kernel may take without a copy; HIP has no such keyword, and
+    without it the const parameter holds the same value (only its address may differ)."""
+    if "__grid_constant__" not in text:
+        return text
+    blanked = cpp.blank(text)
+    for m in reversed(list(GRID_CONSTANT.finditer(blanked))):
+        text = text[:m.start()] + text[m.end():]
+    return text
+
+
+# CUDA's integer min / max functions (math_functions.hpp: __host__ __device__, for unsigned int, long
+# long and unsigned long long); HIP 7.2 declares none of them
+INT_MINMAX = {"umin": "unsigned int", "umax": "unsigned int", "llmin": "long long int", "llmax": "long long int",
+              "ullmin": "unsigned long long int", "ullmax": "unsigned long long int"}
+INT_MINMAX_CALL = re.compile(r"(?<![\w.:>])(" + "|".join(INT_MINMAX) + r")\s*\(")
+
+
+def int_minmax(text: str) -> str:
+    """umin / umax / llmin / llmax / ullmin / ullmax calls get CUDA's definitions (host and device),
+    each under its own guard, after the includes; a file that defines or declares the name itself
+    (a function of that name, a macro) keeps its own."""
+    if not any(name in text for name in INT_MINMAX):
+        return text
+    blanked = cpp.blank(text)
+    used = sorted({m.group(1) for m in INT_MINMAX_CALL.finditer(blanked)})
+    own = set(re.findall(r"(?:#\s*define\s+|\b(?:int|long|unsigned|auto|T)\s+)(" + "|".join(INT_MINMAX) + r")\b", blanked))
+    used = [name for name in used if name not in own]
+    if not used:
+        return text
+    helpers = "".join(
+        f"#ifndef ROCMIG_{name.upper()}\n#define ROCMIG_{name.upper()}\n"
+        f"static inline __host__ __device__ {INT_MINMAX[name]} {name}({INT_MINMAX[name]} a, {INT_MINMAX[name]} b) "
+        f"{{ return a {'<' if name.endswith('min') else '>'} b ? a : b; }}\n#endif\n" for name in used)
+    return insert_after_includes(text, "// CUDA's integer min / max (math_functions.hpp), absent from HIP\n" + helpers)
+
+
 HIPBLAS_DATATYPE = re.compile(r"\bhipblasDatatype_t\b")
 
 

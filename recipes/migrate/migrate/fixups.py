@@ -25,7 +25,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         WMMA, whose rocWMMA fragments belong to the whole wavefront
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
-  builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
+  grid-constant, int-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
@@ -319,8 +320,8 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
     file of the tree (torch.utils.hipify's x_cuda.h -> x_hip.h) is kept."""
     lines = text.split("\n")
     for i, line in enumerate(cuda_lines):
-        j = mapping[i] if i < len(mapping) else None
         m = INCLUDE_NAME.match(line)
+        j = _include_line(i, mapping, lines) if m else None
         if j is None or not m:
             continue
         h = INCLUDE_NAME.match(lines[j])
@@ -331,6 +332,23 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
         if own or not headers.path(new):
             lines[j] = h.group(1) + m.group(2) + m.group(3) + m.group(4) + lines[j][h.end():]
     return "\n".join(lines)
+
+
+def _include_line(i: int, mapping: list[int | None], lines: list[str]) -> int | None:
+    """The output line (0-based) of CUDA include line i: its mapped line when that is an #include the
+    translator did not add; else the one #include, other than an added hip/hip_runtime.h, among the
+    output lines between the mapped lines of its neighbours (hipify-clang adds hip_runtime.h and a blank
+    line above the first include, and the line map may pair the renamed include with the blank)."""
+    j = mapping[i] if i < len(mapping) else None
+    if j is not None and j < len(lines) and INCLUDE_NAME.match(lines[j]) and not ADDED_RUNTIME.match(lines[j]):
+        return j
+    before = next((mapping[k] for k in range(min(i, len(mapping)) - 1, -1, -1) if mapping[k] is not None), -1)
+    after = next((mapping[k] for k in range(i + 1, len(mapping)) if mapping[k] is not None), len(lines))
+    found = [k for k in range(before + 1, after) if INCLUDE_NAME.match(lines[k]) and not ADDED_RUNTIME.match(lines[k])]
+    return found[0] if len(found) == 1 else None
+
+
+ADDED_RUNTIME = re.compile(r'[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"]')
 
 
 def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str],
@@ -380,6 +398,11 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
         ("event-wait-flags", "cudaEventWait* flags -> hipEventWait*", features.event_wait_flags),
+        ("event-create-flags", "hipEventCreate(&e, flags) -> hipEventCreateWithFlags (CUDA's C++ overload)",
+         features.event_create_flags),
+        ("grid-constant", "__grid_constant__ dropped from kernel parameters (HIP has no such keyword)",
+         features.grid_constant),
+        ("int-min-max", "umin / umax / llmin / llmax / ullmin / ullmax -> CUDA's definitions", features.int_minmax),
         ("hipblas-datatype-v3", "hipblasDatatype_t -> hipDataType (hipBLAS >= 3 removed the type)",
          lambda t: features.hipblas_datatype(t) if hipblas_major is not None and hipblas_major >= 3 else t),
         ("nccl-rccl", "<nccl.h> -> <rccl/rccl.h> (RCCL keeps NCCL's API names)", features.nccl_rccl),
