@@ -142,3 +142,23 @@ def test_refusals_in_the_image_print_one_line_on_a_piped_stderr(tmp_path, setup,
     assert line.startswith("buildctl: error: ") and expect in line, line
     assert result.stdout == ""
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"] if setup == "foreign-out" else not out.exists()
+
+
+@pytest.mark.skipif(not slice_cells("dev"), reason="dev is not in the slice")
+def test_a_unit_using_another_units_device_function_compiles_as_relocatable_device_code(tmp_path):
+    """The CUDA samples' simpleSeparateCompilation: a kernel calls an extern __device__ function that
+    another unit defines (nvcc -rdc=true). The device pass of the caller alone cannot link it; with
+    -fgpu-rdc it compiles, and the report says so (whether another unit defines the symbol is the
+    device link's question, which a compile check does not ask)."""
+    src, out = tmp_path / "proj", tmp_path / "out"
+    src.mkdir()
+    (src / "lib.cu").write_text("#include <cuda_runtime.h>\n__device__ float twice(float x) { return 2.0f * x; }\n")
+    (src / "main.cu").write_text("#include <cuda_runtime.h>\nextern __device__ float twice(float x);\n"
+                                 "__device__ float (*ptr)(float) = twice;\n"
+                                 "__global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\n")
+    files = _migrated_files(src, out)
+    for arch in ("gfx942", "gfx1100"):
+        assert files["main.cu"]["compile"][arch]["status"] == "ok", files["main.cu"]["compile"][arch]
+        assert files["main.cu"]["compile"][arch]["rdc"] is True
+        assert files["lib.cu"]["compile"][arch]["rdc"] is False
+    assert "-fgpu-rdc" in (out / "report.md").read_text()

@@ -511,3 +511,42 @@ def test_cuda_integer_min_max_get_cudas_definitions():
     assert features.int_minmax(own) == own
     mine = "static __device__ unsigned int umin(unsigned int a, unsigned int b);\nint x = umin(1, 2);\n"
     assert features.int_minmax(mine) == mine
+
+
+def test_cache_hinted_loads_and_stores_become_plain_ones():
+    # llm.c llmc/cuda_common.h: Packed128 loads and stores through __ldcs / __stcs on int4
+    text = ("#include <hip/hip_runtime.h>\n"
+            "template<class T> __device__ P<T> load128cs(const T* a) { return P<T>{__ldcs(reinterpret_cast<const int4*>(a))}; }\n"
+            "__device__ void st(float* p, float v) { __stcs(p, v); __stwt(p, __ldcg(p)); }\n")
+    out = features.cache_hints(text)
+    assert "rocmig_cache_load(reinterpret_cast<const int4*>(a))" in out
+    assert "rocmig_cache_store(p, v); rocmig_cache_store(p, rocmig_cache_load(p));" in out
+    assert "__ldcs" not in out and out.count("ROCMIG_CACHE_HINTS") == 2
+    own = "__device__ inline bf16 __ldcs(const bf16* p) { return *p; }\n__device__ bf16 f(const bf16* p) { return __ldcs(p); }\n"
+    assert "__device__ inline bf16 rocmig_cache_load(const bf16* p)" in features.cache_hints(own)
+    macro = "#define __ldcs(p) (*(p))\n__device__ float f(const float* p) { return __ldcs(p); }\n"
+    assert features.cache_hints(macro) == macro
+    assert features.cache_hints("__device__ float f(const float* p) { return __ldcv(p); }\n").count("__ldcv") == 1
+
+
+def test_cache_hints_keep_values_in_hip(tmp_path):
+    """The helpers compile for the host with g++ (their bodies are plain C++) and keep every value."""
+    import shutil
+    import subprocess
+    if not shutil.which("g++"):
+        pytest.skip("no g++")
+    body = features.CACHE_HINT_HELPERS.replace("__device__ ", "")
+    src = tmp_path / "t.cpp"
+    src.write_text(body + "#include <cstdio>\nstruct int4 { int x, y, z, w; };\nint main() {\n"
+                   "  int4 a{1, -2, 3, 2147483647}, b{};\n  rocmig_cache_store(&b, rocmig_cache_load(&a));\n"
+                   "  return (b.x == 1 && b.y == -2 && b.z == 3 && b.w == 2147483647) ? 0 : 1;\n}\n")
+    subprocess.run(["g++", "-std=c++17", str(src), "-o", str(tmp_path / "t")], check=True)
+    assert subprocess.run([str(tmp_path / "t")]).returncode == 0
+
+
+def test_nvtx_cuda_runtime_header_and_generic_names():
+    # llm.c llmc/cuda_common.h includes both NVTX headers; zero.cuh names its streams
+    text = "#include <nvtx3/nvToolsExt.h>\n#include <nvtx3/nvToolsExtCudaRt.h>\nvoid f(hipStream_t s) { nvtxRangePush(\"x\"); nvtxNameCudaStreamA(s, \"main\"); }\n"
+    out = features.nvtx(text)
+    assert out.count("#define nvtxNameCudaStreamA(stream, name)") == 1 and "<nvtx3/nvToolsExtCudaRt.h>: in the NVTX block above" in out
+    assert "#define nvtxRangePush(name) nvtxRangePushA(name)" in out and "#include <nvtx3" not in out

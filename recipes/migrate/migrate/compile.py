@@ -42,6 +42,11 @@ ERROR_LINE = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+: )?(?:fatal )?error: .*$"
 BACKEND_ERROR = re.compile(r"error in backend|Cannot select|<unknown>:0:0|LLVM ERROR|must be a constant integer"
                            r"|Illegal instruction detected")
 RETRY_OPT = "-O2"
+# A device pass whose link of the unit's code object misses a device symbol: the symbol is defined in
+# another unit, which CUDA builds as relocatable device code (nvcc -rdc=true, CMake's
+# CUDA_SEPARABLE_COMPILATION) and links at the end; such a pass is retried with hipcc's RDC_FLAG.
+DEVICE_LINK_UNDEFINED = re.compile(r"lld: error: undefined (?:hidden )?symbol:")
+RDC_FLAG = "-fgpu-rdc"
 # Device code in a unit's own text (comments and strings blanked): a kernel or device function, a
 # launch, LDS, or HIP's launch macro.
 DEVICE_CODE = re.compile(r"\b(__global__|__device__|__shared__|__constant__|hipLaunchKernelGGL)\b|<<<")
@@ -71,7 +76,8 @@ class Result:
     """Outcome for one unit and arch: status ("ok", "failed", "timeout"), first_error (first
     compiler error line, "" when ok), log (path of the compiler output, relative to the out dir),
     seconds (wall time of the hipcc call that decided it), opt (its optimization flag), fixits
-    ("path:line" relative to the out dir of each line where clang's narrowing cast was inserted)."""
+    ("path:line" relative to the out dir of each line where clang's narrowing cast was inserted), rdc
+    (compiled as relocatable device code, RDC_FLAG: the unit uses a device symbol of another unit)."""
 
     status: str
     first_error: str
@@ -79,6 +85,7 @@ class Result:
     seconds: float
     opt: str
     fixits: tuple[str, ...] = ()
+    rdc: bool = False
 
 
 def host_only(kind: str, blanked: str) -> bool:
@@ -192,7 +199,9 @@ def _build(job: Job, one: Pass, base: Path, out_root: Path, timeout: int, opt: s
     """One pass of `job`; with `shared` (PCH, blanked copy of the unit) the copy is compiled with the
     PCH first, and a failure that way is compiled again from the unit itself. A failure with clang's
     narrowing casts gets them applied (fixits.py) and is compiled once more; one from the compiler
-    back end is retried once at RETRY_OPT. So neither a PCH nor -O0 decides that a unit fails."""
+    back end is retried once at RETRY_OPT; one whose device link misses a symbol of another unit is
+compiled once more as relocatable device code (RDC_FLAG). So neither a PCH, -O0 nor the whole-program
+device link of one unit decides that a unit fails."""
     args = list(one.args)
     if shared:
         result, output = _hipcc(args, shared[1], base, out_root, timeout, opt, shared[0])
@@ -204,9 +213,14 @@ def _build(job: Job, one: Pass, base: Path, out_root: Path, timeout: int, opt: s
         changed = tuple(f"{os.path.relpath(path, out_root)}:{line}" for path, line in fixits.apply(casts))
         result, output = _hipcc(args, job.source, base.with_name(base.name + ".fixit"), out_root, timeout, opt)
         result = replace(result, fixits=changed)
+    if result.status == "failed" and one.mode != "host" and RDC_FLAG not in args and DEVICE_LINK_UNDEFINED.search(output):
+        args = [*args, RDC_FLAG]
+        result, output = _hipcc(args, job.source, base.with_name(base.name + ".rdc"), out_root, timeout, opt)
+        result = replace(result, rdc=True)
     if result.status == "failed" and opt != RETRY_OPT and BACKEND_ERROR.search(output):
         retry = [RETRY_OPT if a == opt else a for a in args]
         result, _ = _hipcc(retry, job.source, base.with_name(base.name + RETRY_OPT), out_root, timeout, RETRY_OPT)
+        result = replace(result, rdc=RDC_FLAG in args)
     return result
 
 

@@ -295,6 +295,36 @@ def event_create_flags(text: str) -> str:
     return text
 
 
+# CUDA's cache-hinted loads and stores (ld.global.cs / .cg / .ca / .lu, st.global.cs / .cg / .wb / .wt):
+# the hint changes where a line is cached, never the value; HIP 7.2 declares __ldcs / __ldcg for
+# __half and __half2 only. __ldcv (a volatile load, fetched again every time) has no plain form here.
+CACHE_LOADS = ("__ldcs", "__ldcg", "__ldca", "__ldlu")
+CACHE_STORES = ("__stcs", "__stcg", "__stwb", "__stwt")
+CACHE_HINT_CALL = re.compile(r"(?<![\w.:>])(" + "|".join(CACHE_LOADS + CACHE_STORES) + r")\s*\(")
+CACHE_HINT_HELPERS = ("#ifndef ROCMIG_CACHE_HINTS\n#define ROCMIG_CACHE_HINTS\n"
+                      "// CUDA's cache-hinted loads and stores: the same values as a plain load or store\n"
+                      "template <class T> __device__ inline T rocmig_cache_load(const T* p) { return *p; }\n"
+                      "template <class T> __device__ inline void rocmig_cache_store(T* p, T v) { *p = v; }\n#endif\n")
+
+
+def cache_hints(text: str) -> str:
+    """__ldcs / __ldcg / __ldca / __ldlu (p) -> rocmig_cache_load(p), __stcs / __stcg / __stwb / __stwt
+    (p, v) -> rocmig_cache_store(p, v), a plain load and store (see CACHE_LOADS). A project's own
+    overload of a name (llm.c's `__ldcs(const floatX*)` for old nvcc) is renamed with its calls and
+    stays an overload, preferred to the template where it matches; a name the file #defines is left."""
+    if not any(name in text for name in CACHE_LOADS + CACHE_STORES):
+        return text
+    blanked = cpp.blank(text)
+    own = set(re.findall(r"#\s*define\s+(" + "|".join(CACHE_LOADS + CACHE_STORES) + r")\b", blanked))
+    calls = [m for m in CACHE_HINT_CALL.finditer(blanked) if m.group(1) not in own]
+    if not calls:
+        return text
+    for m in reversed(calls):
+        name = "rocmig_cache_load" if m.group(1) in CACHE_LOADS else "rocmig_cache_store"
+        text = text[:m.start()] + name + text[m.start() + len(m.group(1)):]
+    return insert_after_includes(text, CACHE_HINT_HELPERS)
+
+
 GRID_CONSTANT = re.compile(r"\b__grid_constant__\s*")
 
 
@@ -377,7 +407,7 @@ def builtin_types(text: str) -> str:
     return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]builtin_types\.h[>"]', r"\1<hip/hip_runtime.h>", text, flags=re.MULTILINE)
 
 
-NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?nvToolsExt\.h[>"][^\n]*$', re.MULTILINE)
+NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?nvToolsExt(?:CudaRt|Cuda)?\.h[>"][^\n]*$', re.MULTILINE)
 NVTX_BLOCK = """// NVTX -> roctx when its header is present (link -lrocprofiler-sdk-roctx or -lroctx64); else no-ops
 #if __has_include(<rocprofiler-sdk-roctx/roctx.h>)
 #include <rocprofiler-sdk-roctx/roctx.h>
@@ -400,12 +430,32 @@ typedef roctx_range_id_t nvtxRangeId_t;
 #define nvtxRangeStartA(name) ((void)(name), (nvtxRangeId_t)0)
 #define nvtxRangeEnd(id) ((void)(id))
 typedef unsigned long long nvtxRangeId_t;
-#endif"""
+#endif
+#define nvtxRangePush(name) nvtxRangePushA(name)
+#define nvtxMark(name) nvtxMarkA(name)
+#define nvtxRangeStart(name) nvtxRangeStartA(name)
+// nvToolsExtCudaRt.h / nvToolsExtCuda.h name CUDA objects for the profiler only: no-ops
+#define nvtxNameCudaStreamA(stream, name) ((void)(stream), (void)(name))
+#define nvtxNameCudaEventA(event, name) ((void)(event), (void)(name))
+#define nvtxNameCudaDeviceA(device, name) ((void)(device), (void)(name))
+#define nvtxNameCuStreamA(stream, name) ((void)(stream), (void)(name))
+#define nvtxNameCuEventA(event, name) ((void)(event), (void)(name))
+#define nvtxNameCuDeviceA(device, name) ((void)(device), (void)(name))
+#define nvtxNameCudaStream(stream, name) nvtxNameCudaStreamA(stream, name)
+#define nvtxNameCudaEvent(event, name) nvtxNameCudaEventA(event, name)
+#define nvtxNameCudaDevice(device, name) nvtxNameCudaDeviceA(device, name)"""
 
 
 def nvtx(text: str) -> str:
-    """The NVTX C header -> roctx or no-ops for nvtxRangePushA / Pop / MarkA / RangeStartA / RangeEnd."""
-    return NVTX_INCLUDE.sub(lambda m: NVTX_BLOCK, text, count=1) if NVTX_INCLUDE.search(text) else text
+    """The NVTX C headers (nvToolsExt.h, nvToolsExtCudaRt.h, nvToolsExtCuda.h) -> roctx or no-ops for
+    nvtxRangePush(A) / Pop / Mark(A) / RangeStart(A) / RangeEnd, and no-ops for the CUDA object naming
+    calls: the first include becomes NVTX_BLOCK, the others a comment."""
+    found = list(NVTX_INCLUDE.finditer(text))
+    for i, m in reversed(list(enumerate(found))):
+        header = m.group(0).split("include", 1)[1].strip()
+        block = NVTX_BLOCK if i == 0 else f"// NVTX {header}: in the NVTX block above"
+        text = text[:m.start()] + block + text[m.end():]
+    return text
 
 
 CG_REDUCE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cooperative_groups/reduce\.h[>"][^\n]*$', re.MULTILINE)

@@ -192,6 +192,8 @@ def to_markdown(data: dict) -> str:
                     line += f" (explained by `{why['rule']}` at {why['file']}:{why['line']}: {why['how']})"
                 if r.get("fixits"):
                     line += f" (clang's narrowing casts inserted at {', '.join(r['fixits'])})"
+                if r.get("rdc"):
+                    line += " (as relocatable device code, -fgpu-rdc: it uses a device symbol another unit defines)"
                 for m in r.get("doctor", []):
                     line += f" (doctor: [{m['id']}]({m['doc']}) {m['title']})"
                 if arch in f.get("baseline", {}):
