@@ -316,8 +316,11 @@ def test_a_cu_units_host_calls_get_the_headers_nvccs_implicit_include_gives():
                           '#include <string.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\n'
                           '#include <stdlib.h>  // nvcc\'s cuda_runtime.h includes it in every .cu unit\nint main() {\n')
     assert [f.id for f in fixes] == ["nvcc-implicit-headers"]
-    # a header, or a C++ source the host compiler builds, is not a .cu unit: nvcc's include does not apply
-    assert fixups.apply_all("f.cuh", cuda, hip, [], linemap.map_lines(cuda.split("\n"), hip.split("\n")))[0] == hip
+    # a header is compiled within the .cu units that include it, after nvcc's implicit include (llm.c's
+    # dev/cuda/common.h calls memset and isfinite in host code); a C++ source the host compiler builds
+    # is not a .cu unit: nvcc's include does not apply
+    assert fixups.apply_all("f.cuh", cuda, hip, [], linemap.map_lines(cuda.split("\n"), hip.split("\n")))[0] == out
+    assert fixups.apply_all("f.cpp", cuda, hip, [], linemap.map_lines(cuda.split("\n"), hip.split("\n")))[0] == hip
     # names in comments and strings, and headers included in their <cstring> form, add nothing
     quiet = '#include <cstring>\n// malloc(n) later\nvoid f() { memcpy(a, b, 4); puts_msg("free(x)"); }\n'
     assert apply(quiet)[0] == quiet

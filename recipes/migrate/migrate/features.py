@@ -818,6 +818,7 @@ IMPLICIT_HEADERS = (
     ("stdlib.h", r"\b(?:malloc|calloc|realloc|free|exit|abort|atoi|atol|atof|strtol|strtod|rand|srand|qsort|getenv|system)\s*\(|\bEXIT_(?:SUCCESS|FAILURE)\b|\bRAND_MAX\b"),
     ("time.h", r"\b(?:clock|time|difftime|localtime|strftime)\s*\(|\bCLOCKS_PER_SEC\b"),
     ("assert.h", r"\bassert\s*\("),
+    ("math.h", r"(?<![\w.:])(?:isfinite|isnan|isinf|fabsf?|sqrtf?|expf?|logf?|powf?|tanhf?|floorf?|ceilf?|roundf?|fmaxf?|fminf?)\s*\("),
 )
 def _after_leading_includes(text: str) -> int:
     """Offset just past the last of the text's leading #include lines (pch.include_lines), 0 when it

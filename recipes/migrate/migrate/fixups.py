@@ -423,7 +423,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("out-pointer-cast", "T** out arguments of hipHostGetDevicePointer / hipMallocHost -> void**",
          features.out_pointer_cast),
         ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",
-         lambda t: features.nvcc_implicit_headers(t) if rel.endswith((".cu", ".hip")) else t),
+         lambda t: features.nvcc_implicit_headers(t) if rel.endswith((".cu", ".hip", ".cuh", ".h", ".hpp", ".hh")) else t),
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
         ("cudart-calling-convention", "CUDART_CB / CUDARTAPI / CUDAAPI dropped (empty outside Windows)",
          features.cudart_calling_convention),
