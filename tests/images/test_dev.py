@@ -178,3 +178,42 @@ def test_labels_user_and_no_cuda(dev):
     assert_cell_labels(inspect_image(cell.ref), cell)
     assert host.user().name == "rocm" and host.user().uid != 0
     assert_no_cuda(host)
+
+
+# CUDA's __float2bfloat16_rn: IEEE round-to-nearest-even of a float's top 16 bits, written bit by bit
+BF16_RNE = r"""
+#include <hip/hip_runtime.h>
+#include <hip/hip_bf16.h>
+#include <cstdio>
+#include <cstring>
+#include <cstdint>
+#include <random>
+static uint16_t rne(float f) {
+  uint32_t u; std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u); return (uint16_t)(u >> 16);
+}
+int main() {
+  std::mt19937 g(1234); std::uniform_int_distribution<uint32_t> d;
+  long bad = 0;
+  for (long i = 0; i < 2000000; ++i) {
+    uint32_t u = d(g); float f; std::memcpy(&f, &u, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) continue;
+    __hip_bfloat16 b = __float2bfloat16(f); uint16_t r; std::memcpy(&r, &b, 2);
+    bad += r != rne(f);
+  }
+  for (float f : {1.00390625f, 1.01171875f, -1.00390625f, 3.4028235e38f}) {
+    __hip_bfloat16 b = __float2bfloat16(f); uint16_t r; std::memcpy(&r, &b, 2); bad += r != rne(f);
+  }
+  printf("mismatches %ld\n", bad);
+  return bad != 0;
+}
+"""
+
+
+def test_hip_float_to_bf16_rounds_to_nearest_even(dev):
+    """The bf16-rn-conversion fixup writes HIP's __float2bfloat16 for CUDA's __float2bfloat16_rn: HIP's
+    conversion must be round-to-nearest-even, ties included (host code of amd_hip_bf16.h; random floats)."""
+    _cell, host = dev
+    host.run_test("cat > /tmp/bf16.hip <<'EOF'\n" + BF16_RNE + "\nEOF")
+    result = host.run("cd /tmp && hipcc -x hip --offload-host-only -O1 /tmp/bf16.hip -o /tmp/bf16 && /tmp/bf16")
+    assert result.rc == 0 and "mismatches 0" in result.stdout, result.stdout + result.stderr

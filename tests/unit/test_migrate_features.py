@@ -550,3 +550,11 @@ def test_nvtx_cuda_runtime_header_and_generic_names():
     out = features.nvtx(text)
     assert out.count("#define nvtxNameCudaStreamA(stream, name)") == 1 and "<nvtx3/nvToolsExtCudaRt.h>: in the NVTX block above" in out
     assert "#define nvtxRangePush(name) nvtxRangePushA(name)" in out and "#include <nvtx3" not in out
+
+
+def test_bf16_round_to_nearest_conversion_takes_hips_name():
+    # llm.c llmc/cuda_utils.cuh: `__nv_bfloat16 r = __float2bfloat16_rn(v);`
+    text = "__device__ __hip_bfloat16 f(float v) { return __float2bfloat16_rn(v) + __float2bfloat16_rn (2.0f); }\n"
+    assert features.bf16_rn(text) == "__device__ __hip_bfloat16 f(float v) { return __float2bfloat16(v) + __float2bfloat16 (2.0f); }\n"
+    own = "__device__ bf16 __float2bfloat16_rn(float x) { return bf16(x); }\nbf16 y = __float2bfloat16_rn(1.0f);\n"
+    assert features.bf16_rn(own) == own

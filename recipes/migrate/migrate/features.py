@@ -325,6 +325,23 @@ def cache_hints(text: str) -> str:
     return insert_after_includes(text, CACHE_HINT_HELPERS)
 
 
+BF16_RN = re.compile(r"(?<![\w.:>])__float2bfloat16_rn(\s*\()")
+
+
+def bf16_rn(text: str) -> str:
+    """__float2bfloat16_rn(x) -> __float2bfloat16(x): CUDA's round-to-nearest-even conversion; HIP 7.2
+    has no _rn name, and its __float2bfloat16 (the __bf16 conversion of amd_hip_bf16.h) rounds to
+    nearest even (tests/images/test_dev.py checks it against the bit-exact rule on random floats)."""
+    if "__float2bfloat16_rn" not in text:
+        return text
+    blanked = cpp.blank(text)
+    if re.search(r"#\s*define\s+__float2bfloat16_rn\b|\b\w+\s+__float2bfloat16_rn\s*\(\s*(?:const\s+)?float\s+\w", blanked):
+        return text
+    for m in reversed(list(BF16_RN.finditer(blanked))):
+        text = text[:m.start()] + "__float2bfloat16" + text[m.start(1):]
+    return text
+
+
 GRID_CONSTANT = re.compile(r"\b__grid_constant__\s*")
 
 

@@ -26,7 +26,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  grid-constant, int-min-max, cache-hint-load-store, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  grid-constant, int-min-max, cache-hint-load-store, bf16-rn-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
@@ -402,6 +402,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.event_create_flags),
         ("cache-hint-load-store", "__ldcs / __ldcg / __stcs / ... -> plain loads and stores (the hint keeps values)",
          features.cache_hints),
+        ("bf16-rn-conversion", "__float2bfloat16_rn -> __float2bfloat16 (HIP's rounds to nearest even)", features.bf16_rn),
         ("grid-constant", "__grid_constant__ dropped from kernel parameters (HIP has no such keyword)",
          features.grid_constant),
         ("int-min-max", "umin / umax / llmin / llmax / ullmin / ullmax -> CUDA's definitions", features.int_minmax),
