@@ -558,3 +558,10 @@ def test_bf16_round_to_nearest_conversion_takes_hips_name():
     assert features.bf16_rn(text) == "__device__ __hip_bfloat16 f(float v) { return __float2bfloat16(v) + __float2bfloat16 (2.0f); }\n"
     own = "__device__ bf16 __float2bfloat16_rn(float x) { return bf16(x); }\nbf16 y = __float2bfloat16_rn(1.0f);\n"
     assert features.bf16_rn(own) == own
+
+
+def test_vector_functions_header_becomes_hips_runtime_header():
+    # CUDA samples (2_Concepts_and_Techniques): `#include <vector_functions.h>` for make_float4; a
+    # project's own "vector_functions.h" (a quoted include) is left
+    text = '#include <vector_functions.h>\n#include "vector_functions.h"\n'
+    assert features.builtin_types(text) == '#include <hip/hip_runtime.h>\n#include "vector_functions.h"\n'

@@ -420,8 +420,10 @@ def gemm_tensor_op(text: str) -> str:
 
 
 def builtin_types(text: str) -> str:
-    """<builtin_types.h> -> <hip/hip_runtime.h>."""
-    return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]builtin_types\.h[>"]', r"\1<hip/hip_runtime.h>", text, flags=re.MULTILINE)
+    """<builtin_types.h> and <vector_functions.h> (make_float4, ...) -> <hip/hip_runtime.h>, which declares
+    both the runtime types and the make_<vector> functions."""
+    return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)(?:[<"]builtin_types\.h[>"]|<vector_functions\.h>)', r"\1<hip/hip_runtime.h>", text,
+                  flags=re.MULTILINE)
 
 
 NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?nvToolsExt(?:CudaRt|Cuda)?\.h[>"][^\n]*$', re.MULTILINE)

@@ -393,7 +393,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
                                   own_macros=own_macros))),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
-        ("builtin-types-header", "<builtin_types.h> -> <hip/hip_runtime.h>", features.builtin_types),
+        ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> -> <hip/hip_runtime.h>", features.builtin_types),
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
