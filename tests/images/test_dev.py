@@ -1,5 +1,8 @@
 """The dev image: hipcc of the cell's ROCm, hipify-perl, hip* dev headers, kernels compile per offload arch."""
 
+import shlex
+from pathlib import Path
+
 import pytest
 
 from tests.images.checks import assert_cell_labels, assert_no_cuda
@@ -217,3 +220,46 @@ def test_hip_float_to_bf16_rounds_to_nearest_even(dev):
     host.run_test("cat > /tmp/bf16.hip <<'EOF'\n" + BF16_RNE + "\nEOF")
     result = host.run("cd /tmp && hipcc -x hip --offload-host-only -O1 /tmp/bf16.hip -o /tmp/bf16 && /tmp/bf16")
     assert result.rc == 0 and "mismatches 0" in result.stdout, result.stdout + result.stderr
+
+
+SOURCES = Path(__file__).parent / "sources"
+
+
+def _fixup_output(host, fixup: str, cuda_side: str) -> str:
+    """The HIP text the image's migrate recipe writes for `cuda_side` with one fixup (features.<fixup>)."""
+    script = f"from migrate import features; import sys; sys.stdout.write(features.{fixup}(sys.stdin.read()))"
+    return host.check_output(f"printf %s {shlex.quote(cuda_side)} | PYTHONPATH=/opt/rocmig/recipes/migrate "
+                             f"python3 -c {shlex.quote(script)}")
+
+
+def _build_and_run(host, name: str, text: str) -> object:
+    host.run_test(f"cat > /tmp/{name}.hip <<'EOF'\n{text}\nEOF")
+    return host.run(f"cd /tmp && hipcc --offload-arch=gfx942 --offload-arch=gfx1100 -O2 -pthread /tmp/{name}.hip "
+                    f"-o /tmp/{name} && /tmp/{name}")
+
+
+def test_half_atomic_add_overloads_add_once_and_keep_the_other_half(dev):
+    """half-atomic-add's overloads (CUDA's atomicAdd on __half(2) / bfloat16(2), absent from HIP) compile for
+    wave64 and wave32 archs and, run by host threads at once, land every add exactly once (distinct old
+    values, exact sums) and keep the other half of the word bit for bit (-0.0, a signalling NaN)."""
+    _cell, host = dev
+    cuda_side = ("#include <hip/hip_runtime.h>\n#include <hip/hip_fp16.h>\n#include <hip/hip_bf16.h>\n"
+                 "__global__ void k(__half2* p, __half2 v) { atomicAdd(p, v); }\n")
+    fixed = _fixup_output(host, "half_atomic_add", cuda_side)
+    assert "atomicAdd(__hip_bfloat162* address" in fixed
+    result = _build_and_run(host, "half_atomic", fixed + (SOURCES / "half_atomic_add_main.hip").read_text())
+    assert result.rc == 0 and "failures 0" in result.stdout, result.stdout + result.stderr
+
+
+def test_mixed_sign_min_max_have_cudas_types_and_values(dev):
+    """mixed-sign-min-max's device overloads give min / max of a signed and an unsigned integer CUDA's
+    unsigned type and value (static assertions in device code for gfx942 and gfx1100); calls of one type
+    keep HIP's overloads. Without the fixup the same source fails (HIP's template returns double)."""
+    _cell, host = dev
+    cuda_side = "#include <hip/hip_runtime.h>\n__global__ void k(int* p, int a, unsigned b) { *p = min(a, b); }\n"
+    main = (SOURCES / "mixed_min_max_main.hip").read_text()
+    fixed = _fixup_output(host, "mixed_minmax", cuda_side)
+    result = _build_and_run(host, "minmax", fixed + main)
+    assert result.rc == 0, result.stdout + result.stderr
+    unfixed = _build_and_run(host, "minmax_unfixed", cuda_side + main)
+    assert unfixed.rc != 0 and "static assertion failed" in unfixed.stderr, unfixed.stderr

@@ -513,6 +513,65 @@ def test_cuda_integer_min_max_get_cudas_definitions():
     assert features.int_minmax(mine) == mine
 
 
+def test_mixed_sign_min_max_get_cudas_unsigned_overloads():
+    # llm.c dev/cuda/softmax_forward.cu indexes with min(int, unsigned): CUDA returns unsigned int,
+    # HIP's promoting template double ("array subscript is not an integer")
+    text = ("#include <hip/hip_runtime.h>\n"
+            "__global__ void k(float* x, int i, unsigned n) { x[min(i, n - 1)] = max(1.0f, x[0]); }\n")
+    out = features.mixed_minmax(text)
+    assert ("__device__ static constexpr inline unsigned int (min)(int a, unsigned int b) "
+            "{ return (unsigned int)a < (unsigned int)b ? (unsigned int)a : (unsigned int)b; }") in out
+    assert "unsigned long long int (max)(unsigned long long int a, long long int b)" in out
+    assert out.index("ROCMIG_MIXED_MIN_MAX") < out.index("__global__ void k") and out.count("(min)(") == 6
+    host = "#include <algorithm>\nint f(int a, int b) { return min(a, b); }\n"
+    assert features.mixed_minmax(host) == host
+    qualified = "__device__ int g(int a, int b) { return std::min(a, b) + v.max() + ::max(a, b); }\n"
+    assert features.mixed_minmax(qualified) == qualified
+    macro = "#define min(a, b) ((a) < (b) ? (a) : (b))\n__device__ int g(int a, int b) { return min(a, b); }\n"
+    assert features.mixed_minmax(macro) == macro
+    own = "__device__ unsigned min(int a, unsigned b) { return 0; }\n__device__ int g() { return min(1, 2u); }\n"
+    assert features.mixed_minmax(own) == own
+
+
+def test_half_atomic_add_gets_cas_overloads_under_the_header_guards():
+    # llm.c dev/cuda/layernorm_backward.cu: atomicAdd(__nv_bfloat162*, __nv_bfloat162), which HIP lacks
+    text = ("#include <hip/hip_runtime.h>\n#include <hip/hip_bf16.h>\n"
+            "__global__ void k(__hip_bfloat162* p, __hip_bfloat162 v) { atomicAdd(p, v); }\n")
+    out = features.half_atomic_add(text)
+    assert "#if defined(_HIP_INCLUDE_HIP_AMD_DETAIL_HIP_BF16_H_) && !defined(ROCMIG_ATOMIC_ADD_HIP_BFLOAT16)" in out
+    assert "#if defined(HIP_INCLUDE_HIP_AMD_DETAIL_HIP_FP16_H) && !defined(ROCMIG_ATOMIC_ADD_HALF)" in out
+    assert "__host__ __device__ static inline __hip_bfloat162 atomicAdd(__hip_bfloat162* address, __hip_bfloat162 val)" in out
+    assert "want = (old & ~(0xffffu << shift)) | ((unsigned int)sum << shift);" in out
+    assert out.index("ROCMIG_ATOMIC_ADD_HALF") < out.index("__global__ void k")
+    # an old-arch fallback of the project's own keeps its type; no atomicAdd call, no change
+    own = ("__device__ __half atomicAdd(__half* a, __half v) { return v; }\n"
+           "__global__ void k(__half* p) { atomicAdd(p, __half(1)); }\n")
+    out = features.half_atomic_add(own)
+    assert "ROCMIG_ATOMIC_ADD_HALF" not in out and "ROCMIG_ATOMIC_ADD_HIP_BFLOAT16" in out
+    plain = "__global__ void k(float* p) { p[0] += 1.f; atomicAdd(p, 1.f); }\n"
+    assert features.half_atomic_add(plain) == plain
+    header = "#include <hip/hip_bf16.h>\ntypedef __hip_bfloat16 floatX;\n"
+    assert features.half_atomic_add(header) == header
+
+
+def test_merged_error_overloads_keep_the_first_definition():
+    # the CUDA samples' helper_cuda.h after hipify: _cudaGetErrorEnum(cudaError_t) and, under
+    # CUDA_DRIVER_API, _cudaGetErrorEnum(CUresult) both take hipError_t
+    text = ("#ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H\n"
+            "static const char *_cudaGetErrorEnum(hipError_t error) {\n  return hipGetErrorName(error);\n}\n#endif\n"
+            "#ifdef CUDA_DRIVER_API\n// CUDA Driver API errors\nstatic const char *\n_cudaGetErrorEnum(hipError_t error) {\n"
+            "  const char *ret = NULL;\n  if (error) { hipDrvGetErrorName(error, &ret); }\n  return ret;\n}\n#endif\n"
+            "void f(hipError_t e) { if (e) { } }\n")
+    out = features.merged_error_overloads(text)
+    lines = out.splitlines()
+    define = lines.index("#define ROCMIG_DEFINED__cudaGetErrorEnum_HIPERROR")
+    guard = lines.index("#ifndef ROCMIG_DEFINED__cudaGetErrorEnum_HIPERROR")
+    assert lines[define - 1] == "}" and lines[guard + 1] == "static const char *" and lines[guard - 1] == "// CUDA Driver API errors"
+    assert lines[lines.index("  return ret;") + 2] == "#endif" and out.count("#endif") == 3
+    # one definition per name (and control statements) is left as it is
+    assert features.merged_error_overloads(text.split("#ifdef CUDA_DRIVER_API")[0]) == text.split("#ifdef CUDA_DRIVER_API")[0]
+
+
 def test_cache_hinted_loads_and_stores_become_plain_ones():
     # llm.c llmc/cuda_common.h: Packed128 loads and stores through __ldcs / __stcs on int4
     text = ("#include <hip/hip_runtime.h>\n"

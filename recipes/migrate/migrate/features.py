@@ -325,6 +325,69 @@ def cache_hints(text: str) -> str:
     return insert_after_includes(text, CACHE_HINT_HELPERS)
 
 
+# CUDA's atomicAdd on 16-bit floats (__half: sm_70, __half2: sm_60, __nv_bfloat16(2): sm_80); HIP 7.2
+# has none (amd_hip_bf16.h's unsafeAtomicAdd uses the hardware add, which fine-grained memory may drop).
+# Each is a compare-and-swap loop on the aligned 32-bit word at agent scope (CUDA's device scope), adding
+# with HIP's round-to-nearest __hadd / __hadd2; a scalar keeps the other half of the word bit for bit.
+# Each type's overload sits under its HIP header's include guard, so it is inert where the type is not
+# declared. {T}: type, {P}: pair type, {L}: low half, {H}: high half, {U}/{S}: to / from unsigned short.
+HALF_ATOMIC_TYPES = {
+    "__half": ("HIP_INCLUDE_HIP_AMD_DETAIL_HIP_FP16_H", "__half2", "__halves2half2", "__low2half", "__high2half",
+               "__half_as_ushort", "__ushort_as_half"),
+    "__hip_bfloat16": ("_HIP_INCLUDE_HIP_AMD_DETAIL_HIP_BF16_H_", "__hip_bfloat162", "__halves2bfloat162",
+                       "__low2bfloat16", "__high2bfloat16", "__bfloat16_as_ushort", "__ushort_as_bfloat16"),
+}
+HALF_ATOMIC_NAMES = {"__half": ("__half", "half"), "__hip_bfloat16": ("__hip_bfloat16", "__nv_bfloat16", "hip_bfloat16")}
+ATOMIC_ADD_CALL = re.compile(r"(?<![\w.:>])atomicAdd\s*\(")
+HALF_TYPE = re.compile(r"\b(?:__half2?|half2?|__hip_bfloat162?|__nv_bfloat162?|hip_bfloat16)\b")
+
+
+def _half_atomic_block(scalar: str) -> str:
+    guard, pair, make, low, high, to_u, from_u = HALF_ATOMIC_TYPES[scalar]
+    tag = "ROCMIG_ATOMIC_ADD_" + scalar.strip("_").upper()
+    word = ("__hip_atomic_load(word, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT)")
+    cas = ("__hip_atomic_compare_exchange_weak(word, &old, want, __ATOMIC_RELAXED, __ATOMIC_RELAXED, "
+           "__HIP_MEMORY_SCOPE_AGENT)")
+    as_pair = f"{make}({from_u}((unsigned short)old), {from_u}((unsigned short)(old >> 16)))"
+    return (
+        f"#if defined({guard}) && !defined({tag})\n#define {tag}\n"
+        f"__host__ __device__ static inline {pair} atomicAdd({pair}* address, {pair} val) {{\n"
+        f"  unsigned int* word = reinterpret_cast<unsigned int*>(address);\n"
+        f"  unsigned int old = {word}, want;\n"
+        f"  do {{\n    {pair} sum = __hadd2({as_pair}, val);\n"
+        f"    want = (unsigned int){to_u}({low}(sum)) | ((unsigned int){to_u}({high}(sum)) << 16);\n"
+        f"  }} while (!{cas});\n  return {as_pair};\n}}\n"
+        f"__host__ __device__ static inline {scalar} atomicAdd({scalar}* address, {scalar} val) {{\n"
+        f"  unsigned long long at = reinterpret_cast<unsigned long long>(address);\n"
+        f"  unsigned int* word = reinterpret_cast<unsigned int*>(at & ~3ull);\n"
+        f"  unsigned int shift = (at & 2u) ? 16u : 0u, old = {word}, want;\n"
+        f"  do {{\n    unsigned short sum = {to_u}(__hadd({from_u}((unsigned short)(old >> shift)), val));\n"
+        f"    want = (old & ~(0xffffu << shift)) | ((unsigned int)sum << shift);\n"
+        f"  }} while (!{cas});\n  return {from_u}((unsigned short)(old >> shift));\n}}\n#endif\n")
+
+
+def half_atomic_add(text: str) -> str:
+    """A file that names a 16-bit float type (HALF_TYPE) and calls atomicAdd gets CUDA's atomicAdd
+    overloads for __half / __half2 and __hip_bfloat16 / __hip_bfloat162 (HALF_ATOMIC_TYPES:
+    compare-and-swap loops, each under its HIP header's include guard) after its includes. A type whose
+    atomicAdd the file defines itself (an old-arch fallback, `__device__ __half atomicAdd(__half* a,
+    __half v)`) keeps its own."""
+    if "atomicAdd" not in text:
+        return text
+    blanked = cpp.blank(text)
+    if not HALF_TYPE.search(blanked) or not ATOMIC_ADD_CALL.search(blanked):
+        return text
+    blocks = []
+    for scalar, names in HALF_ATOMIC_NAMES.items():
+        spelled = "|".join(re.escape(n) for n in names)
+        if re.search(r"\batomicAdd\s*\(\s*(?:const\s+)?(?:" + spelled + r")2?\s*\*", blanked):
+            continue
+        blocks.append(_half_atomic_block(scalar))
+    if not blocks:
+        return text
+    return insert_after_includes(text, "// CUDA's atomicAdd on 16-bit floats (HIP has none): CAS loops\n" + "".join(blocks))
+
+
 BF16_RN = re.compile(r"(?<![\w.:>])__float2bfloat16_rn(\s*\()")
 
 
@@ -381,6 +444,100 @@ def int_minmax(text: str) -> str:
         f"static inline __host__ __device__ {INT_MINMAX[name]} {name}({INT_MINMAX[name]} a, {INT_MINMAX[name]} b) "
         f"{{ return a {'<' if name.endswith('min') else '>'} b ? a : b; }}\n#endif\n" for name in used)
     return insert_after_includes(text, "// CUDA's integer min / max (math_functions.hpp), absent from HIP\n" + helpers)
+
+
+# CUDA's mixed-sign integer min / max (crt/math_functions.hpp: the signed argument is converted to the
+# unsigned type, then compared); HIP's device headers have none, so its promoting template
+# (__clang_hip_cmath.h, __HIP_OVERLOAD2) takes such a call and returns double
+MIXED_MINMAX_TYPES = (("int", "unsigned int"), ("long int", "unsigned long int"),
+                      ("long long int", "unsigned long long int"))
+MINMAX_CALL = re.compile(r"(?<![\w.:>~])(?:min|max)\s*\(")
+OWN_MINMAX = re.compile(r"#\s*define\s+(?:min|max)\b|\b(?:int|long|unsigned)\s+\(?(?:min|max)\)?\s*\(\s*(?:const\s+)?"
+                        r"(?:int|long|unsigned)\b[^,()]*,\s*(?:const\s+)?(?:int|long|unsigned)\b")
+
+
+def _mixed_minmax_helpers() -> str:
+    lines = ["#ifndef ROCMIG_MIXED_MIN_MAX", "#define ROCMIG_MIXED_MIN_MAX",
+             "// CUDA's mixed-sign integer min / max (math_functions.hpp): compared as the unsigned type"]
+    for signed, unsigned in MIXED_MINMAX_TYPES:
+        for name, op in (("min", "<"), ("max", ">")):
+            for a, b in ((signed, unsigned), (unsigned, signed)):
+                lines.append(f"__device__ static constexpr inline {unsigned} ({name})({a} a, {b} b) "
+                             f"{{ return ({unsigned})a {op} ({unsigned})b ? ({unsigned})a : ({unsigned})b; }}")
+    return "\n".join(lines + ["#endif", ""])
+
+
+def mixed_minmax(text: str) -> str:
+    """A file with device code that calls min / max unqualified gets CUDA's mixed-sign integer
+    overloads (`unsigned int min(int, unsigned int)` and the long / long long pairs, MIXED_MINMAX_TYPES),
+    device-side, after its includes: a call with one signed and one unsigned argument then has CUDA's
+    type and value instead of the double of HIP's promoting template. Calls of other types resolve as
+    before (an exact non-template match is the only one these overloads win). A file that #defines
+    min / max or declares its own integer min / max keeps its own."""
+    if "min" not in text and "max" not in text:
+        return text
+    blanked = cpp.blank(text)
+    if not re.search(r"\b__(?:global|device)__\b", blanked) or not MINMAX_CALL.search(blanked):
+        return text
+    if OWN_MINMAX.search(blanked):
+        return text
+    return insert_after_includes(text, _mixed_minmax_helpers())
+
+
+# A function defined for both CUDA error types (CUresult and cudaError_t are distinct enums, as in the
+# CUDA samples' helper_cuda.h `_cudaGetErrorEnum` under CUDA_DRIVER_API): both become hipError_t
+ERROR_OVERLOAD_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\(\s*(?:const\s+)?hipError_t(?:\s+\w+)?\s*\)\s*\{")
+NOT_A_FUNCTION = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"})
+
+
+def _block_end(blanked: str, brace: int) -> int:
+    """Offset just past the `}` that closes the `{` at `brace` (len(blanked) when unbalanced)."""
+    depth = 0
+    for i in range(brace, len(blanked)):
+        depth += {"{": 1, "}": -1}.get(blanked[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(blanked)
+
+
+def _declaration_start(blanked: str, offset: int) -> int:
+    """Start of the line where the declaration holding `offset` begins: after the previous `;`, `{`, `}`
+    or preprocessor line (a return type on the line above the name is the declaration's)."""
+    before = blanked[:offset]
+    stop = max(before.rfind(";"), before.rfind("{"), before.rfind("}"))
+    for m in re.finditer(r"^[ \t]*#[^\n]*$", before, re.MULTILINE):
+        stop = max(stop, m.end())
+    start = stop + 1
+    while start < offset and blanked[start] in " \t\n":
+        start += 1
+    return blanked.rfind("\n", 0, start) + 1
+
+
+def merged_error_overloads(text: str) -> str:
+    """A function defined more than once with one hipError_t parameter (its CUresult and cudaError_t
+    overloads, which hipify merges) keeps its first definition: each later one is compiled only where
+    the first was not (`#ifndef ROCMIG_DEFINED_<name>_HIPERROR`, defined after the first). Where both
+    were in the same build this drops the copy that is now a redefinition; where they sat in exclusive
+    #if branches the one the build takes stays."""
+    if text.count("hipError_t") < 2:
+        return text
+    blanked = cpp.blank(text)
+    defs: dict[str, list[re.Match[str]]] = {}
+    for m in ERROR_OVERLOAD_DEF.finditer(blanked):
+        if m.group(1) not in NOT_A_FUNCTION:
+            defs.setdefault(m.group(1), []).append(m)
+    edits: list[tuple[int, str]] = []
+    for name, found in defs.items():
+        if len(found) < 2:
+            continue
+        macro = f"ROCMIG_DEFINED_{name}_HIPERROR"
+        edits.append((_block_end(blanked, found[0].end() - 1), f"\n#define {macro}\n"))
+        for m in found[1:]:
+            edits.append((_declaration_start(blanked, m.start()), f"#ifndef {macro}\n"))
+            edits.append((_block_end(blanked, m.end() - 1), "\n#endif\n"))
+    for at, insert in sorted(edits, key=lambda e: e[0], reverse=True):
+        text = text[:at] + insert + text[at:]
+    return text
 
 
 HIPBLAS_DATATYPE = re.compile(r"\bhipblasDatatype_t\b")

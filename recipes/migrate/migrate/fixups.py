@@ -26,7 +26,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  grid-constant, int-min-max, cache-hint-load-store, bf16-rn-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
@@ -402,10 +402,16 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.event_create_flags),
         ("cache-hint-load-store", "__ldcs / __ldcg / __stcs / ... -> plain loads and stores (the hint keeps values)",
          features.cache_hints),
+        ("half-atomic-add", "CUDA's atomicAdd on __half(2) / bfloat16(2) -> compare-and-swap loops (HIP has none)",
+         features.half_atomic_add),
         ("bf16-rn-conversion", "__float2bfloat16_rn -> __float2bfloat16 (HIP's rounds to nearest even)", features.bf16_rn),
         ("grid-constant", "__grid_constant__ dropped from kernel parameters (HIP has no such keyword)",
          features.grid_constant),
         ("int-min-max", "umin / umax / llmin / llmax / ullmin / ullmax -> CUDA's definitions", features.int_minmax),
+        ("mixed-sign-min-max", "CUDA's device min / max of one signed and one unsigned integer (unsigned compare)",
+         features.mixed_minmax),
+        ("merged-error-overloads", "a function's CUresult and cudaError_t overloads (both hipError_t) -> its first "
+         "definition", features.merged_error_overloads),
         ("hipblas-datatype-v3", "hipblasDatatype_t -> hipDataType (hipBLAS >= 3 removed the type)",
          lambda t: features.hipblas_datatype(t) if hipblas_major is not None and hipblas_major >= 3 else t),
         ("nccl-rccl", "<nccl.h> -> <rccl/rccl.h> (RCCL keeps NCCL's API names)", features.nccl_rccl),
