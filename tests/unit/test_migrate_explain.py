@@ -279,3 +279,21 @@ def test_a_branch_the_build_would_select_is_noted_at_its_test(tmp_path):
     assert ("mmq.cuh", 2, "info", "GGML_CUDA_FORCE_MMQ: the build passes -DGGML_CUDA_FORCE_MMQ at CMakeLists.txt:3") in notes
     assert not any("NDEBUG" in note for *_rest, note in notes)  # a release build's flag, not an option
     assert files_out["mmq.cuh"]["findings"][0]["text"] == "#ifdef GGML_CUDA_FORCE_MMQ"
+
+
+def test_an_error_inside_a_block_chosen_by_a_flagged_test_is_explained_by_it(tmp_path):
+    """The CUDA samples' simpleZeroCopy: `#if CUDART_VERSION >= 2020` is false under hipcc, so the
+    #else branch (legacy code) is compiled and fails 7 lines below the flagged test; an error after
+    the block's #endif, or in a nested block that closed before it, is not claimed."""
+    unit = "simpleZeroCopy.cu"
+    lines = ["int main() {", "#if CUDART_VERSION >= 2020", "  hipHostMalloc(&a, n, hipHostMallocMapped);",
+             "#else", "#if defined(X)", "  int y;", "#endif", "  a = (float *)malloc(n);", "  ", "",
+             "  cudaThreadSynchronize();", "#endif", "  foo();", "}"]
+    text = {i + 1: line for i, line in enumerate(lines)}
+    found = {unit: [finding("cuda-version-macro", unit, 2, severity="warning")]}
+    where = explain.Location(unit, 11, "no matching function for call to 'hipSetDeviceFlags'")
+    why, made = explain.explain(where, unit, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: text[n])
+    assert made is None and why == {"rule": "cuda-version-macro", "file": unit, "line": 2,
+                                    "how": "a finding on the #if that encloses the error's line"}
+    after = explain.Location(unit, 13, "no matching function for call to 'foo'")
+    assert explain.explain(after, unit, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: text[n]) == (None, None)

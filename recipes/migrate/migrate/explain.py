@@ -5,7 +5,9 @@ location and message, then, in order:
 
 1. an open finding of the file the error lies in, within NEAR lines of the error;
 2. a diagnostic rule (rules.yaml, key `diagnostic`) whose regex matches the error message and whose
-   check holds: it becomes a new finding at the error's line.
+   check holds: it becomes a new finding at the error's line;
+3. an open finding on an #if / #elif line whose block holds the error: the test chose the code that
+   fails (`#if CUDART_VERSION >= 2020` is false under hipcc, so its #else is the code compiled).
 
 The first that applies is the explanation; a failure with neither is "unexplained" in the summary.
 An open finding farther from the error, in its file or in another the unit includes, is not taken
@@ -133,6 +135,37 @@ def _diagnosed(where: Location, unit: str, text: str, rules: list[Diagnostic]) -
     return None
 
 
+CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b")
+BLOCK_LINES = 400  # the longest #if block whose finding explains an error inside it
+
+
+def _enclosing_conditional(findings: list[dict], where: Location,
+                           line_text: Callable[[str, int], str]) -> dict | None:
+    """The finding on the innermost #if / #elif line whose block (up to its #endif) holds the error's
+    line, or None: the test chose which code the HIP build compiles (`#if CUDART_VERSION >= 2020` is
+    false under hipcc, so its #else branch is the one compiled and failing)."""
+    best = None
+    for finding in findings:
+        start = finding["line"]
+        if not start < where.line <= start + BLOCK_LINES:
+            continue
+        head = CONDITIONAL.match(line_text(where.rel, start))
+        if not head or head.group(1) not in ("if", "ifdef", "ifndef", "elif"):
+            continue
+        depth = 1
+        for line in range(start + 1, where.line):
+            m = CONDITIONAL.match(line_text(where.rel, line))
+            if m and m.group(1) in ("if", "ifdef", "ifndef"):
+                depth += 1
+            elif m and m.group(1) == "endif":
+                depth -= 1
+                if depth == 0:
+                    break
+        if depth > 0 and (best is None or start > best["line"]):
+            best = finding
+    return best
+
+
 def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], rules: list[Diagnostic],
             line_text: Callable[[str, int], str]) -> tuple[dict | None, dict | None]:
     """(explanation, new finding) of one failed compile: explanation is {rule, file, line, how} or
@@ -149,4 +182,7 @@ def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], r
     made = _diagnosed(where, unit, line_text(where.rel, where.line) if where.rel and where.line else "", rules)
     if made:
         return _explained(made, "the compiler's error"), made
+    enclosing = _enclosing_conditional(_open(here, ("error", "warning")), where, line_text) if where.line else None
+    if enclosing:
+        return _explained(enclosing, "a finding on the #if that encloses the error's line"), None
     return None, None
