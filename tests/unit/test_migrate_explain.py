@@ -44,7 +44,8 @@ def finding(rule: str, rel: str, line: int, severity: str = "error", status: str
 def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagnostic]:
     return explain.diagnostics(RULES, {"build-generated": flags.build_generated(src),
                                        "build-template": flags.header_template(src)},
-                               {"tree-incomplete": explain.own_header(texts or {})})
+                               {"tree-incomplete": explain.own_header(texts or {}),
+                                "tree-undeclared": explain.declared_nowhere(texts or {})})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -199,7 +200,8 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
 @pytest.mark.parametrize("raw, key", [
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
     ({"diagnostic": "x", "check": "lds"},
-     "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete')"),
+     "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
+     "'tree-undeclared')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -245,10 +247,12 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "dynamic-parallelism": "device-side kernel call/launch is not supported",
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
+        "name-declared-nowhere": "use of undeclared identifier 'my_normcdf'; did you mean 'normcdf'?",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
-                                                       {"tree-incomplete": lambda name, where: "x"})}
+                                                       {"tree-incomplete": lambda name, where: "x",
+                                                        "tree-undeclared": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -297,3 +301,21 @@ def test_an_error_inside_a_block_chosen_by_a_flagged_test_is_explained_by_it(tmp
                                     "how": "a finding on the #if that encloses the error's line"}
     after = explain.Location(unit, 13, "no matching function for call to 'foo'")
     assert explain.explain(after, unit, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: text[n]) == (None, None)
+
+
+def test_a_name_no_file_of_the_tree_declares_is_said_so_and_a_declared_one_is_not_claimed(tmp_path):
+    """HeCBench aop-cuda (as stored): main.cu calls my_normcdf, which no file of its folder declares."""
+    texts = {"aop-cuda/main.cu": ("#include <cmath>\nfloat f(float d) {\n"
+                                  "  return K * std::exp(-r * T) * my_normcdf(-d2) - S0 * my_normcdf(-d1);\n}\n"
+                                  "// my_normcdf is in the header\n"),
+             "aop-cuda/other.cu": "float g(float z) { return my_normcdf(z); }\n"}
+    where = explain.Location("aop-cuda/main.cu", 3, "use of undeclared identifier 'my_normcdf'; did you mean 'normcdf'?")
+    why, made = explain.explain(where, "aop-cuda/main.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")
+    assert why["rule"] == "name-declared-nowhere" and made["note"] == (
+        "`my_normcdf` is used in 2 file(s) of the tree (aop-cuda/main.cu, aop-cuda/other.cu) and declared in none")
+    # a declaration anywhere in the tree (under a branch HIP does not take, in another file) is not claimed
+    for declared in ("static __device__ float my_normcdf(float x);\n", "#define my_normcdf(x) normcdf(x)\n",
+                     "template <class T> T* my_normcdf;\n"):
+        mine = dict(texts, **{"aop-cuda/decl.h": declared})
+        why, _ = explain.explain(where, "aop-cuda/main.cu", lambda r: [], checks(tmp_path, mine), lambda r, n: "x")
+        assert why is None, declared

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from . import cpp
 from .rules import Rule
 
 LOCATION = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
@@ -100,6 +101,45 @@ def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
         if not siblings:
             return ""
         return f"`{name}`, included in {where.rel}; the tree has {siblings[0]} but not the header"
+    return check
+
+
+NOT_A_TYPE = frozenset({"return", "case", "throw", "else", "sizeof", "new", "delete", "goto", "do", "co_return",
+                        "co_yield", "and", "or", "not", "typeid", "decltype", "alignof"})
+
+
+def _declares(blanked: str, name: str) -> bool:
+    """Whether some occurrence of `name` in a blanked text may declare it: `#define name`, the name
+    after an identifier or `>` (a type: `float name`, `struct name`), the keywords of expressions
+    (NOT_A_TYPE) excepted, or after `*` / `&` where only a type precedes it on its line
+    (`static T* name(`; `return S0 * name(x)` is a use). It errs toward "declares"."""
+    for m in re.finditer(r"\b" + re.escape(name) + r"\b", blanked):
+        before = blanked[:m.start()].rstrip(" \t")
+        if re.search(r"#\s*define$", before):
+            return True
+        if before.endswith(("*", "&")):  # `T* name` begins its line with the type; `S0 * name(x)` does not
+            head = before[before.rfind("\n") + 1:].rstrip("*& \t")
+            if re.fullmatch(r"[\s\w:<>,]*[\w>]", head) and not set(re.findall(r"\w+", head)) & NOT_A_TYPE:
+                return True
+            continue
+        word = re.search(r"([A-Za-z_]\w*)$", before)
+        if (word and word.group(1) not in NOT_A_TYPE) or before.endswith(">"):
+            return True
+    return False
+
+
+def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "tree-undeclared" check over the tree's files ({rel: text}): an undeclared name (the error
+    lies in the tree) that no file of the tree may declare (_declares), so its declaration is in a file
+    the tree lacks or in a library header nobody includes. Returns the note naming the files that use
+    it, or ""."""
+    def check(name: str, where: Location) -> str:
+        if not where.rel:
+            return ""
+        users = sorted(rel for rel, text in texts.items() if name in text and re.search(rf"\b{re.escape(name)}\b", text))
+        if where.rel not in users or any(_declares(cpp.blank(texts[rel]), name) for rel in users):
+            return ""
+        return f"`{name}` is used in {len(users)} file(s) of the tree ({', '.join(users[:3])}) and declared in none"
     return check
 
 

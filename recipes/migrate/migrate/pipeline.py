@@ -339,11 +339,13 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     if torch_map:
         read.update({os.path.normpath(torch_dir / path): (rel, by_torch.states[path].cuda_line)
                      for rel, path in torch_map.items() if path in by_torch.states})
+    texts = {f.rel: f.text for f in source.files}
     explain_failures(files_out, [u.rel for u in units], set(torch_units), read,
                      explain.diagnostics(rules, {"build-generated": build_check,
                                                  "build-template": flags.header_template(opts.src)},
-                                         {"tree-incomplete": explain.own_header({f.rel: f.text for f in source.files})}),
-                     {f.rel: f.text for f in source.files})
+                                         {"tree-incomplete": explain.own_header(texts),
+                                          "tree-undeclared": explain.declared_nowhere(texts)}),
+                     texts)
     if opts.baseline:
         t0 = time.time()
         base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
