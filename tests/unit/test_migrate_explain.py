@@ -248,6 +248,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
         "name-declared-nowhere": "use of undeclared identifier 'my_normcdf'; did you mean 'normcdf'?",
+        "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},

@@ -530,3 +530,15 @@ def test_a_renamed_project_include_is_found_when_the_line_map_pairs_it_with_a_bl
     assert out == " */\n\n\n#include <hip/hip_runtime.h>\n#include <helper_cuda.h>\n#include <omp.h>\n"
     # the added hip_runtime.h is never taken for the renamed include
     assert fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 3, 5, 6], headers) == out
+
+
+def test_a_tree_copy_of_a_cuda_library_header_does_not_keep_the_include():
+    """A ROCm fork of llm.c keeps shims llmc/hip_shims/cublas_v2.h and cublasLt.h; dev/cuda/common.h's
+    <cublas_v2.h> is cuBLAS's (not in the toolkit headers hipify-clang has), so hipify's hipBLAS stands."""
+    from migrate import fixups
+    cuda = "#include <cublas_v2.h>\n#include <cublasLt.h>\n#include <helper_cuda.h>\n"
+    hip = "#include <hipblas/hipblas.h>\n#include <hipblaslt/hipblaslt.h>\n#include <hip/hip_runtime_api.h>\n"
+    headers = fixups.HeaderLookup(lambda name: name in ("cublas_v2.h", "cublasLt.h", "helper_cuda.h"),
+                                  lambda name: name.startswith(("hip/", "hipblas")), lambda name: name == "cuda_runtime.h")
+    out = fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 2, 3], headers)
+    assert out == "#include <hipblas/hipblas.h>\n#include <hipblaslt/hipblaslt.h>\n#include <helper_cuda.h>\n"

@@ -309,11 +309,20 @@ class HeaderLookup:
     toolkit: Callable[[str], bool] | None = None
 
 
+# Headers of NVIDIA's CUDA libraries (cuBLAS, cuRAND, cuFFT, cuSPARSE, cuSOLVER, NCCL, cuDNN, NVTX,
+# NVRTC, NPP, nvJPEG, cuTENSOR, NVML, CUPTI, cuFile, CUB, Thrust, libcu++), which the dev image's CUDA
+# toolkit headers (hipify-clang's) do not hold: a tree file of such a name is a vendored copy or a shim
+# (a ROCm fork's llmc/hip_shims/cublas_v2.h), and the translator's mapping to the ROCm library stands.
+CUDA_LIBRARY_HEADER = re.compile(r"^(?:cublas|curand|cufft|cusparse|cusolver|nccl|cudnn|nvToolsExt|nvtx3/|nvrtc|npp|"
+                                 r"nvjpeg|cutensor|nvml|cupti|cufile|cub/|thrust/|cuda/)")
+
+
 def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | None], headers: HeaderLookup) -> str:
     """Put back an #include of the tree's own header that the translator renamed:
     - to a name found nowhere (hipify-perl's cuda_stream -> hip_stream turns XGBoost's "cuda_stream.h"
       into "hip_stream.h");
-    - or, for a header that is no CUDA toolkit header, to a name outside the tree (hipify's table maps
+    - or, for a header that is no CUDA toolkit or library header (CUDA_LIBRARY_HEADER), to a name
+      outside the tree (hipify's table maps
       the CUDA samples' own helper_cuda.h to hip/hip_runtime_api.h, which drops the helpers the
       project's header declares).
     The tree's header is itself migrated, so it keeps its name in the migrated tree. A rename to another
@@ -328,7 +337,7 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
         old, new = m.group(3).strip(), (h.group(3).strip() if h else "")
         if not h or new == old or not headers.tree(old) or headers.tree(new):
             continue
-        own = headers.toolkit is not None and not headers.toolkit(old)
+        own = headers.toolkit is not None and not headers.toolkit(old) and not CUDA_LIBRARY_HEADER.match(old)
         if own or not headers.path(new):
             lines[j] = h.group(1) + m.group(2) + m.group(3) + m.group(4) + lines[j][h.end():]
     return "\n".join(lines)
