@@ -45,7 +45,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
     return explain.diagnostics(RULES, {"build-generated": flags.build_generated(src),
                                        "build-template": flags.header_template(src)},
                                {"tree-incomplete": explain.own_header(texts or {}),
-                                "tree-undeclared": explain.declared_nowhere(texts or {})})
+                                "tree-undeclared": explain.declared_nowhere(texts or {}),
+                                "tree-redefined": explain.defined_elsewhere(texts or {})})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -201,7 +202,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
-     "'tree-undeclared')"),
+     "'tree-undeclared', 'tree-redefined')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -248,12 +249,14 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
         "name-declared-nowhere": "use of undeclared identifier 'my_normcdf'; did you mean 'normcdf'?",
+        "tree-defines-twice": "static declaration of 'cublas_handle' follows non-static declaration",
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
                                                        {"tree-incomplete": lambda name, where: "x",
-                                                        "tree-undeclared": lambda name, where: "x"})}
+                                                        "tree-undeclared": lambda name, where: "x",
+                                                        "tree-redefined": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -320,3 +323,14 @@ def test_a_name_no_file_of_the_tree_declares_is_said_so_and_a_declared_one_is_no
         mine = dict(texts, **{"aop-cuda/decl.h": declared})
         why, _ = explain.explain(where, "aop-cuda/main.cu", lambda r: [], checks(tmp_path, mine), lambda r, n: "x")
         assert why is None, declared
+
+
+def test_a_redefinition_another_tree_file_also_defines_is_said_so():
+    """llm.c files of two versions: dev/cuda/attention_backward.cu's static cublas_handle meets the
+    extern one of the common.h it includes; a name only the unit defines (a clash with HIP) is not claimed."""
+    texts = {"dev/cuda/common.h": "extern cublasHandle_t cublas_handle;\n",
+             "dev/cuda/attention_backward.cu": '#include "common.h"\nstatic cublasHandle_t cublas_handle;\n'}
+    check = explain.defined_elsewhere(texts)
+    where = explain.Location("dev/cuda/attention_backward.cu", 2, "static declaration of 'cublas_handle' follows non-static declaration")
+    assert check("cublas_handle", where) == "`cublas_handle` is defined in dev/cuda/attention_backward.cu and also in dev/cuda/common.h"
+    assert check("rocmig_only", where) == "" and check("cublas_handle", explain.Location("", 0, "x")) == ""

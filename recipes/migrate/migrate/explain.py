@@ -143,6 +143,23 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
     return check
 
 
+def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "tree-redefined" check over the tree's files ({rel: text}): a redefinition error in a tree
+    file whose name another file of the tree also declares (_declares): the tree conflicts with itself
+    (its files come from different versions, or a unit repeats what a header it includes defines), as
+    nvcc would report. Returns the note naming the other files, or ""."""
+    def check(name: str, where: Location) -> str:
+        if not where.rel or where.rel not in texts:
+            return ""
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        others = sorted(rel for rel, text in texts.items() if rel != where.rel and name in text
+                        and pattern.search(text) and _declares(cpp.blank(text), name))
+        if not others:
+            return ""
+        return f"`{name}` is defined in {where.rel} and also in {', '.join(others[:3])}"
+    return check
+
+
 def _of_name(check: Callable[[str], str]) -> Callable[[str, Location], str]:
     return lambda name, _where: check(name)
 

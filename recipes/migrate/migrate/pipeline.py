@@ -344,7 +344,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                      explain.diagnostics(rules, {"build-generated": build_check,
                                                  "build-template": flags.header_template(opts.src)},
                                          {"tree-incomplete": explain.own_header(texts),
-                                          "tree-undeclared": explain.declared_nowhere(texts)}),
+                                          "tree-undeclared": explain.declared_nowhere(texts),
+                                          "tree-redefined": explain.defined_elsewhere(texts)}),
                      texts)
     if opts.baseline:
         t0 = time.time()
