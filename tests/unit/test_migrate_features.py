@@ -572,6 +572,12 @@ def test_merged_error_overloads_keep_the_first_definition():
     assert features.merged_error_overloads(text.split("#ifdef CUDA_DRIVER_API")[0]) == text.split("#ifdef CUDA_DRIVER_API")[0]
 
 
+def test_cuda_gl_interop_headers_become_hips():
+    # CUDA samples simpleCUDA2GL/main.cpp and boxFilter.cpp
+    text = '#include <GL/freeglut.h>\n#include <cuda_gl_interop.h>\n#include "cudaGL.h"\n'
+    assert features.gl_interop(text) == '#include <GL/freeglut.h>\n#include <hip/hip_gl_interop.h>\n#include <hip/hip_gl_interop.h>\n'
+
+
 def test_cache_hinted_loads_and_stores_become_plain_ones():
     # llm.c llmc/cuda_common.h: Packed128 loads and stores through __ldcs / __stcs on int4
     text = ("#include <hip/hip_runtime.h>\n"

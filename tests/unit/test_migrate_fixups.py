@@ -542,3 +542,17 @@ def test_a_tree_copy_of_a_cuda_library_header_does_not_keep_the_include():
                                   lambda name: name.startswith(("hip/", "hipblas")), lambda name: name == "cuda_runtime.h")
     out = fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 2, 3], headers)
     assert out == "#include <hipblas/hipblas.h>\n#include <hipblaslt/hipblaslt.h>\n#include <helper_cuda.h>\n"
+
+
+def test_renamed_project_includes_in_a_run_are_paired_in_order():
+    """hipify-clang 7.2.4 on the CUDA samples' fp16ScalarProduct.cu: "cuda_fp16.h" then "helper_cuda.h";
+    it adds a blank and hip/hip_runtime.h above them, and the line map pairs the two includes with
+    those; the run of two includes is paired with the two renamed ones in order."""
+    from migrate import fixups, linemap
+    cuda = ' */\n\n#include "cuda_fp16.h"\n#include "helper_cuda.h"\n\n#include <cstdio>\n'
+    hip = ' */\n\n\n#include <hip/hip_runtime.h>\n#include "hip/hip_fp16.h"\n#include "hip/hip_runtime_api.h"\n\n#include <cstdio>\n'
+    headers = fixups.HeaderLookup(lambda name: name == "helper_cuda.h", lambda name: name.startswith("hip/"),
+                                  lambda name: name in ("cuda_runtime.h", "cuda_fp16.h"))
+    mapping = linemap.map_lines(cuda.split("\n"), hip.split("\n"))
+    out = fixups.tree_includes_kept(hip, cuda.split("\n"), mapping, headers)
+    assert out == hip.replace('"hip/hip_runtime_api.h"', '"helper_cuda.h"')

@@ -583,6 +583,15 @@ def builtin_types(text: str) -> str:
                   flags=re.MULTILINE)
 
 
+GL_INTEROP_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)[<"](?:cuda_gl_interop|cudaGL)\.h[>"]', re.MULTILINE)
+
+
+def gl_interop(text: str) -> str:
+    """<cuda_gl_interop.h> / <cudaGL.h> (CUDA's OpenGL interop, runtime and driver) -> <hip/hip_gl_interop.h>,
+    which declares the hipGraphicsGL* functions hipify maps their calls to; hipify 7.2 leaves the include."""
+    return GL_INTEROP_INCLUDE.sub(r"\1<hip/hip_gl_interop.h>", text)
+
+
 NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?nvToolsExt(?:CudaRt|Cuda)?\.h[>"][^\n]*$', re.MULTILINE)
 NVTX_BLOCK = """// NVTX -> roctx when its header is present (link -lrocprofiler-sdk-roctx or -lroctx64); else no-ops
 #if __has_include(<rocprofiler-sdk-roctx/roctx.h>)

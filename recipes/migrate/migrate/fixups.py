@@ -25,7 +25,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         WMMA, whose rocWMMA fragments belong to the whole wavefront
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
-  builtin-types-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
+  builtin-types-header, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
@@ -330,7 +330,7 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
     lines = text.split("\n")
     for i, line in enumerate(cuda_lines):
         m = INCLUDE_NAME.match(line)
-        j = _include_line(i, mapping, lines) if m else None
+        j = _include_line(i, mapping, lines, cuda_lines) if m else None
         if j is None or not m:
             continue
         h = INCLUDE_NAME.match(lines[j])
@@ -343,18 +343,26 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
     return "\n".join(lines)
 
 
-def _include_line(i: int, mapping: list[int | None], lines: list[str]) -> int | None:
+def _include_line(i: int, mapping: list[int | None], lines: list[str], cuda_lines: list[str]) -> int | None:
     """The output line (0-based) of CUDA include line i: its mapped line when that is an #include the
-    translator did not add; else the one #include, other than an added hip/hip_runtime.h, among the
-    output lines between the mapped lines of its neighbours (hipify-clang adds hip_runtime.h and a blank
-    line above the first include, and the line map may pair the renamed include with the blank)."""
+    translator did not add; else, within the run of CUDA #include lines around i (up to the nearest
+    mapped lines that are no #include), the output #include lines other than an added
+    hip/hip_runtime.h in the same span, paired in order when the two runs have the same length
+    (hipify-clang adds hip_runtime.h and a blank line above the first include, and the line map may
+    pair the renamed includes with those)."""
     j = mapping[i] if i < len(mapping) else None
     if j is not None and j < len(lines) and INCLUDE_NAME.match(lines[j]) and not ADDED_RUNTIME.match(lines[j]):
         return j
-    before = next((mapping[k] for k in range(min(i, len(mapping)) - 1, -1, -1) if mapping[k] is not None), -1)
-    after = next((mapping[k] for k in range(i + 1, len(mapping)) if mapping[k] is not None), len(lines))
+
+    def anchor(k: int) -> bool:
+        return k < len(mapping) and mapping[k] is not None and not INCLUDE_NAME.match(cuda_lines[k])
+    lo = next((k for k in range(min(i, len(mapping)) - 1, -1, -1) if anchor(k)), -1)
+    hi = next((k for k in range(i + 1, len(cuda_lines)) if anchor(k)), len(cuda_lines))
+    before = mapping[lo] if lo >= 0 else -1
+    after = mapping[hi] if hi < len(cuda_lines) else len(lines)
+    run = [k for k in range(lo + 1, hi) if INCLUDE_NAME.match(cuda_lines[k])]
     found = [k for k in range(before + 1, after) if INCLUDE_NAME.match(lines[k]) and not ADDED_RUNTIME.match(lines[k])]
-    return found[0] if len(found) == 1 else None
+    return found[run.index(i)] if len(found) == len(run) and i in run else None
 
 
 ADDED_RUNTIME = re.compile(r'[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"]')
@@ -403,6 +411,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
         ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> -> <hip/hip_runtime.h>", features.builtin_types),
+        ("gl-interop-header", "<cuda_gl_interop.h> / <cudaGL.h> -> <hip/hip_gl_interop.h>", features.gl_interop),
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
