@@ -151,6 +151,12 @@ def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str
     def check(name: str, where: Location) -> str:
         if not where.rel or where.rel not in texts:
             return ""
+        if not name:  # "typedef redefinition with different types": the name is on the error's line
+            lines = texts[where.rel].split("\n")
+            typedef = re.search(r"\btypedef\b[^;]*?\b(\w+)\s*;", lines[where.line - 1]) if 0 < where.line <= len(lines) else None
+            name = typedef.group(1) if typedef else ""
+            if not name:
+                return ""
         pattern = re.compile(rf"\b{re.escape(name)}\b")
         others = sorted(rel for rel, text in texts.items() if rel != where.rel and name in text
                         and pattern.search(text) and _declares(cpp.blank(text), name))
