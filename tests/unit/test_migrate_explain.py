@@ -46,7 +46,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                        "build-template": flags.header_template(src)},
                                {"tree-incomplete": explain.own_header(texts or {}),
                                 "tree-undeclared": explain.declared_nowhere(texts or {}),
-                                "tree-redefined": explain.defined_elsewhere(texts or {})})
+                                "tree-redefined": explain.defined_elsewhere(texts or {}),
+                                "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",))})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -202,7 +203,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
-     "'tree-undeclared', 'tree-redefined')"),
+     "'tree-undeclared', 'tree-redefined', 'uses-deviceptr')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -250,13 +251,18 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
         "name-declared-nowhere": "use of undeclared identifier 'my_normcdf'; did you mean 'normcdf'?",
         "tree-defines-twice": "static declaration of 'cublas_handle' follows non-static declaration",
+        "cu-deviceptr-integer": ("incompatible integer to pointer conversion assigning to 'hipDeviceptr_t' "
+                                 "(aka 'void *') from 'size_t' (aka 'unsigned long')"),
+        "hip-overloaded-api-address": "address of overloaded function 'hipMalloc' does not match required type 'void'",
+        "hip-api-signature-differs": "no matching function for call to 'hipMemPrefetchAsync'",
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
                                                        {"tree-incomplete": lambda name, where: "x",
                                                         "tree-undeclared": lambda name, where: "x",
-                                                        "tree-redefined": lambda name, where: "x"})}
+                                                        "tree-redefined": lambda name, where: "x",
+                                                        "uses-deviceptr": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -299,7 +305,7 @@ def test_an_error_inside_a_block_chosen_by_a_flagged_test_is_explained_by_it(tmp
              "  cudaThreadSynchronize();", "#endif", "  foo();", "}"]
     text = {i + 1: line for i, line in enumerate(lines)}
     found = {unit: [finding("cuda-version-macro", unit, 2, severity="warning")]}
-    where = explain.Location(unit, 11, "no matching function for call to 'hipSetDeviceFlags'")
+    where = explain.Location(unit, 11, "expected expression")
     why, made = explain.explain(where, unit, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: text[n])
     assert made is None and why == {"rule": "cuda-version-macro", "file": unit, "line": 2,
                                     "how": "a finding on the #if that encloses the error's line"}
@@ -339,3 +345,14 @@ def test_a_redefinition_another_tree_file_also_defines_is_said_so():
                            "dev/cuda/common.h": "typedef float floatX;\n"})
     where = explain.Location("dev/cuda/gelu_forward.cu", 2, "typedef redefinition with different types ('__hip_bfloat16' vs 'float')")
     assert explain.defined_elsewhere(texts)("", where) == "`floatX` is defined in dev/cuda/gelu_forward.cu and also in dev/cuda/common.h"
+
+
+def test_pointer_arithmetic_on_a_device_address_is_tied_to_cudeviceptr_only_where_the_file_uses_it(tmp_path):
+    """vectorAddMMAP's multidevicealloc_memmap.cpp adds an offset to a CUdeviceptr (void * in HIP)."""
+    texts = {"memmap.cpp": "CUresult f(CUdeviceptr *dptr) {\n  x(*dptr + (stripe * idx));\n}\n",
+             "other.cpp": "void g(void *p) {\n  p + 1;\n}\n"}
+    where = explain.Location("memmap.cpp", 2, "arithmetic on a pointer to void")
+    why, made = explain.explain(where, "memmap.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")
+    assert why["rule"] == "cu-deviceptr-integer" and made["note"] == "memmap.cpp uses CUdeviceptr"
+    other = explain.Location("other.cpp", 2, "arithmetic on a pointer to void")
+    assert explain.explain(other, "other.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x") == (None, None)

@@ -512,7 +512,8 @@ def test_a_rename_to_another_file_of_the_tree_is_kept(tmp_path):
              "csrc/k_cuda.cuh": ("#pragma once\n", "#pragma once\n"), "csrc/k_hip.cuh": ("#pragma once\n", "#pragma once\n")}
     migrated = advice.migrate_tree(texts, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)], (), system,
                                    toolkit_dirs=toolkit)
-    assert migrated.final["csrc/k.cu"] == '#include "k_hip.cuh"\n'
+    assert migrated.final["csrc/k.cu"] == ('#include <hip/hip_runtime.h>  // nvcc includes cuda_runtime.h first in every '
+                                           '.cu unit\n#include "k_hip.cuh"\n')
 
 
 def test_a_renamed_project_include_is_found_when_the_line_map_pairs_it_with_a_blank(tmp_path):
@@ -556,3 +557,16 @@ def test_renamed_project_includes_in_a_run_are_paired_in_order():
     mapping = linemap.map_lines(cuda.split("\n"), hip.split("\n"))
     out = fixups.tree_includes_kept(hip, cuda.split("\n"), mapping, headers)
     assert out == hip.replace('"hip/hip_runtime_api.h"', '"helper_cuda.h"')
+
+
+def test_a_cu_unit_including_a_tree_header_first_gets_the_hip_runtime_first():
+    """The CUDA samples' simpleTexture3D_kernel.cu: <helper_cuda.h> first, no cuda_runtime.h (nvcc's is
+    implicit); helper_cuda.h declares checkCudaErrors under the runtime's include guard."""
+    from migrate import features
+    text = "#include <helper_cuda.h>\n#include <math.h>\n__global__ void k() {}\n"
+    out = features.nvcc_implicit_runtime(text, lambda name: name == "helper_cuda.h")
+    assert out.startswith("#include <hip/hip_runtime.h>  // nvcc includes") and out.endswith(text)
+    first = "#include <hip/hip_runtime.h>\n#include <helper_cuda.h>\n"
+    assert features.nvcc_implicit_runtime(first, lambda name: True) == first
+    system_only = "#include <thrust/sort.h>\n"
+    assert features.nvcc_implicit_runtime(system_only, lambda name: False) == system_only

@@ -166,6 +166,16 @@ def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str
     return check
 
 
+def file_uses(texts: Mapping[str, str], names: tuple[str, ...]) -> Callable[[str, Location], str]:
+    """A check over the tree's files ({rel: text}) that holds where the error's file names one of
+    `names` (CUdeviceptr: CUDA's integer device address, a pointer in HIP). Returns the note, or ""."""
+    def check(_name: str, where: Location) -> str:
+        text = texts.get(where.rel, "")
+        used = [n for n in names if re.search(rf"\b{re.escape(n)}\b", text)]
+        return f"{where.rel} uses {used[0]}" if used else ""
+    return check
+
+
 def _of_name(check: Callable[[str], str]) -> Callable[[str, Location], str]:
     return lambda name, _where: check(name)
 

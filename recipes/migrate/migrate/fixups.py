@@ -28,6 +28,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   builtin-types-header, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  nvcc-implicit-runtime a .cu unit that includes a tree header before any hip/hip_runtime.h gets it first
+                        (nvcc's implicit cuda_runtime.h precedes everything; headers test its include guards)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
   launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
@@ -449,6 +451,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.out_pointer_cast),
         ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",
          lambda t: features.nvcc_implicit_headers(t) if rel.endswith((".cu", ".hip", ".cuh", ".h", ".hpp", ".hh")) else t),
+        ("nvcc-implicit-runtime", "hip/hip_runtime.h first in every .cu unit, as nvcc's implicit cuda_runtime.h",
+         lambda t: features.nvcc_implicit_runtime(t, headers.tree) if headers and rel.endswith(".cu") else t),
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
         ("cudart-calling-convention", "CUDART_CB / CUDARTAPI / CUDAAPI dropped (empty outside Windows)",
          features.cudart_calling_convention),

@@ -345,7 +345,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                                  "build-template": flags.header_template(opts.src)},
                                          {"tree-incomplete": explain.own_header(texts),
                                           "tree-undeclared": explain.declared_nowhere(texts),
-                                          "tree-redefined": explain.defined_elsewhere(texts)}),
+                                          "tree-redefined": explain.defined_elsewhere(texts),
+                                          "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",))}),
                      texts)
     if opts.baseline:
         t0 = time.time()
