@@ -47,7 +47,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                {"tree-incomplete": explain.own_header(texts or {}),
                                 "tree-undeclared": explain.declared_nowhere(texts or {}),
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
-                                "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",))})
+                                "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
+                                "hip-name": explain.redeclares_hip(texts or {})})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -203,7 +204,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
-     "'tree-undeclared', 'tree-redefined', 'uses-deviceptr')"),
+     "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -250,6 +251,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "cuda-name-unmapped": "use of undeclared identifier 'CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED'",
         "cuda-intrinsic-unmapped": "use of undeclared identifier '__vmaxs4'",
         "name-declared-nowhere": "use of undeclared identifier 'my_normcdf'; did you mean 'normcdf'?",
+        "hip-name-redeclared": "typedef redefinition with different types ('unsigned long long' vs 'void *')",
+        "cg-shuffle-type": "no matching function for call to '__shfl_xor'",
         "tree-defines-twice": "static declaration of 'cublas_handle' follows non-static declaration",
         "cu-deviceptr-integer": ("incompatible integer to pointer conversion assigning to 'hipDeviceptr_t' "
                                  "(aka 'void *') from 'size_t' (aka 'unsigned long')"),
@@ -262,7 +265,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                        {"tree-incomplete": lambda name, where: "x",
                                                         "tree-undeclared": lambda name, where: "x",
                                                         "tree-redefined": lambda name, where: "x",
-                                                        "uses-deviceptr": lambda name, where: "x"})}
+                                                        "uses-deviceptr": lambda name, where: "x",
+                                                        "hip-name": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -356,3 +360,16 @@ def test_pointer_arithmetic_on_a_device_address_is_tied_to_cudeviceptr_only_wher
     assert why["rule"] == "cu-deviceptr-integer" and made["note"] == "memmap.cpp uses CUdeviceptr"
     other = explain.Location("other.cpp", 2, "arithmetic on a pointer to void")
     assert explain.explain(other, "other.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x") == (None, None)
+
+
+def test_a_tree_copy_of_cuda_declarations_renamed_to_hips_is_said_so(tmp_path):
+    """matrixMulDynlinkJIT's cuda_drvapi_dynlink_cuda.h: typedef unsigned long long CUdeviceptr -> hipDeviceptr_t."""
+    texts = {"dynlink/cuda_drvapi_dynlink_cuda.h": "#pragma once\ntypedef unsigned long long hipDeviceptr_t;\n",
+             "dynlink/k.cpp": "typedef float real;\n"}
+    where = explain.Location("dynlink/cuda_drvapi_dynlink_cuda.h", 2,
+                             "typedef redefinition with different types ('unsigned long long' vs 'void *')")
+    why, made = explain.explain(where, "dynlink/k.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")
+    assert why["rule"] == "hip-name-redeclared"
+    assert made["note"] == "dynlink/cuda_drvapi_dynlink_cuda.h declares `hipDeviceptr_t`, which HIP's headers declare too"
+    own = explain.Location("dynlink/k.cpp", 1, "typedef redefinition with different types ('float' vs 'double')")
+    assert explain.explain(own, "dynlink/k.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x") == (None, None)

@@ -578,6 +578,12 @@ def test_cuda_gl_interop_headers_become_hips():
     assert features.gl_interop(text) == '#include <GL/freeglut.h>\n#include <hip/hip_gl_interop.h>\n#include <hip/hip_gl_interop.h>\n'
 
 
+def test_struct_before_a_hip_typedef_name_is_dropped():
+    # CUDA samples simpleCUDA2GL/main.cpp: struct cudaGraphicsResource *cuda_pbo_resource;
+    text = "struct hipGraphicsResource *cuda_pbo_resource;\nstruct hipDeviceProp_t p; // struct hipUUID\n"
+    assert features.struct_typedef(text) == "hipGraphicsResource *cuda_pbo_resource;\nstruct hipDeviceProp_t p; // struct hipUUID\n"
+
+
 def test_cache_hinted_loads_and_stores_become_plain_ones():
     # llm.c llmc/cuda_common.h: Packed128 loads and stores through __ldcs / __stcs on int4
     text = ("#include <hip/hip_runtime.h>\n"

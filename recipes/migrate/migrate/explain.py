@@ -143,6 +143,26 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
     return check
 
 
+def _typedef_name(text: str, line: int) -> str:
+    """The name a `typedef ... NAME;` on 1-based `line` of `text` declares ("" when there is none):
+    "typedef redefinition with different types" names only the types."""
+    lines = text.split("\n")
+    typedef = re.search(r"\btypedef\b[^;]*?\b(\w+)\s*;", lines[line - 1]) if 0 < line <= len(lines) else None
+    return typedef.group(1) if typedef else ""
+
+
+def redeclares_hip(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "hip-name" check over the tree's files ({rel: text}): a redefinition in a tree file of a
+    name of HIP's (hip* / HIP*): the tree declares a CUDA API name itself, which hipify renamed to the
+    HIP name that HIP's headers declare. Returns the note, or ""."""
+    def check(name: str, where: Location) -> str:
+        name = name or (_typedef_name(texts[where.rel], where.line) if where.rel in texts else "")
+        if not re.match(r"(?:hip|HIP)[A-Za-z_]", name):
+            return ""
+        return f"{where.rel} declares `{name}`, which HIP's headers declare too"
+    return check
+
+
 def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-redefined" check over the tree's files ({rel: text}): a redefinition error in a tree
     file whose name another file of the tree also declares (_declares): the tree conflicts with itself
@@ -151,12 +171,9 @@ def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str
     def check(name: str, where: Location) -> str:
         if not where.rel or where.rel not in texts:
             return ""
-        if not name:  # "typedef redefinition with different types": the name is on the error's line
-            lines = texts[where.rel].split("\n")
-            typedef = re.search(r"\btypedef\b[^;]*?\b(\w+)\s*;", lines[where.line - 1]) if 0 < where.line <= len(lines) else None
-            name = typedef.group(1) if typedef else ""
-            if not name:
-                return ""
+        name = name or _typedef_name(texts[where.rel], where.line)
+        if not name:
+            return ""
         pattern = re.compile(rf"\b{re.escape(name)}\b")
         others = sorted(rel for rel, text in texts.items() if rel != where.rel and name in text
                         and pattern.search(text) and _declares(cpp.blank(text), name))

@@ -584,6 +584,26 @@ def builtin_types(text: str) -> str:
                   flags=re.MULTILINE)
 
 
+# HIP 7.2 names that are typedefs, where CUDA's are struct tags (`struct cudaGraphicsResource *r;`
+# in the CUDA samples' GL interop): `struct hipGraphicsResource` is then an error. Measured in the dev
+# image: each name below fails `struct NAME *p;` after hip_runtime.h and hip_gl_interop.h.
+HIP_TYPEDEF_NOT_TAG = ("hipGraphicsResource", "hipIpcMemHandle_t", "hipIpcEventHandle_t", "hipUUID",
+                       "hipLaunchParams", "hipStreamAttrValue", "hipLaunchAttribute", "hipExternalMemoryHandleDesc",
+                       "hipExternalMemoryBufferDesc", "hipExternalSemaphoreHandleDesc")
+STRUCT_TYPEDEF = re.compile(r"\bstruct\s+(" + "|".join(HIP_TYPEDEF_NOT_TAG) + r")\b(?!\s*\{)")
+
+
+def struct_typedef(text: str) -> str:
+    """`struct hipGraphicsResource *r` -> `hipGraphicsResource *r` for the HIP typedef names of
+    HIP_TYPEDEF_NOT_TAG (CUDA's are struct tags); the same type, named as HIP declares it."""
+    if "struct" not in text:
+        return text
+    blanked = cpp.blank(text)
+    for m in reversed(list(STRUCT_TYPEDEF.finditer(blanked))):
+        text = text[:m.start()] + text[m.start(1):]
+    return text
+
+
 GL_INTEROP_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)[<"](?:cuda_gl_interop|cudaGL)\.h[>"]', re.MULTILINE)
 
 

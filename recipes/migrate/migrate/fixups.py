@@ -25,7 +25,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         WMMA, whose rocWMMA fragments belong to the whole wavefront
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
-  builtin-types-header, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
+  builtin-types-header, struct-typedef-name, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   nvcc-implicit-runtime a .cu unit that includes a tree header before any hip/hip_runtime.h gets it first
@@ -413,6 +413,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
         ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> -> <hip/hip_runtime.h>", features.builtin_types),
+        ("struct-typedef-name", "`struct hipGraphicsResource` and other HIP typedef names -> the name alone",
+         features.struct_typedef),
         ("gl-interop-header", "<cuda_gl_interop.h> / <cudaGL.h> -> <hip/hip_gl_interop.h>", features.gl_interop),
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),

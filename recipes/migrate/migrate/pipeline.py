@@ -346,6 +346,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                          {"tree-incomplete": explain.own_header(texts),
                                           "tree-undeclared": explain.declared_nowhere(texts),
                                           "tree-redefined": explain.defined_elsewhere(texts),
+                                          "hip-name": explain.redeclares_hip(texts),
                                           "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",))}),
                      texts)
     if opts.baseline:

@@ -20,7 +20,8 @@ RULES_FILE = Path(__file__).resolve().parent.parent / "rules.yaml"
 SEVERITIES = ("error", "warning", "info")
 CHECKS = ("lds", "block-size", "warp-scope", "build-tested", "arch-stub")
 DIAGNOSTIC_CHECKS = ("build-generated", "build-template", "in-tree", "outside-tree", "tree-incomplete",
-                     "tree-undeclared", "tree-redefined", "uses-deviceptr")
+                     "tree-undeclared", "tree-redefined", "uses-deviceptr",
+                     "hip-name")
 KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
 PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
