@@ -364,12 +364,13 @@ def test_pointer_arithmetic_on_a_device_address_is_tied_to_cudeviceptr_only_wher
 
 def test_a_tree_copy_of_cuda_declarations_renamed_to_hips_is_said_so(tmp_path):
     """matrixMulDynlinkJIT's cuda_drvapi_dynlink_cuda.h: typedef unsigned long long CUdeviceptr -> hipDeviceptr_t."""
-    texts = {"dynlink/cuda_drvapi_dynlink_cuda.h": "#pragma once\ntypedef unsigned long long hipDeviceptr_t;\n",
+    texts = {"dynlink/cuda_drvapi_dynlink_cuda.h": "#pragma once\ntypedef unsigned long long CUdeviceptr;\n",
              "dynlink/k.cpp": "typedef float real;\n"}
     where = explain.Location("dynlink/cuda_drvapi_dynlink_cuda.h", 2,
                              "typedef redefinition with different types ('unsigned long long' vs 'void *')")
     why, made = explain.explain(where, "dynlink/k.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")
     assert why["rule"] == "hip-name-redeclared"
-    assert made["note"] == "dynlink/cuda_drvapi_dynlink_cuda.h declares `hipDeviceptr_t`, which HIP's headers declare too"
+    assert made["note"] == ("dynlink/cuda_drvapi_dynlink_cuda.h declares `CUdeviceptr`, which HIP's headers declare too "
+                            "(under its HIP name)")
     own = explain.Location("dynlink/k.cpp", 1, "typedef redefinition with different types ('float' vs 'double')")
     assert explain.explain(own, "dynlink/k.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x") == (None, None)

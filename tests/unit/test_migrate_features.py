@@ -584,6 +584,13 @@ def test_struct_before_a_hip_typedef_name_is_dropped():
     assert features.struct_typedef(text) == "hipGraphicsResource *cuda_pbo_resource;\nstruct hipDeviceProp_t p; // struct hipUUID\n"
 
 
+def test_graphics_map_flags_become_hips_register_flags():
+    # CUDA samples boxFilter.cpp: cudaGraphicsGLRegisterBuffer(&res, pbo, cudaGraphicsMapFlagsWriteDiscard)
+    text = "hipGraphicsGLRegisterBuffer(&r, pbo, cudaGraphicsMapFlagsWriteDiscard); f(cudaGraphicsMapFlagsNone);\n"
+    assert features.graphics_map_flags(text) == ("hipGraphicsGLRegisterBuffer(&r, pbo, hipGraphicsRegisterFlagsWriteDiscard); "
+                                                 "f(hipGraphicsRegisterFlagsNone);\n")
+
+
 def test_cache_hinted_loads_and_stores_become_plain_ones():
     # llm.c llmc/cuda_common.h: Packed128 loads and stores through __ldcs / __stcs on int4
     text = ("#include <hip/hip_runtime.h>\n"

@@ -152,14 +152,14 @@ def _typedef_name(text: str, line: int) -> str:
 
 
 def redeclares_hip(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
-    """The "hip-name" check over the tree's files ({rel: text}): a redefinition in a tree file of a
-    name of HIP's (hip* / HIP*): the tree declares a CUDA API name itself, which hipify renamed to the
-    HIP name that HIP's headers declare. Returns the note, or ""."""
+    """The "hip-name" check over the tree's files ({rel: text}, the CUDA input): a redefinition in a
+    tree file of a CUDA API name (cu* / CU* / cuda*, or its hip* name): the tree declares it itself,
+    and hipify renamed it to the HIP name that HIP's headers declare. Returns the note, or ""."""
     def check(name: str, where: Location) -> str:
         name = name or (_typedef_name(texts[where.rel], where.line) if where.rel in texts else "")
-        if not re.match(r"(?:hip|HIP)[A-Za-z_]", name):
+        if not re.match(r"(?:hip|HIP|cu|CU|cuda|CUDA)[A-Z_a-z]", name):
             return ""
-        return f"{where.rel} declares `{name}`, which HIP's headers declare too"
+        return f"{where.rel} declares `{name}`, which HIP's headers declare too (under its HIP name)"
     return check
 
 

@@ -604,6 +604,18 @@ def struct_typedef(text: str) -> str:
     return text
 
 
+# CUDA's cudaGraphicsMapFlags* (0, 1, 2), which CUDA code also passes as register flags (the samples'
+# cudaGraphicsGLRegisterBuffer(&r, pbo, cudaGraphicsMapFlagsWriteDiscard)); hipify 7.2 maps none, and
+# HIP's hipGraphicsRegisterFlags* hold the same values (None 0, ReadOnly 1, WriteDiscard 2 in both).
+GRAPHICS_MAP_FLAG = re.compile(r"\bcudaGraphicsMapFlags(None|ReadOnly|WriteDiscard)\b")
+
+
+def graphics_map_flags(text: str) -> str:
+    """cudaGraphicsMapFlagsNone / ReadOnly / WriteDiscard -> hipGraphicsRegisterFlags of the same
+    name and value (GRAPHICS_MAP_FLAG)."""
+    return GRAPHICS_MAP_FLAG.sub(r"hipGraphicsRegisterFlags\1", text) if "cudaGraphicsMapFlags" in text else text
+
+
 GL_INTEROP_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)[<"](?:cuda_gl_interop|cudaGL)\.h[>"]', re.MULTILINE)
 
 
