@@ -577,10 +577,14 @@ def gemm_tensor_op(text: str) -> str:
     return GEMM_TENSOR_OP.sub("HIPBLAS_GEMM_DEFAULT", text)
 
 
-def builtin_types(text: str) -> str:
+def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: False) -> str:
     """<builtin_types.h> and <vector_functions.h> (make_float4, ...) -> <hip/hip_runtime.h>, which declares
-    both the runtime types and the make_<vector> functions."""
-    return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)(?:[<"]builtin_types\.h[>"]|<vector_functions\.h>)', r"\1<hip/hip_runtime.h>", text,
+    both the runtime types and the make_<vector> functions; a quoted include of either name too (it
+    falls back to CUDA's include path), unless the tree has a header of that name (in_tree(name))."""
+    def sub(m: re.Match[str]) -> str:
+        quoted = m.group(2) == '"'
+        return m.group(0) if quoted and in_tree(m.group(3)) else m.group(1) + "<hip/hip_runtime.h>"
+    return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)([<"])((?:builtin_types|vector_functions)\.h)[>"]', sub, text,
                   flags=re.MULTILINE)
 
 
