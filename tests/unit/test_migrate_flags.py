@@ -148,6 +148,19 @@ def test_system_header_is_never_a_tree_shim(tmp_path):
     assert declared.closure("src/k.cu").dirs == ("include",)
 
 
+def test_a_header_missing_from_one_program_folder_is_not_taken_from_another():
+    """HeCBench (as stored): ced-cuda/main.cu includes "kernel.h", which its folder lacks; ert-cuda/ has
+    its own main.cu and kernel.h, another program's. A header folder without .cu sources (the CUDA
+    samples' Common/) still serves every folder, and a subfolder its parent."""
+    texts = {"src/ced-cuda/main.cu": '#include "kernel.h"\n#include <helper_cuda.h>\n#include "util/timer.h"\n',
+             "src/ert-cuda/main.cu": '#include "kernel.h"\n', "src/ert-cuda/kernel.h": "",
+             "src/Common/helper_cuda.h": "", "src/ced-cuda/util/timer.h": ""}
+    graph = includes.IncludeGraph(texts)
+    reach = graph.reach("src/ced-cuda/main.cu")
+    assert "src/ert-cuda/kernel.h" not in reach and "src/Common/helper_cuda.h" in reach
+    assert "src/ced-cuda/util/timer.h" in reach and graph.closure("src/ced-cuda/main.cu").dirs == ("src/Common",)
+
+
 def test_cuda_runtime_guard_follows_the_renamed_include():
     text = ('#include "hip/hip_runtime.h"\n#ifdef __CUDA_RUNTIME_H__\n__device__ int helper();\n#endif\n'
             "#if defined(__CUDA_RUNTIME_API_H__) && X\n#endif\n#define HAS_RUNTIME defined(__CUDA_RUNTIME_H__)\n")

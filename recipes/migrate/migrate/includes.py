@@ -5,7 +5,8 @@ Resolution follows the compiler's order: a quoted include next to the including 
 include folders the project's build names (flags.py), in order; then, for a name the compiler's own
 search path does not have (system_include_dirs), a lookup by path suffix among the tree's files, of
 several candidates the one sharing the longest folder prefix with the including file (DeepSpeed
-ships the same headers under csrc/ and deepspeed/ops/csrc/). A tree's own <unistd.h> shim for
+ships the same headers under csrc/ and deepspeed/ops/csrc/), never one in another program's folder
+(a sibling folder with .cu sources of its own: a benchmark suite's per-benchmark folders). A tree's own <unistd.h> shim for
 another OS therefore never shadows the system header, and the lookup never resolves a file's include
 to that file itself: ggml's vendors/cuda.h includes <cuda.h>, the CUDA toolkit's header.
 """
@@ -67,6 +68,7 @@ class IncludeGraph:
         for path in sorted(self.paths):
             self._by_name.setdefault(posixpath.basename(path), []).append(path)
         self._in_system: dict[str, bool] = {}  # include name -> found on the compiler's own search path
+        self._cuda_folders: dict[str, bool] = {}  # folder -> holds a .cu file
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         # (file, included file) of the #include lines inside an #if / #ifdef / #ifndef block
@@ -106,12 +108,28 @@ class IncludeGraph:
         if self._in_system[name]:
             return "", ""
         suffix = "/" + name.lstrip("./")
-        candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel]
+        candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel
+                      and not self._other_program(here, posixpath.dirname(p))]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
         folder = best[: len(best) - len(suffix) + 1].rstrip("/")
         return best, folder if folder else "."
+
+    def _other_program(self, here: str, there: str) -> bool:
+        """Whether folder `there` is another program's than folder `here`: both hold CUDA sources and
+        neither holds the other. A benchmark suite's folders (HeCBench's ced-cuda/ and ert-cuda/, each
+        a main.cu with its own kernel.h) never lend each other headers; an include folder without CUDA
+        sources (the CUDA samples' Common/, DeepSpeed's csrc/includes/) serves every folder."""
+        if here == there or (here + "/").startswith(there + "/") or (there + "/").startswith(here + "/") or not here:
+            return False
+        return self._holds_cuda(here) and self._holds_cuda(there)
+
+    def _holds_cuda(self, folder: str) -> bool:
+        """Whether the tree has a .cu file directly in `folder`."""
+        if folder not in self._cuda_folders:
+            self._cuda_folders[folder] = any(posixpath.dirname(p) == folder and p.endswith(".cu") for p in self.paths)
+        return self._cuda_folders[folder]
 
     def closure(self, unit: str) -> UnitIncludes:
         """Include needs of `unit`, following includes transitively."""
