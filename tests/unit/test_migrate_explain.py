@@ -48,7 +48,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "tree-undeclared": explain.declared_nowhere(texts or {}),
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
-                                "hip-name": explain.redeclares_hip(texts or {})})
+                                "hip-name": explain.redeclares_hip(texts or {}),
+                                "device-code": explain.in_device_code(texts or {})})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -204,7 +205,8 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "patterns": ["y"]}, "rules[r]: a `diagnostic` rule has no `patterns`"),
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
-     "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name')"),
+     "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
+     "'device-code')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
@@ -258,6 +260,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                  "(aka 'void *') from 'size_t' (aka 'unsigned long')"),
         "hip-overloaded-api-address": "address of overloaded function 'hipMalloc' does not match required type 'void'",
         "hip-api-signature-differs": "no matching function for call to 'hipMemPrefetchAsync'",
+        "cuda-device-runtime-api": "no matching function for call to 'hipGetErrorString'",
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
@@ -266,7 +269,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "tree-undeclared": lambda name, where: "x",
                                                         "tree-redefined": lambda name, where: "x",
                                                         "uses-deviceptr": lambda name, where: "x",
-                                                        "hip-name": lambda name, where: "x"})}
+                                                        "hip-name": lambda name, where: "x",
+                                                        "device-code": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -374,3 +378,16 @@ def test_a_tree_copy_of_cuda_declarations_renamed_to_hips_is_said_so(tmp_path):
                             "(under its HIP name)")
     own = explain.Location("dynlink/k.cpp", 1, "typedef redefinition with different types ('float' vs 'double')")
     assert explain.explain(own, "dynlink/k.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "x") == (None, None)
+
+
+def test_a_hip_runtime_call_in_device_code_is_the_device_runtime_and_on_the_host_a_signature(tmp_path):
+    """HeCBench logic-rewrite-cuda common.h: cudaGetErrorString inside a __device__ function."""
+    texts = {"common.h": ("__device__ __forceinline__ void cdpAssert(hipError_t code, const char *file)\n{\n"
+                          "   if (code != hipSuccess)\n      printf(\"%s\", hipGetErrorString(code));\n}\n"
+                          "void host(float* p) {\n  hipMemPrefetchAsync(p, 4, loc, 0, 0);\n}\n")}
+    where = explain.Location("common.h", 4, "no matching function for call to 'hipGetErrorString'")
+    why, made = explain.explain(where, "u.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")
+    assert why["rule"] == "cuda-device-runtime-api" and made["note"].startswith(
+        "`hipGetErrorString` is called in device code: __device__ __forceinline__ void cdpAssert(")
+    host = explain.Location("common.h", 7, "no matching function for call to 'hipMemPrefetchAsync'")
+    assert explain.explain(host, "u.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")[0]["rule"] == "hip-api-signature-differs"

@@ -193,6 +193,23 @@ def file_uses(texts: Mapping[str, str], names: tuple[str, ...]) -> Callable[[str
     return check
 
 
+def in_device_code(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """A check over the tree's files ({rel: text}) that holds where the error's line lies in a
+    __device__ or __global__ function (cpp.enclosing_function_head of the CUDA input). Returns the
+    note naming the function's head, or ""."""
+    def check(name: str, where: Location) -> str:
+        text = texts.get(where.rel, "")
+        if not text or where.line <= 0:
+            return ""
+        blanked = cpp.blank(text)
+        offset = sum(len(line) + 1 for line in blanked.split("\n")[:where.line - 1])
+        head = cpp.enclosing_function_head(blanked, offset)
+        if not head or not re.search(r"\b__(?:device|global)__\b", head):
+            return ""
+        return f"`{name}` is called in device code: {' '.join(head.split())[:120]}"
+    return check
+
+
 def _of_name(check: Callable[[str], str]) -> Callable[[str, Location], str]:
     return lambda name, _where: check(name)
 

@@ -347,6 +347,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "tree-undeclared": explain.declared_nowhere(texts),
                                           "tree-redefined": explain.defined_elsewhere(texts),
                                           "hip-name": explain.redeclares_hip(texts),
+                                          "device-code": explain.in_device_code(texts),
                                           "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",))}),
                      texts)
     if opts.baseline:

@@ -21,7 +21,7 @@ SEVERITIES = ("error", "warning", "info")
 CHECKS = ("lds", "block-size", "warp-scope", "build-tested", "arch-stub")
 DIAGNOSTIC_CHECKS = ("build-generated", "build-template", "in-tree", "outside-tree", "tree-incomplete",
                      "tree-undeclared", "tree-redefined", "uses-deviceptr",
-                     "hip-name")
+                     "hip-name", "device-code")
 KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
 PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
