@@ -150,15 +150,20 @@ def test_system_header_is_never_a_tree_shim(tmp_path):
 
 def test_a_header_missing_from_one_program_folder_is_not_taken_from_another():
     """HeCBench (as stored): ced-cuda/main.cu includes "kernel.h", which its folder lacks; ert-cuda/ has
-    its own main.cu and kernel.h, another program's. A header folder without .cu sources (the CUDA
-    samples' Common/) still serves every folder, and a subfolder its parent."""
-    texts = {"src/ced-cuda/main.cu": '#include "kernel.h"\n#include <helper_cuda.h>\n#include "util/timer.h"\n',
-             "src/ert-cuda/main.cu": '#include "kernel.h"\n', "src/ert-cuda/kernel.h": "",
+    its own main() and kernel.h, another program's. A folder without main() (the CUDA samples'
+    Common/) still serves every folder, and a subfolder its parent."""
+    texts = {"src/ced-cuda/main.cu": '#include "kernel.h"\n#include <helper_cuda.h>\n#include "util/timer.h"\nint main() {}\n',
+             "src/ert-cuda/main.cu": '#include "kernel.h"\nint main(int argc, char** argv) {}\n', "src/ert-cuda/kernel.h": "",
              "src/Common/helper_cuda.h": "", "src/ced-cuda/util/timer.h": ""}
     graph = includes.IncludeGraph(texts)
     reach = graph.reach("src/ced-cuda/main.cu")
     assert "src/ert-cuda/kernel.h" not in reach and "src/Common/helper_cuda.h" in reach
     assert "src/ced-cuda/util/timer.h" in reach and graph.closure("src/ced-cuda/main.cu").dirs == ("src/Common",)
+    # DeepSpeed 0.19.8: ragged_ops/moe_gather/moe_gather_cuda.cu includes "top_k_gating.cuh" of its
+    # sibling kernel folder; neither defines main(), so the library's folders serve each other
+    library = {"ragged_ops/moe_gather/moe_gather_cuda.cu": '#include "top_k_gating.cuh"\n',
+               "ragged_ops/top_k_gating/top_k_gating_cuda.cu": "", "ragged_ops/top_k_gating/top_k_gating.cuh": ""}
+    assert "ragged_ops/top_k_gating/top_k_gating.cuh" in includes.IncludeGraph(library).reach("ragged_ops/moe_gather/moe_gather_cuda.cu")
 
 
 def test_cuda_runtime_guard_follows_the_renamed_include():

@@ -6,7 +6,7 @@ include folders the project's build names (flags.py), in order; then, for a name
 search path does not have (system_include_dirs), a lookup by path suffix among the tree's files, of
 several candidates the one sharing the longest folder prefix with the including file (DeepSpeed
 ships the same headers under csrc/ and deepspeed/ops/csrc/), never one in another program's folder
-(a sibling folder with .cu sources of its own: a benchmark suite's per-benchmark folders). A tree's own <unistd.h> shim for
+(a sibling folder with a main() of its own: a benchmark suite's per-benchmark folders). A tree's own <unistd.h> shim for
 another OS therefore never shadows the system header, and the lookup never resolves a file's include
 to that file itself: ggml's vendors/cuda.h includes <cuda.h>, the CUDA toolkit's header.
 """
@@ -25,6 +25,8 @@ from . import cpp
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MULTILINE)
 TORCH = re.compile(r"^(torch/|ATen/|c10/|caffe2/)")
+PROGRAM_MAIN = re.compile(r"^[ \t]*(?:int|void)\s+main\s*\(", re.MULTILINE)
+SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,9 @@ class IncludeGraph:
         for path in sorted(self.paths):
             self._by_name.setdefault(posixpath.basename(path), []).append(path)
         self._in_system: dict[str, bool] = {}  # include name -> found on the compiler's own search path
-        self._cuda_folders: dict[str, bool] = {}  # folder -> holds a .cu file
+        # folders holding a source that defines main(): each is a program of its own
+        self._program_folders = {posixpath.dirname(rel) for rel, text in texts.items()
+                                 if rel.endswith(SOURCE_SUFFIXES) and PROGRAM_MAIN.search(text)}
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         # (file, included file) of the #include lines inside an #if / #ifdef / #ifndef block
@@ -117,19 +121,14 @@ class IncludeGraph:
         return best, folder if folder else "."
 
     def _other_program(self, here: str, there: str) -> bool:
-        """Whether folder `there` is another program's than folder `here`: both hold CUDA sources and
-        neither holds the other. A benchmark suite's folders (HeCBench's ced-cuda/ and ert-cuda/, each
-        a main.cu with its own kernel.h) never lend each other headers; an include folder without CUDA
-        sources (the CUDA samples' Common/, DeepSpeed's csrc/includes/) serves every folder."""
-        if here == there or (here + "/").startswith(there + "/") or (there + "/").startswith(here + "/") or not here:
+        """Whether folder `there` is another program's than folder `here`: both hold a source that
+        defines main() (PROGRAM_MAIN) and neither holds the other. A benchmark suite's folders
+        (HeCBench's ced-cuda/ and ert-cuda/, each a main.cu with its own kernel.h) never lend each
+        other headers; a library's folders (DeepSpeed's ragged_ops/moe_gather/ and top_k_gating/) and
+        an include folder (the CUDA samples' Common/) serve their neighbours."""
+        if not here or here == there or (here + "/").startswith(there + "/") or (there + "/").startswith(here + "/"):
             return False
-        return self._holds_cuda(here) and self._holds_cuda(there)
-
-    def _holds_cuda(self, folder: str) -> bool:
-        """Whether the tree has a .cu file directly in `folder`."""
-        if folder not in self._cuda_folders:
-            self._cuda_folders[folder] = any(posixpath.dirname(p) == folder and p.endswith(".cu") for p in self.paths)
-        return self._cuda_folders[folder]
+        return here in self._program_folders and there in self._program_folders
 
     def closure(self, unit: str) -> UnitIncludes:
         """Include needs of `unit`, following includes transitively."""
