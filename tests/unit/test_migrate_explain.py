@@ -261,6 +261,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "hip-overloaded-api-address": "address of overloaded function 'hipMalloc' does not match required type 'void'",
         "hip-api-signature-differs": "no matching function for call to 'hipMemPrefetchAsync'",
         "cuda-device-runtime-api": "no matching function for call to 'hipGetErrorString'",
+        "openmp-target-in-hip": ("HIP does not support OpenMP target directives; directive has been ignored "
+                                 "[-Whip-omp-target-directives]"),
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
@@ -383,11 +385,11 @@ def test_a_tree_copy_of_cuda_declarations_renamed_to_hips_is_said_so(tmp_path):
 def test_a_hip_runtime_call_in_device_code_is_the_device_runtime_and_on_the_host_a_signature(tmp_path):
     """HeCBench logic-rewrite-cuda common.h: cudaGetErrorString inside a __device__ function."""
     texts = {"common.h": ("__device__ __forceinline__ void cdpAssert(hipError_t code, const char *file)\n{\n"
-                          "   if (code != hipSuccess)\n      printf(\"%s\", hipGetErrorString(code));\n}\n"
+                          "   if (code != hipSuccess)\n   {\n      printf(\"%s\", hipGetErrorString(code));\n   }\n}\n"
                           "void host(float* p) {\n  hipMemPrefetchAsync(p, 4, loc, 0, 0);\n}\n")}
-    where = explain.Location("common.h", 4, "no matching function for call to 'hipGetErrorString'")
+    where = explain.Location("common.h", 5, "no matching function for call to 'hipGetErrorString'")
     why, made = explain.explain(where, "u.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")
     assert why["rule"] == "cuda-device-runtime-api" and made["note"].startswith(
         "`hipGetErrorString` is called in device code: __device__ __forceinline__ void cdpAssert(")
-    host = explain.Location("common.h", 7, "no matching function for call to 'hipMemPrefetchAsync'")
+    host = explain.Location("common.h", 9, "no matching function for call to 'hipMemPrefetchAsync'")
     assert explain.explain(host, "u.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")[0]["rule"] == "hip-api-signature-differs"

@@ -337,10 +337,14 @@ def split_args(text: str, scan: str | None = None, angle: bool = True) -> list[s
 FUNCTION_TAIL = re.compile(r"\)\s*(?:const\s*|noexcept\s*|override\s*|final\s*|->\s*[\w:<>,\s*&]+?\s*)*$")
 
 
+CONTROL_HEAD = re.compile(r"\s*(?:else\s+)?(?:if|for|while|switch|catch)\s*\(")
+
+
 def enclosing_function_head(blanked: str, offset: int) -> str | None:
     """Declaration text (from the end of the previous statement or block up to its `{`) of the innermost
     brace block around `offset` that is a function body (opened right after a `)`, optionally followed
-    by const / noexcept / override / final / a trailing return type); None outside any function.
+    by const / noexcept / override / final / a trailing return type, and not an if / for / while /
+    switch / catch statement's block); None outside any function.
     `blanked` is a text whose comments and literals are blanked (blank / blank_code)."""
     opens: list[int] = []
     for i, ch in enumerate(blanked[:offset]):
@@ -352,6 +356,8 @@ def enclosing_function_head(blanked: str, offset: int) -> str | None:
         before = blanked[:start]
         if FUNCTION_TAIL.search(before):
             head_start = max(before.rfind(";"), before.rfind("}"), before.rfind("{")) + 1
+            if CONTROL_HEAD.match(before[head_start:]):
+                continue  # `if (x) {`, `for (...) {`: a statement's block inside the function
             return before[head_start:]
     return None
 
