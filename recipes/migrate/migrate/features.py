@@ -331,7 +331,7 @@ def cache_hints(text: str) -> str:
 # Each is a compare-and-swap loop on the aligned 32-bit word at agent scope (CUDA's device scope), adding
 # with HIP's round-to-nearest __hadd / __hadd2; a scalar keeps the other half of the word bit for bit.
 # Each type's overload sits under its HIP header's include guard, so it is inert where the type is not
-# declared. {T}: type, {P}: pair type, {L}: low half, {H}: high half, {U}/{S}: to / from unsigned short.
+# declared. scalar -> (guard, pair type, make pair, low half, high half, to unsigned short, from it).
 HALF_ATOMIC_TYPES = {
     "__half": ("HIP_INCLUDE_HIP_AMD_DETAIL_HIP_FP16_H", "__half2", "__halves2half2", "__low2half", "__high2half",
                "__half_as_ushort", "__ushort_as_half"),
