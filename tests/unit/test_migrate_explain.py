@@ -352,7 +352,8 @@ def test_a_redefinition_another_tree_file_also_defines_is_said_so():
     assert check("rocmig_only", where) == "" and check("cublas_handle", explain.Location("", 0, "x")) == ""
     # typedef redefinition with different types: the message has no name, the error's line has it
     texts = dict(texts, **{"dev/cuda/gelu_forward.cu": '#include "common.h"\ntypedef __nv_bfloat16 floatX;\n',
-                           "dev/cuda/common.h": "typedef float floatX;\n"})
+                           "dev/cuda/common.h": "typedef float floatX;\n",
+                           "dev/cuda/encoder_forward.cu": "typedef float floatX;\n"})  # another unit: not named
     where = explain.Location("dev/cuda/gelu_forward.cu", 2, "typedef redefinition with different types ('__hip_bfloat16' vs 'float')")
     assert explain.defined_elsewhere(texts)("", where) == "`floatX` is defined in dev/cuda/gelu_forward.cu and also in dev/cuda/common.h"
 

@@ -163,9 +163,13 @@ def redeclares_hip(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     return check
 
 
+SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c")  # compiled as units of their own, not included
+
+
 def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-redefined" check over the tree's files ({rel: text}): a redefinition error in a tree
-    file whose name another file of the tree also declares (_declares): the tree conflicts with itself
+    file whose name a header of the tree (not a source: other units are compiled apart) also declares
+    (_declares): the tree conflicts with itself
     (its files come from different versions, or a unit repeats what a header it includes defines), as
     nvcc would report. Returns the note naming the other files, or ""."""
     def check(name: str, where: Location) -> str:
@@ -175,8 +179,8 @@ def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str
         if not name:
             return ""
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        others = sorted(rel for rel, text in texts.items() if rel != where.rel and name in text
-                        and pattern.search(text) and _declares(cpp.blank(text), name))
+        others = sorted(rel for rel, text in texts.items() if rel != where.rel and not rel.endswith(SOURCES)
+                        and name in text and pattern.search(text) and _declares(cpp.blank(text), name))
         if not others:
             return ""
         return f"`{name}` is defined in {where.rel} and also in {', '.join(others[:3])}"
