@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from . import cpp
+from . import cpp, includes
 from .rules import Rule
 
 LOCATION = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
@@ -163,9 +163,6 @@ def redeclares_hip(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     return check
 
 
-SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c")  # compiled as units of their own, not included
-
-
 def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-redefined" check over the tree's files ({rel: text}): a redefinition error in a tree
     file whose name a header of the tree (not a source: other units are compiled apart) also declares
@@ -179,7 +176,7 @@ def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str
         if not name:
             return ""
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        others = sorted(rel for rel, text in texts.items() if rel != where.rel and not rel.endswith(SOURCES)
+        others = sorted(rel for rel, text in texts.items() if rel != where.rel and not rel.endswith(includes.SOURCE_SUFFIXES)
                         and name in text and pattern.search(text) and _declares(cpp.blank(text), name))
         if not others:
             return ""

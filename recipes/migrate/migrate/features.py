@@ -79,7 +79,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from . import cpp, pch, warp
+from . import cpp, includes, pch, warp
 
 INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"][^>"\n]+[>"][^\n]*$', re.MULTILINE)
 
@@ -823,17 +823,14 @@ def runtime_include_once(text: str) -> str:
     return text
 
 
-INCLUDED_NAME = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
-
-
 def nvcc_implicit_runtime(text: str, in_tree: Callable[[str], bool]) -> str:
     """A .cu unit that includes a header of its own tree (in_tree(name)) before any hip/hip_runtime.h
     gets hip/hip_runtime.h as its first line: nvcc includes cuda_runtime.h before anything of a .cu
     unit, so its include guards (__CUDA_RUNTIME_H__, __DRIVER_TYPES_H__, which cuda-runtime-guard maps
     to HIP's) hold in every header the unit includes; the CUDA samples' helper_cuda.h defines
     checkCudaErrors and findCudaDevice only then. hipcc's implicit header defines none of HIP's guards."""
-    for m in INCLUDED_NAME.finditer(text):
-        name = m.group(1).strip()
+    for m in includes.INCLUDE.finditer(text):
+        name = m.group(2).strip()
         if name == "hip/hip_runtime.h":
             return text
         if in_tree(name):
