@@ -78,7 +78,7 @@ def test_translate_keeps_hipify_perl_output_when_hipify_clang_fails(tmp_path, bi
     tool = semantic.Tool(failing, _layout(tmp_path / "cuda"))
     dst = tmp_path / "a.cu"
     dst.write_text("hipify-perl output\n")
-    outcome = semantic.translate(tool, tmp_path / "src.cu", dst, [], [], timeout=30)
+    outcome = semantic.translate(tool, tmp_path / "src.cu", dst, [], [], timeout=30, perl=Path("/absent/hipify-perl"))
     assert not outcome.ok and "'x.h' file not found" in outcome.reason and "exit 1" in outcome.reason
     assert dst.read_text() == "hipify-perl output\n"
     assert not any(p.name.endswith(".hipify-clang") for p in tmp_path.iterdir())

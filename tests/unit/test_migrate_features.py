@@ -428,9 +428,9 @@ def test_kernel_arguments_of_function_attribute_calls_become_const_void_pointers
             "  cudaFuncGetAttributes(&a, p);\n"
             "  cudaFuncSetAttribute(ROCM_ONLY((void *)) k3, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);\n"
             "  cudaFuncSetAttribute(pick((void *)p), cudaFuncAttributeMaxDynamicSharedMemorySize, 0);\n}\n")
-    hip = cuda.replace("cuda", "hip")
+    hip = '#include "hip/hip_runtime.h"\n' + cuda.replace("cuda", "hip")  # as hipify-perl writes it
     migrated = advice.migrate_tree({"u.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
-    final = migrated.final["u.cu"].split("\n")
+    final = migrated.final["u.cu"].split("\n")[1:]
     assert final[3] == "    CHECK_CUDA(hipFuncGetAttributes(&attrs, reinterpret_cast<const void*>(empty_k)));"
     assert final[7] == "  hipFuncSetAttribute(reinterpret_cast<const void*>(k<float, 4>), hipFuncAttributeMaxDynamicSharedMemorySize,"
     assert final[8] == "                       smem);"

@@ -570,3 +570,14 @@ def test_a_cu_unit_including_a_tree_header_first_gets_the_hip_runtime_first():
     assert features.nvcc_implicit_runtime(first, lambda name: True) == first
     system_only = "#include <thrust/sort.h>\n"
     assert features.nvcc_implicit_runtime(system_only, lambda name: False) == system_only
+
+
+def test_a_cu_kernel_source_without_includes_gets_the_hip_runtime():
+    """The CUDA samples' matrixMulDrv/matrixMul_kernel.cu (loaded with cuModuleLoad by the driver-API
+    sample): <stdio.h> only and a kernel using blockIdx; hipify-clang adds no HIP include to it."""
+    from migrate import features
+    text = "#include <stdio.h>\n__global__ void matrixMul(float *C) { int bx = blockIdx.x; }\n"
+    out = features.nvcc_implicit_runtime(text, lambda name: False)
+    assert out.startswith("#include <hip/hip_runtime.h>") and out.endswith(text)
+    host_only = "#include <stdio.h>\n// a __global__ kernel is launched elsewhere\nint main() { puts(\"<<<\"); }\n"
+    assert features.nvcc_implicit_runtime(host_only, lambda name: False) == host_only

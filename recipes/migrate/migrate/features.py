@@ -823,19 +823,25 @@ def runtime_include_once(text: str) -> str:
     return text
 
 
+DEVICE_CODE = re.compile(r"\b(?:__global__|__device__|__shared__|__constant__|threadIdx|blockIdx|blockDim|gridDim)\b|<<<")
+
+
 def nvcc_implicit_runtime(text: str, in_tree: Callable[[str], bool]) -> str:
-    """A .cu unit that includes a header of its own tree (in_tree(name)) before any hip/hip_runtime.h
-    gets hip/hip_runtime.h as its first line: nvcc includes cuda_runtime.h before anything of a .cu
-    unit, so its include guards (__CUDA_RUNTIME_H__, __DRIVER_TYPES_H__, which cuda-runtime-guard maps
-    to HIP's) hold in every header the unit includes; the CUDA samples' helper_cuda.h defines
-    checkCudaErrors and findCudaDevice only then. hipcc's implicit header defines none of HIP's guards."""
+    """A .cu unit that includes a header of its own tree (in_tree(name)) before any hip/hip_runtime.h,
+    or that holds device code and includes hip/hip_runtime.h nowhere, gets hip/hip_runtime.h as its
+    first line: nvcc includes cuda_runtime.h before anything of a .cu unit, so its include guards
+    (__CUDA_RUNTIME_H__, __DRIVER_TYPES_H__, which cuda-runtime-guard maps to HIP's) hold in every
+    header the unit includes (the CUDA samples' helper_cuda.h defines checkCudaErrors and
+    findCudaDevice only then), and a kernel source with no include at all (a driver-API sample's
+    matrixMul_kernel.cu) sees blockIdx and __syncthreads. hipcc's implicit header declares neither."""
+    line = "#include <hip/hip_runtime.h>  // nvcc includes cuda_runtime.h first in every .cu unit\n"
     for m in includes.INCLUDE.finditer(text):
         name = m.group(2).strip()
         if name == "hip/hip_runtime.h":
             return text
         if in_tree(name):
-            return "#include <hip/hip_runtime.h>  // nvcc includes cuda_runtime.h first in every .cu unit\n" + text
-    return text
+            return line + text
+    return line + text if DEVICE_CODE.search(cpp.blank(text)) else text
 
 
 SHUFFLE_USE = re.compile(r"(?<![\w.:>])__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(")

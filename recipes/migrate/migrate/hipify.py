@@ -144,6 +144,22 @@ def translate(hipify: Path, src: Path, dst: Path, tables: Tables | None) -> list
     return _table_warnings(tables, src, dst)
 
 
+def translate_rest(hipify: Path, src: Path, dst: Path) -> None:
+    """Translate with hipify-perl the CUDA names left in `src`, a file hipify-clang made from only the
+    preprocessor branches its parse took, into `dst` (no warnings: the unit's were reported from its
+    CUDA source). hipify-perl puts `#include "hip/hip_runtime.h"` on top of a file with kernels;
+    that line is dropped when `src` includes hip_runtime.h already. Raises ToolError when hipify-perl
+    exits non-zero."""
+    proc = subprocess.run([str(hipify), "-quiet-warnings", f"-o={dst}", str(src)], capture_output=True, text=True,
+                          errors="replace", check=False)
+    if proc.returncode != 0:
+        raise ToolError(f"hipify-perl failed on {src} (exit {proc.returncode}): {proc.stderr.strip()[:300]}")
+    before, after = src.read_text(encoding="utf-8"), dst.read_text(encoding="utf-8")
+    added = '#include "hip/hip_runtime.h"\n'
+    if after.startswith(added) and not before.startswith(added) and "hip/hip_runtime.h" in before:
+        dst.write_text(after[len(added):], encoding="utf-8")
+
+
 def _table_warnings(tables: Tables, src: Path, dst: Path) -> list[HipifyWarning]:
     cuda_text = src.read_text(encoding="utf-8")
     hip_text = dst.read_text(encoding="utf-8")

@@ -197,10 +197,14 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     hip_warnings = hipify_tree(cuda_dir, [f for f in source.files if f.rel not in copied], hip_dir, opts.jobs)
     tree.write_tree(hip_dir, {f.rel: f.text for f in source.files if f.rel in copied})
     semantic_units = {}
+    cuda_texts = {f.rel: f.text for f in source.files}
     for u in units:
         need, own = cuda_graph.closure(u.rel), project.for_unit(u.rel)
         if not need.torch and u.rel not in copied:
-            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)], list(own.defines))
+            # the system libraries' folders (MPI's) come after the tree's, as in the unit's compile
+            system = [Path(f[2:]) for f in sysdeps.unit_flags(cuda_graph.edges, cuda_texts, u.rel) if f.startswith("-I")]
+            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)] + system,
+                                     list(own.defines))
     perl_dir = opts.out / "hipify-perl"
     if tool and semantic_units:
         progress(f"hipify-clang: {report.count(len(semantic_units), 'unit')}")
@@ -511,10 +515,11 @@ def _torch_entries(files_out: dict[str, dict], mapped: dict[str, str], by_torch:
 
 def _translator(made: semantic.Outcome | None, why_perl: str) -> dict:
     """The report's translator entry of a file: {name, reason}. Units are hipify-clang's when its parse
-    succeeded; headers, and units whose parse failed or did not run (why_perl), are hipify-perl's.
-    PyTorch extension units are set to torch.utils.hipify when they are compiled."""
+    succeeded (reason: "" or why only the preprocessor branches taken were parsed); headers, and units
+    whose parse failed or did not run (why_perl), are hipify-perl's. PyTorch extension units are set
+    to torch.utils.hipify when they are compiled."""
     if made is not None and made.ok:
-        return {"name": "hipify-clang", "reason": ""}
+        return {"name": "hipify-clang", "reason": made.reason}
     if made is not None:
         return {"name": "hipify-perl", "reason": f"hipify-clang failed: {made.reason}"}
     return {"name": "hipify-perl", "reason": why_perl}

@@ -7,8 +7,14 @@ version.json), which clang's CUDA detection accepts with --cuda-path. No libdevi
 clang runs with -nocudalib (a parse never links device libraries).
 
 hipify-clang rewrites only the main file it is given; the tree's headers keep hipify-perl's
-translation. A unit whose parse fails (a header of the project that is not found, a CUDA feature
-the headers lack, a crash) keeps hipify-perl's translation, and the reason is kept for the report.
+translation. Its parse gets cuda_parse_prelude.h (what nvcc's implicit cuda_runtime.h declares and
+clang's CUDA wrapper does not). By default hipify-clang parses every preprocessor branch at once,
+which fails where the branches of one #if define the same name or include another OS's header
+(`#ifdef _WIN32` / `#include <windows.h>`); such a unit is parsed again with the branches the
+unit's defines take (--default-preprocessor), and hipify-perl then translates what the branches
+not taken hold. A unit whose parse fails both ways (a header of the project that is not found, a
+CUDA feature the headers lack, a crash) keeps hipify-perl's translation, and the reason is kept for
+the report.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ LAYOUT = ("include/cuda.h", "bin", "nvvm/libdevice")
 # Device pass for one sm_ arch is enough to see the device code; 7.0 is the oldest arch with the
 # features DL kernels use (tensor cores, independent thread scheduling) and is known to clang 22.
 CUDA_ARCH = "sm_70"
+PRELUDE = Path(__file__).with_name("cuda_parse_prelude.h")
 LOCATED_ERROR = re.compile(r"^[^\s:][^:]*:\d+:\d+: (?:fatal )?error: ")
 
 
@@ -41,7 +48,8 @@ class Tool:
 @dataclass(frozen=True)
 class Outcome:
     """Result of one unit's semantic translation: ok (hipify-clang wrote the output), reason (first
-    error line when not ok, "" when ok), seconds (wall time)."""
+    error line when not ok; when ok, "" or why only the branches taken were parsed), seconds (wall
+    time)."""
 
     ok: bool
     reason: str
@@ -64,15 +72,18 @@ def find_tool(env: dict[str, str] | None = None) -> tuple[Tool | None, str]:
     return Tool(Path(found), Path(cuda)), ""
 
 
-def command(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], defines: list[str]) -> list[str]:
+def command(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], defines: list[str],
+            branches_taken: bool = False) -> list[str]:
     """The hipify-clang argument list for one unit: output to `dst`, the unit's -I and -D flags, and
-    the clang options after `--` (CUDA mode, C++17, -nocudalib, one device arch)."""
+    the clang options after `--` (CUDA mode, C++17, -nocudalib, one device arch, the prelude).
+    `branches_taken` parses only the preprocessor branches the defines select."""
     args = [str(tool.path), str(src), f"-o={dst}", f"--cuda-path={tool.cuda_path}"]
+    args += ["--default-preprocessor"] if branches_taken else []
     args += [f"-I={d}" for d in include_dirs]
     args += [f"-D={d}" for d in defines]
     # -isystem puts the CUDA headers before /usr/include, which holds ROCm's own thrust/ and hip/.
     args += ["--", "-x", "cuda", "-std=c++17", "-nocudalib", f"--cuda-gpu-arch={CUDA_ARCH}",
-             "-isystem", str(tool.cuda_path / "include"), "-w"]
+             "-isystem", str(tool.cuda_path / "include"), "-include", str(PRELUDE), "-w"]
     return args
 
 
@@ -87,27 +98,51 @@ def first_error(output: str) -> str:
     return lines[-1] if lines else "hipify-clang failed without output"
 
 
+def _run(args: list[str], timeout: int) -> tuple[int | None, str]:
+    """(exit code, stdout + stderr) of one hipify-clang run; (None, why) when it ran past `timeout` s."""
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"hipify-clang ran past {timeout} s and was stopped"
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def tree_paths(reason: str, src: Path, rel: str, cuda_dir: Path) -> str:
+    """`reason` with hipify-clang's paths made the tree's: the copy of the main file it parses
+    (`<tmp>/<name>-<hex>.hip`) becomes `rel`, files under `cuda_dir` their path in the tree."""
+    reason = re.sub(r"\S*/" + re.escape(src.name) + r"-[0-9a-f]+\.hip\b", rel, reason)
+    return reason.replace(f"{cuda_dir}/", "")
+
+
 def translate(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], defines: list[str],
-              timeout: int) -> Outcome:
-    """Translate `src` into `dst` with hipify-clang. `dst` is only replaced when hipify-clang exits 0
-    and wrote a non-empty file; otherwise it keeps what it held (hipify-perl's translation)."""
+              timeout: int, perl: Path) -> Outcome:
+    """Translate `src` into `dst` with hipify-clang: every preprocessor branch first, then, when that
+    parse fails, the branches taken, with the rest left to hipify-perl (`perl`, its path). `dst` is
+    only replaced when hipify-clang exits 0 and wrote a non-empty file; otherwise it keeps what it held
+    (hipify-perl's translation). The reason of a failure is the first error of the last parse."""
     import time
+
+    from . import hipify
 
     tmp = dst.with_name(dst.name + ".hipify-clang")
     started = time.monotonic()
-    try:
-        proc = subprocess.run(command(tool, src, tmp, include_dirs, defines), capture_output=True, text=True,
-                              errors="replace", timeout=timeout, check=False)
-        output, code = proc.stdout + proc.stderr, proc.returncode
-    except subprocess.TimeoutExpired:
-        output, code = f"hipify-clang ran past {timeout} s and was stopped", None
+    code, output = _run(command(tool, src, tmp, include_dirs, defines), timeout)
+    reason = ""
+    if code is not None and not (code == 0 and tmp.is_file() and tmp.stat().st_size > 0):
+        reason = f"exit {code}: {first_error(output)}"
+        tmp.unlink(missing_ok=True)
+        code, output = _run(command(tool, src, tmp, include_dirs, defines, branches_taken=True), timeout)
+        if code == 0 and tmp.is_file() and tmp.stat().st_size > 0:
+            hipify.translate_rest(perl, tmp, dst)
+            tmp.unlink()
+            return Outcome(True, f"preprocessor branches not taken translated by hipify-perl: the parse of every "
+                                 f"branch failed ({reason})", round(time.monotonic() - started, 2))
     seconds = round(time.monotonic() - started, 2)
     if code == 0 and tmp.is_file() and tmp.stat().st_size > 0:
         os.replace(tmp, dst)
         return Outcome(True, "", seconds)
     tmp.unlink(missing_ok=True)
-    reason = first_error(output) if code is not None else output
-    return Outcome(False, f"exit {code}: {reason}" if code is not None else reason, seconds)
+    return Outcome(False, f"exit {code}: {first_error(output)}" if code is not None else output, seconds)
 
 
 def translate_units(tool: Tool, units: dict[str, tuple[list[Path], list[str]]], cuda_dir: Path, hip_dir: Path,
@@ -117,12 +152,17 @@ def translate_units(tool: Tool, units: dict[str, tuple[list[Path], list[str]]], 
     for the per-unit fallback and the baseline. Returns {rel: Outcome}."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from . import hipify
+
+    perl = hipify.find_hipify()
+
     def one(rel: str) -> tuple[str, Outcome]:
         keep = perl_dir / rel
         keep.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(hip_dir / rel, keep)
         dirs, defines = units[rel]
-        return rel, translate(tool, cuda_dir / rel, hip_dir / rel, dirs, defines, timeout)
+        made = translate(tool, cuda_dir / rel, hip_dir / rel, dirs, defines, timeout, perl)
+        return rel, Outcome(made.ok, tree_paths(made.reason, cuda_dir / rel, rel, cuda_dir), made.seconds)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return dict(pool.map(one, sorted(units)))
