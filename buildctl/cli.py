@@ -529,7 +529,8 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
                         EXIT_BUILD)
     if lines and (mounts.out / "report.json").exists():
         # The recipe's result line is its last; the library's matches belong to it, so it stays the last line.
-        lines[-1] += f"; error case library: {matched} failed compile result(s) matched"
+        lines[-1] += (f"; error case library (buildctl doctor): {matched} failed compile result(s) matched a "
+                      f"known ROCm error, named in report.md")
     for line in lines:
         ui.result(escape(line))
     # 1: the --fail-on threshold was met, a result the recipe's summary line states (docs/migrate.md).

@@ -32,8 +32,9 @@ def test_single_file_with_doctor_matches(tmp_path):
     assert result.returncode == 1, result.stderr  # open error findings meet the default --fail-on error
     # stdout is the one result line, ending with the error case library's count
     (line,) = result.stdout.splitlines()
-    assert line.startswith("migrate: 1 unit;") and f"report: {out / 'report.html'};" in line
-    assert line.endswith("; error case library: 2 failed compile result(s) matched"), line
+    assert line.startswith("migrate: 1 unit;") and f"report: {out / 'report.html'} (also report.md, report.json);" in line
+    assert line.endswith("; error case library (buildctl doctor): 2 failed compile result(s) matched a known ROCm "
+                         "error, named in report.md"), line
     report = json.loads((out / "report.json").read_text())
     (entry,) = [f for f in report["files"] if f["unit"]]
     compiled = entry["compile"]["gfx942"]

@@ -185,6 +185,24 @@ def test_fail_on_met_is_stated_in_the_result_line():
     assert "met" not in report.summary_line(report.summarize(data, "never"), Path("/out/report.html"))
 
 
+def test_findings_in_files_no_unit_compiles_meet_no_fail_on():
+    """The CUDA samples' Common/helper_math.h, which no sample of a subset includes: its open
+    vector-type-operator errors are reported and counted apart, and exit 1 comes only from what a
+    unit compiles (the unit, a header it includes)."""
+    error = {"rule": "vector-type-operator", "severity": "error", "status": "open", "line": 3}
+    lone = {**_file("Common/helper_math.h", "header", False), "findings": [error, error],
+            "not_compiled": "header that no unit includes: not compiled"}
+    data = _data([_file("k.cu", "cu", True), lone])
+    s = report.summarize(data, "error")
+    assert s["exit_code"] == 0 and s["findings"]["error"]["open"] == 2
+    assert s["findings_not_compiled"] == {"error": 2, "warning": 0, "info": 0}
+    line = report.summary_line(s, Path("/out/report.html"))
+    assert "findings open: 2 error, 0 warning (2 error, 0 warning in files no unit compiles);" in line
+    used = {**lone, "not_compiled": "header: compiled within the 1 unit that includes it (k.cu)"}
+    assert report.summarize(_data([_file("k.cu", "cu", True), used]), "error")["exit_code"] == 1
+    assert report.summarize(_data([{**_file("k.cu", "cu", True), "findings": [error]}]), "error")["exit_code"] == 1
+
+
 SYNC_TREE = {"k.cu": "__global__ void k(int *x) { x[0] = __shfl_xor_sync(0xffffffffffffffffull, x[0], 1); }\n"}
 ARCHS = (Arch("gfx942", "CDNA3", 64, 65536),)
 

@@ -27,17 +27,25 @@ def summarize(data: dict, fail_on: str) -> dict:
     {status: n}}, unexplained: {arch: failed or timed-out units without `explained_by`}, baseline:
     {arch: {status: n}} (when run), exit_code}.
 
-    fail_on "error": exit 1 when a unit failed or timed out for an arch, or an error finding is open;
-    "warning": also when a warning is open; "never": 0.
+    fail_on "error": exit 1 when a unit failed or timed out for an arch, or an error finding is open in
+    a file a unit compiles (the unit, or a header or source it includes); "warning": also when such a
+    warning is open; "never": 0. Findings in files no unit compiles (a header nothing includes, a C/C++
+    source without CUDA use) are reported and counted in `findings_not_compiled`, and meet no --fail-on:
+    no compile of this run depends on them.
     """
     findings = {s: {"open": 0, "fixed": 0} for s in SEVERITIES}
     fixes: dict[str, int] = {}
     compiled: dict[str, dict[str, int]] = {a["name"]: {s: 0 for s in STATUSES} for a in data["archs"]}
     baseline: dict[str, dict[str, int]] = {a["name"]: {s: 0 for s in STATUSES} for a in data["archs"]}
     unexplained = {a["name"]: 0 for a in data["archs"]}
+    gating = {s: 0 for s in SEVERITIES}
+    outside = {s: 0 for s in SEVERITIES}
     for f in data["files"]:
+        compiled_here = f["unit"] or f.get("not_compiled", "").startswith(("header: ", INCLUDED_SOURCE))
         for x in f["findings"]:
             findings[x["severity"]][x["status"]] += 1
+            if x["status"] == "open":
+                (gating if compiled_here else outside)[x["severity"]] += 1
         for fix in f["fixes"]:
             fixes[fix["id"]] = fixes.get(fix["id"], 0) + 1
         for key, table in (("compile", compiled), ("baseline", baseline)):
@@ -48,9 +56,9 @@ def summarize(data: dict, fail_on: str) -> dict:
                 unexplained[arch] += 1
     failed_units = sum(t["failed"] + t["timeout"] for t in compiled.values())
     code = 0
-    if fail_on in ("error", "warning") and (failed_units or findings["error"]["open"]):
+    if fail_on in ("error", "warning") and (failed_units or gating["error"]):
         code = 1
-    if fail_on == "warning" and findings["warning"]["open"]:
+    if fail_on == "warning" and gating["warning"]:
         code = 1
     sources = [f for f in data["files"] if not f["unit"] and f["kind"] != "header"]
     included = [f for f in sources if f.get("not_compiled", "").startswith(INCLUDED_SOURCE)]
@@ -58,7 +66,7 @@ def summarize(data: dict, fail_on: str) -> dict:
                "sources_not_compiled": len(sources) - len(included), "sources_included": len(included),
                "headers_not_included": sum(1 for f in data["files"] if f["kind"] == "header" and not f["unit"]
                                            and f.get("not_compiled", "").startswith("header that no unit")),
-               "findings": findings, "fixes": fixes, "compile": compiled, "unexplained": unexplained,
+               "findings": findings, "findings_not_compiled": outside, "fixes": fixes, "compile": compiled, "unexplained": unexplained,
                "exit_code": code, "fail_on": fail_on}
     if data["options"]["baseline"]:
         summary["baseline"] = baseline
@@ -77,11 +85,15 @@ def summary_line(s: dict, report_path: Path) -> str:
     within = s.get("sources_included", 0)
     if within:
         not_compiled += f"; {count(within, 'source')} compiled within the sources that #include {'it' if within == 1 else 'them'}"
+    outside = s.get("findings_not_compiled", {})
+    aside = (f" ({outside['error']} error, {outside['warning']} warning in files no unit compiles)"
+             if outside.get("error") or outside.get("warning") else "")
     line = (f"migrate: {count(s['units'], 'unit')}; {per_arch}{not_compiled}; findings open: "
-            f"{s['findings']['error']['open']} error, {s['findings']['warning']['open']} warning; report: {report_path}")
+            f"{s['findings']['error']['open']} error, {s['findings']['warning']['open']} warning{aside}; "
+            f"report: {report_path} (also report.md, report.json)")
     if s["exit_code"]:
         line += (f"; --fail-on {s['fail_on']} met (exit 1): a unit failed or a finding at or above "
-                 f"{s['fail_on']} is open")
+                 f"{s['fail_on']} is open in a compiled file")
     return line
 
 
