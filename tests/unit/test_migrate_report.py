@@ -368,3 +368,32 @@ def test_project_flags_say_none_for_a_tree_without_build_files(tmp_path):
     data["summary"] = report.summarize(data, "error")
     assert "- source: none: the tree has none of the build files migrate reads" in report.to_markdown(data)
 
+
+
+def test_failed_compiles_come_first_with_their_explanation_and_paths_in_out():
+    """A new user looks for what failed: report.md and report.html list each failed unit once per
+    first error (archs that share it together), its explanation or "without a finding", and the
+    error's path relative to OUT rather than the container's mount."""
+    data = sample_report(out="/out/run")
+    unit = data["files"][0]
+    unit["compile"] = {
+        "gfx942": {"status": "failed", "first_error": "/out/run/hip/a.cu:9:1: error: no type", "log": "l", "seconds": 1.0,
+                   "explained_by": {"rule": "texture-fetch-no-image", "file": "a.cu", "line": 9, "how": "at the line"}},
+        "gfx1100": {"status": "failed", "first_error": "/out/run/hip/a.cu:12:3: error: expected ';'", "log": "l",
+                    "seconds": 1.0}}
+    fixed = {"rule": "cooperative-groups-unsupported", "severity": "error", "file": "a.cu", "col": 1, "text": "t",
+             "message": "m", "hint": "h", "suggestion": "", "status": "fixed", "note": "the migrated line no longer has it"}
+    unit["findings"] = [{**fixed, "line": 30}, {**fixed, "line": 320}]
+    data["summary"] = report.summarize(data, "error")
+    md = report.to_markdown(data)
+    section = md[md.index("## Failed compiles"):md.index("## Findings")]
+    assert ("- a<b>.cu (gfx942, failed): `hip/a.cu:9:1: error: no type` (explained by `texture-fetch-no-image` at a.cu:9)"
+            in section)
+    assert "- a<b>.cu (gfx1100, failed): `hip/a.cu:12:3: error: expected ';'` (**without a finding**)" in section
+    assert "/out/run" not in md
+    # fixed findings of one rule and reason share one line
+    assert "- a<b>.cu:30, 320 [fixed] `cooperative-groups-unsupported`: the migrated line no longer has it" in md
+    page = report.to_html(data)
+    assert "<h2>Failed compiles</h2>" in page and "no finding" in page and "/out/run" not in page
+    data["files"][0]["compile"]["gfx1100"] = {**unit["compile"]["gfx942"]}
+    assert "(gfx942, gfx1100, failed)" in report.to_markdown(data)

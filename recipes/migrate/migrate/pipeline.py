@@ -330,7 +330,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                             done=lambda so_far, total: progress(compile_progress("compile (hipify-perl fallback)", so_far, total)))
         for rel, per_arch in again.items():
             if sum(r.status == "ok" for r in per_arch.values()) > sum(r.status == "ok" for r in results[rel].values()):
-                first = next(r.first_error for r in results[rel].values() if r.status != "ok")
+                first = next(r.first_error for r in results[rel].values() if r.status != "ok").replace(f"{opts.out}/", "")
                 results[rel] = per_arch
                 shutil.copyfile(opts.out / "fallback" / rel, hip_dir / rel)
                 files_out[rel]["translator"] = {"name": "hipify-perl", "reason": "hipify-clang's translation failed to "

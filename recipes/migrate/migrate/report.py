@@ -141,9 +141,57 @@ def _project_flags(data: dict) -> list[str]:
     return out
 
 
+def failures(data: dict) -> list[tuple[str, list[str], dict]]:
+    """The failed or timed-out compiles of the report, one entry per unit and first error:
+    (unit path, the archs that gave that first error, the compile result of the first of them)."""
+    found = []
+    for f in data["files"]:
+        by_error: dict[str, list[str]] = {}
+        for arch, result in f["compile"].items():
+            if result["status"] in ("failed", "timeout"):
+                by_error.setdefault(result["first_error"], []).append(arch)
+        found += [(f["path"], archs, f["compile"][archs[0]]) for archs in by_error.values()]
+    return found
+
+
+def shown(data: dict, first_error: str) -> str:
+    """A compile result's first error as the reports show it: paths in OUT (the run's folder as the
+    recipe saw it, report.json's `out`) relative to it (hip/k.cu:3:1: error: ...), so they name the
+    same file wherever OUT is mounted."""
+    return first_error.replace(f"{data['out'].rstrip('/')}/", "") if data.get("out") else first_error
+
+
+def _why(result: dict) -> str:
+    """How a failed compile result is explained, for the reports: the finding's rule and place, or
+    that none explains it."""
+    why = result.get("explained_by")
+    return f"explained by `{why['rule']}` at {why['file']}:{why['line']}" if why else "**without a finding**"
+
+
+def _findings_md(path: str, findings: list[dict]) -> list[str]:
+    """Report.md lines of one file's findings: each open one with its hint or suggestion; the fixed
+    ones one line per rule and reason, with their lines."""
+    out: list[str] = []
+    fixed: dict[tuple[str, str], list[dict]] = {}
+    for x in findings:
+        if x["status"] == "fixed":
+            fixed.setdefault((x["rule"], x.get("note", "")), []).append(x)
+            continue
+        rule = f"[`{x['rule']}`]({x['doc']})" if x.get("doc") else f"`{x['rule']}`"
+        out.append(f"- {path}:{x['line']} [{x['severity']}] {rule}: {x['message']}")
+        out.append(f"  - suggested: `{x['suggestion']}`" if x["suggestion"] else f"  - hint: {x['hint']}")
+        if x.get("note"):
+            out.append(f"  - note: {x['note']}")
+    for (rule, note), xs in fixed.items():
+        lines = ", ".join(str(x["line"]) for x in xs)
+        out.append(f"- {path}:{lines} [fixed] `{rule}`" + (f": {note}" if note else ""))
+    return out
+
+
 def to_markdown(data: dict) -> str:
-    """The report as Markdown: summary tables, then per file its compile status per arch, open
-    findings with suggested rewrites, and applied fixes."""
+    """The report as Markdown: summary tables, the failed compiles with what explains each, then per
+    file its compile status per arch, open findings with suggested rewrites, the fixed ones by rule,
+    and applied fixes."""
     s = data["summary"]
     archs = [a["name"] for a in data["archs"]]
     out = [f"# Migration report: {data['source']}", "",
@@ -159,6 +207,11 @@ def to_markdown(data: dict) -> str:
         if "baseline" in s:
             row.append(f"{s['baseline'][arch]['ok']} (delta {s['compile'][arch]['ok'] - s['baseline'][arch]['ok']:+d})")
         out.append(f"| {arch} | " + " | ".join(row) + " |")
+    failed = failures(data)
+    if failed:
+        out += ["", "## Failed compiles", ""]
+        out += [f"- {path} ({', '.join(archs)}, {result['status']}): `{shown(data, result['first_error'])}` ({_why(result)})"
+                for path, archs, result in failed]
     out += ["", "## Findings", "", "| severity | open | fixed |", "|---|---|---|"]
     out += [f"| {sev} | {s['findings'][sev]['open']} | {s['findings'][sev]['fixed']} |" for sev in SEVERITIES]
     if data["defines"]:
@@ -198,7 +251,7 @@ def to_markdown(data: dict) -> str:
                 r = f["compile"].get(arch, {})
                 line = f"- {arch}: **{r.get('status', '-')}**"
                 if r.get("first_error"):
-                    line += f": `{r['first_error']}`"
+                    line += f": `{shown(data, r['first_error'])}`"
                 if r.get("explained_by"):
                     why = r["explained_by"]
                     line += f" (explained by `{why['rule']}` at {why['file']}:{why['line']}: {why['how']})"
@@ -211,16 +264,7 @@ def to_markdown(data: dict) -> str:
                 if arch in f.get("baseline", {}):
                     line += f" (baseline: {f['baseline'][arch]['status']})"
                 out.append(line)
-        for x in f["findings"]:
-            mark = "fixed" if x["status"] == "fixed" else x["severity"]
-            rule = f"[`{x['rule']}`]({x['doc']})" if x.get("doc") else f"`{x['rule']}`"
-            out.append(f"- {f['path']}:{x['line']} [{mark}] {rule}: {x['message']}")
-            if x["status"] == "open" and x["suggestion"]:
-                out.append(f"  - suggested: `{x['suggestion']}`")
-            elif x["status"] == "open":
-                out.append(f"  - hint: {x['hint']}")
-            if x.get("note"):
-                out.append(f"  - {'why closed' if x['status'] == 'fixed' else 'note'}: {x['note']}")
+        out += _findings_md(f["path"], f["findings"])
         for fix in f["fixes"]:
             out += [f"- fix `{fix['id']}` ({fix['title']}), lines {', '.join(map(str, fix['lines']))}:", "",
                     "```diff", fix["diff"], "```"]
@@ -251,7 +295,19 @@ def to_html(data: dict) -> str:
     for arch in archs:
         parts.append(f"<tr><td>{_e(arch)}</td>" + "".join(f"<td>{s['compile'][arch][st]}</td>" for st in STATUSES))
         parts.append(f"<td>{s['baseline'][arch]['ok']}</td></tr>" if "baseline" in s else "</tr>")
-    parts.append("</table><h2>Findings</h2><table><tr><th>severity</th><th>open</th><th>fixed</th></tr>")
+    parts.append("</table>")
+    failed = failures(data)
+    if failed:
+        parts.append("<h2>Failed compiles</h2><table><tr><th>unit</th><th>archs</th><th>first error</th>"
+                     "<th>explained by</th></tr>")
+        for path, fail_archs, result in failed:
+            why = result.get("explained_by")
+            parts.append(f"<tr><td><a href='#f-{_e(path).replace('/', '-')}'>{_e(path)}</a></td>"
+                         f"<td>{_e(', '.join(fail_archs))}</td><td><code>{_e(shown(data, result['first_error']))}</code></td>"
+                         + (f"<td><code>{_e(why['rule'])}</code> at {_e(why['file'])}:{why['line']}</td>" if why
+                            else "<td class='failed'>no finding</td>") + "</tr>")
+        parts.append("</table>")
+    parts.append("<h2>Findings</h2><table><tr><th>severity</th><th>open</th><th>fixed</th></tr>")
     parts += [f"<tr><td class='{sev}'>{sev}</td><td>{s['findings'][sev]['open']}</td><td>{s['findings'][sev]['fixed']}</td></tr>"
               for sev in SEVERITIES]
     parts.append("</table><h2>Files</h2><table><tr><th>file</th>" + "".join(f"<th>{_e(a)}</th>" for a in archs)
@@ -279,7 +335,7 @@ def to_html(data: dict) -> str:
             r = f["compile"].get(arch)
             if r:
                 parts.append(f"<div>{_e(arch)}: <span class='{_e(r['status'])}'>{_e(r['status'])}</span>"
-                             + (f" <code>{_e(r['first_error'])}</code>" if r["first_error"] else "")
+                             + (f" <code>{_e(shown(data, r['first_error']))}</code>" if r["first_error"] else "")
                              + (f" <span class='info'>explained by <code>{_e(r['explained_by']['rule'])}</code> at "
                                 f"{_e(r['explained_by']['file'])}:{r['explained_by']['line']}</span>"
                                 if r.get("explained_by") else "")
