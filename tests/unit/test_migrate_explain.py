@@ -208,6 +208,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
      "'device-code')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
+    ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
 def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
     path = tmp_path / "rules.yaml"

@@ -307,3 +307,17 @@ def test_an_arch_gate_whose_amd_branch_only_traps_is_an_error():
 ])
 def test_arch_gates_that_are_not_stubs_on_amd_are_left_alone(text):
     assert not any(rule == "cuda-arch-stub" for _line, rule in hits(text))
+
+
+def test_cxx20_std_lerp_counts_only_in_files_compiled_as_cxx20():
+    """A plain CUDA unit is compiled with -std=c++17, where libstdc++'s math.h has no global lerp: the
+    CUDA samples' helper_math.h lerp is fine there; in a PyTorch extension file (-std=c++20) it clashes."""
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    text = "inline __device__ __host__ float lerp(float a, float b, float t) { return a + t * (b - a); }\n"
+    arch = [Arch("gfx942", "CDNA3", 64, 65536)]
+    plain = advice.migrate_tree({"helper_math.h": (text, text)}, rules.load_rules(), arch)
+    assert not [f for f in plain.findings["helper_math.h"] if f.rule == "cxx20-std-lerp"]
+    torch = advice.migrate_tree({"helper_math.h": (text, text)}, rules.load_rules(), arch,
+                                pytorch_files=frozenset({"helper_math.h"}))
+    assert [f.line for f in torch.findings["helper_math.h"] if f.rule == "cxx20-std-lerp"] == [1]

@@ -282,7 +282,9 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = fixups.full_mask_regex(mask_names)
-    raw = {rel: scan.scan_file(rel, cuda, compiled, ctx) for rel, (cuda, _hip) in texts.items() if rel not in copied}
+    cxx20 = {c.rule.id for c in compiled if c.rule.scope == "cxx20"}
+    raw = {rel: [f for f in scan.scan_file(rel, cuda, compiled, ctx) if rel in pytorch_files or f.rule not in cxx20]
+           for rel, (cuda, _hip) in texts.items() if rel not in copied}
     analysed = {rel: warp.expand_macros(text, macros_for.get(rel, {})) for rel, text in final_texts.items()
                 if rel not in copied}
     file_ops = {rel: warp.ops(_projected(states[rel], analysed[rel], raw[rel], full_mask), ctx.symbols,

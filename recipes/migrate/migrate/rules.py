@@ -1,7 +1,7 @@
 """Load and check the scanner rules (recipes/migrate/rules.yaml).
 
-A rule is data: id, severity, message, hint, optional doc, and either `patterns` (regular
-expressions per line, with tree placeholders), `check` (a computed check in scan.py), or
+A rule is data: id, severity, message, hint, optional doc and scope (SCOPES), and either `patterns`
+(regular expressions per line, with tree placeholders), `check` (a computed check in scan.py), or
 `diagnostic` (a regular expression over a failed compile's first error message, explain.py), which
 may have a DIAGNOSTIC_CHECKS check of its `name` group.
 """
@@ -19,10 +19,13 @@ from .errors import InputError
 RULES_FILE = Path(__file__).resolve().parent.parent / "rules.yaml"
 SEVERITIES = ("error", "warning", "info")
 CHECKS = ("lds", "block-size", "warp-scope", "build-tested", "arch-stub")
+# `scope` of a rule: where its hits count. "cxx20": only in files compiled with -std=c++20, the
+# PyTorch 2.x extension files (cpp_extension's flag); without a scope, everywhere.
+SCOPES = ("cxx20",)
 DIAGNOSTIC_CHECKS = ("build-generated", "build-template", "in-tree", "outside-tree", "tree-incomplete",
                      "tree-undeclared", "tree-redefined", "uses-deviceptr",
                      "hip-name", "device-code")
-KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by"}
+KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by", "scope"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
 PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
 
@@ -41,6 +44,7 @@ class Rule:
     check: str
     fixed_by: tuple[str, ...]
     diagnostic: str = ""
+    scope: str = ""
 
 
 def fill(pattern: str, values: dict[str, str]) -> str:
@@ -105,6 +109,9 @@ def load_rules(path: Path = RULES_FILE) -> list[Rule]:
                         + " or `diagnostic` (a regex over a compiler error)")
         elif check not in CHECKS + ("",):
             raise _fail(path, f"{where}.check", f"expected one of {CHECKS}, got {check!r}")
+        scope = raw.get("scope") or ""
+        if scope and scope not in SCOPES:
+            raise _fail(path, f"{where}.scope", f"expected one of {SCOPES}, got {scope!r}")
         for pattern in patterns:
             try:
                 re.compile(fill(pattern, PLACEHOLDER_DEFAULTS))
@@ -113,5 +120,5 @@ def load_rules(path: Path = RULES_FILE) -> list[Rule]:
         rules.append(Rule(
             id=rid, severity=raw["severity"], message=raw["message"].strip(), hint=raw["hint"].strip(),
             doc=(raw.get("doc") or "").strip(), patterns=tuple(patterns), check=check,
-            fixed_by=tuple(raw.get("fixed_by") or ()), diagnostic=diagnostic))
+            fixed_by=tuple(raw.get("fixed_by") or ()), diagnostic=diagnostic, scope=scope))
     return rules
