@@ -1,3 +1,4 @@
+import re
 """Each failed compile is tied to the finding that explains it (migrate/explain.py): a finding of the scan
 at or near the error, a diagnostic rule read from the compiler's error, or an error finding of a file the
 unit compiles. Inputs are real compiler errors and build lines of the projects named."""
@@ -214,7 +215,7 @@ def test_a_bad_diagnostic_rule_names_the_rule_and_key(tmp_path, raw, key):
     path = tmp_path / "rules.yaml"
     import yaml
     path.write_text(yaml.safe_dump({"rules": [{"id": "r", "severity": "error", "message": "m", "hint": "h", **raw}]}))
-    with pytest.raises(InputError, match=f"^{path}: " + key.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(InputError, match="^" + re.escape(f"{path}: {key}")):
         rules.load_rules(path)
 
 
