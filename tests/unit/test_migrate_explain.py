@@ -1,8 +1,8 @@
-import re
 """Each failed compile is tied to the finding that explains it (migrate/explain.py): a finding of the scan
 at or near the error, a diagnostic rule read from the compiler's error, or an error finding of a file the
 unit compiles. Inputs are real compiler errors and build lines of the projects named."""
 
+import re
 import sys
 from pathlib import Path
 
