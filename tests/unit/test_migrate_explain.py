@@ -360,6 +360,27 @@ def test_a_redefinition_another_tree_file_also_defines_is_said_so():
     assert explain.defined_elsewhere(texts)("", where) == "`floatX` is defined in dev/cuda/gelu_forward.cu and also in dev/cuda/common.h"
 
 
+def test_a_declaration_a_tree_headers_macro_expands_into_is_said_so(tmp_path):
+    """llm.c of two versions: common.h's `#define WARP_SIZE 32U` and classifier_fused.cu's
+    `constexpr int WARP_SIZE = 32;` (clang: "expected unqualified-id" at the declaration)."""
+    texts = {"dev/cuda/common.h": "#include <cuda_runtime.h>\n#define WARP_SIZE 32U\n",
+             "dev/cuda/classifier_fused.cu": '#include "common.h"\n// the warp size\nconstexpr int WARP_SIZE = 32;\n',
+             "dev/cuda/other.cu": "#define WARP_SIZE 64\n"}  # another unit's macro is compiled apart: not named
+    where = explain.Location("dev/cuda/classifier_fused.cu", 3, "expected unqualified-id")
+    why, made = explain.explain(where, "dev/cuda/classifier_fused.cu", lambda r: [], checks(tmp_path, texts),
+                                lambda r, n: "x")
+    assert why["rule"] == "tree-defines-twice" and made["note"] == (
+        "`WARP_SIZE` is declared in dev/cuda/classifier_fused.cu and is a macro of dev/cuda/common.h "
+        "(`#define WARP_SIZE 32U`), which the preprocessor expands in the declaration")
+    # a use of the macro, or a function-like macro of that name, is no such clash
+    for line in ("int lanes = WARP_SIZE;", "int WARP_SIZE(int x);"):
+        mine = dict(texts, **{"dev/cuda/classifier_fused.cu": f'#include "common.h"\n\n{line}\n'})
+        if "(" in line:
+            mine["dev/cuda/common.h"] = "#define WARP_SIZE(x) (x)\n"
+        assert explain.explain(where, "dev/cuda/classifier_fused.cu", lambda r: [], checks(tmp_path, mine),
+                               lambda r, n: "x") == (None, None), line
+
+
 def test_pointer_arithmetic_on_a_device_address_is_tied_to_cudeviceptr_only_where_the_file_uses_it(tmp_path):
     """vectorAddMMAP's multidevicealloc_memmap.cpp adds an offset to a CUdeviceptr (void * in HIP)."""
     texts = {"memmap.cpp": "CUresult f(CUdeviceptr *dptr) {\n  x(*dptr + (stripe * idx));\n}\n",

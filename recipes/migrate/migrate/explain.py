@@ -172,6 +172,8 @@ def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str
     def check(name: str, where: Location) -> str:
         if not where.rel or where.rel not in texts:
             return ""
+        if not name and where.message.startswith("expected "):
+            return _macro_declared(texts, where)
         name = name or _typedef_name(texts[where.rel], where.line)
         if not name:
             return ""
@@ -182,6 +184,31 @@ def defined_elsewhere(texts: Mapping[str, str]) -> Callable[[str, Location], str
             return ""
         return f"`{name}` is defined in {where.rel} and also in {', '.join(others[:3])}"
     return check
+
+
+OBJECT_MACRO = r"^[ \t]*#[ \t]*define[ \t]+{name}\b(?!\()[ \t]*(?P<value>.*)$"
+
+
+def _macro_declared(texts: Mapping[str, str], where: Location) -> str:
+    """For a parse error ("expected unqualified-id") on a line that declares a name which a header of
+    the tree defines as an object-like macro (llm.c: common.h's `#define WARP_SIZE 32U`, a unit's
+    `constexpr int WARP_SIZE = 32;` of another version): the note naming both, or ""."""
+    lines = texts[where.rel].split("\n")
+    if not 0 < where.line <= len(lines):
+        return ""
+    line = cpp.blank(lines[where.line - 1])
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
+        if not _declares(line, name):
+            continue
+        define = re.compile(OBJECT_MACRO.format(name=re.escape(name)), re.M)
+        for rel, text in sorted(texts.items()):
+            if rel == where.rel or rel.endswith(includes.SOURCE_SUFFIXES) or name not in text:
+                continue
+            m = define.search(text)
+            if m:
+                return (f"`{name}` is declared in {where.rel} and is a macro of {rel} "
+                        f"(`#define {name} {m.group('value').strip()}`), which the preprocessor expands in the declaration")
+    return ""
 
 
 def file_uses(texts: Mapping[str, str], names: tuple[str, ...]) -> Callable[[str, Location], str]:
