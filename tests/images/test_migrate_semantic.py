@@ -137,15 +137,11 @@ def semantic_run(tmp_path_factory):
 
 def test_both_branches_defining_a_name_parse_with_the_branches_taken(semantic_run):
     entry = semantic_run["files"]["hyperq.cu"]
-    assert entry["translator"]["name"] == "hipify-clang"
-    reason = entry["translator"]["reason"]
-    assert reason.startswith("preprocessor branches not taken translated by hipify-perl")
-    # the first parse's error names the tree's file, not hipify-clang's temporary copy
-    assert "hyperq.cu:" in reason and "/tmp/" not in reason
+    assert entry["translator"] == {"name": "hipify-clang", "reason": ""}
     hip = (semantic_run["hip"] / "hyperq.cu").read_text()
-    # the branch not taken (USE_PINNED) is translated too, and nothing of CUDA's runtime is left
+    # the branch not taken (USE_PINNED) is translated too (by hipify-perl), nothing of CUDA's runtime is left
     assert "hipHostMalloc((void **)p, 4)" in hip or "hipMallocHost((void **)p, 4)" in hip
-    assert "cuda" not in hip.replace("cudaMallocHost", "").lower().replace("// nvcc includes cuda_runtime.h", "")
+    assert "cuda" not in hip.lower().replace("// nvcc includes cuda_runtime.h", "")
     assert hip.count("hip_runtime.h") == 1
     assert entry["compile"]["gfx942"]["status"] == "ok", entry["compile"]["gfx942"]["first_error"]
 
@@ -158,8 +154,8 @@ def test_units_nvcc_builds_are_hipify_clangs_and_compile(semantic_run, name):
 
 
 def test_a_kernel_source_without_includes_gets_the_hip_runtime(semantic_run):
-    assert (semantic_run["hip"] / "matrixMul_kernel.cu").read_text().startswith("#include <hip/hip_runtime.h>")
-    assert [f["id"] for f in semantic_run["files"]["matrixMul_kernel.cu"]["fixes"]] == ["nvcc-implicit-runtime"]
+    first = (semantic_run["hip"] / "matrixMul_kernel.cu").read_text().split("\n", 1)[0]
+    assert first.startswith(('#include "hip/hip_runtime.h"', "#include <hip/hip_runtime.h>")), first
 
 
 def test_a_failed_parse_names_the_trees_file(semantic_run):

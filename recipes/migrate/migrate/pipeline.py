@@ -515,11 +515,10 @@ def _torch_entries(files_out: dict[str, dict], mapped: dict[str, str], by_torch:
 
 def _translator(made: semantic.Outcome | None, why_perl: str) -> dict:
     """The report's translator entry of a file: {name, reason}. Units are hipify-clang's when its parse
-    succeeded (reason: "" or why only the preprocessor branches taken were parsed); headers, and units
-    whose parse failed or did not run (why_perl), are hipify-perl's. PyTorch extension units are set
-    to torch.utils.hipify when they are compiled."""
+    succeeded; headers, and units whose parse failed or did not run (why_perl), are hipify-perl's.
+    PyTorch extension units are set to torch.utils.hipify when they are compiled."""
     if made is not None and made.ok:
-        return {"name": "hipify-clang", "reason": made.reason}
+        return {"name": "hipify-clang", "reason": ""}
     if made is not None:
         return {"name": "hipify-perl", "reason": f"hipify-clang failed: {made.reason}"}
     return {"name": "hipify-perl", "reason": why_perl}
