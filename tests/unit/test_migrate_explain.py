@@ -100,6 +100,17 @@ def test_a_shadowed_template_parameter_is_diagnosed_at_the_cuda_line(tmp_path):
     assert made["text"].startswith("constexpr int q_exponent_bits")
 
 
+def test_on_the_errors_line_an_error_finding_explains_before_a_warning(tmp_path):
+    """gptqmodel 7.7.0 gemv_cuda.cu:73 `__shfl_xor_sync(~0, fpsum[i], 16)` carries the warning
+    warp-sync-intrinsic and the error warp-mask-32bit; HIP's static_assert on the mask is the error's."""
+    rel = "gptqmodel_ext/awq/gemv_cuda.cu"
+    found = [finding("warp-sync-intrinsic", rel, 73, "warning"), finding("warp-mask-32bit", rel, 73, "error"),
+             finding("warp-reduce-offset-16", rel, 72, "warning")]
+    where = explain.Location(rel, 73, "static assertion failed due to requirement 'sizeof(int) == 8'")
+    why, _ = explain.explain(where, rel, lambda r: found, checks(tmp_path), lambda r, n: "")
+    assert why["rule"] == "warp-mask-32bit"
+
+
 def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     rel = "csrc/deepspeed4science/evoformer_attn/gemm_kernel_utils.h"
     read = {f"/out/run/torch/{rel}": (rel, identity)}

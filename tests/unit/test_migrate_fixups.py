@@ -581,3 +581,16 @@ def test_a_cu_kernel_source_without_includes_gets_the_hip_runtime():
     assert out.startswith("#include <hip/hip_runtime.h>") and out.endswith(text)
     host_only = "#include <stdio.h>\n// a __global__ kernel is launched elsewhere\nint main() { puts(\"<<<\"); }\n"
     assert features.nvcc_implicit_runtime(host_only, lambda name: False) == host_only
+
+
+@pytest.mark.parametrize("mask", ["~0", "-1", "~ 0"])
+def test_int_all_ones_masks_are_cudas_full_mask(mask):
+    """gptqmodel 7.7.0 gemv_cuda.cu:73 `__shfl_xor_sync(~0, fpsum[i], 16)`: CUDA's unsigned mask
+    parameter makes ~0 (and -1) 0xffffffff; HIP's template refuses an int mask (static_assert), so the
+    exact width-32 form is written as for 0xffffffff, in a tree with HIP code paths too."""
+    cuda = f"v += __shfl_xor_sync({mask}, v, 16);\nw = __shfl_xor_sync(~0ull, w, 16);\nx = __shfl_sync(m - 1, x, 0);\n"
+    out, fixes = apply(cuda)
+    assert out.split("\n")[0] == "v += __shfl_xor(v, 16, 32);"
+    # a 64-bit all-ones mask is HIP's own, and an expression ending in - 1 is no literal
+    assert out.split("\n")[1:] == cuda.split("\n")[1:]
+    assert [f.id for f in fixes] == ["warp-sync-full-mask"]

@@ -443,8 +443,15 @@ def test_literal_all_lane_masks_take_the_exact_form_in_a_hip_aware_tree(seed):
         assert Machine(final, "hip", wave).launch("masks", 1, 128, args()) == cuda
     cast = migrate(LITERAL_MASKS.replace("~0u", "uint32_t(-1)")).final["k.cu"]
     assert "__shfl_xor(v, o, 32)" in cast
-    # a plain -1 is HIP's 64-bit all-lanes mask too: not taken for CUDA's
-    assert "__shfl_xor_sync(-1, v, o)" in migrate(LITERAL_MASKS.replace("~0u", "-1")).final["k.cu"]
+    # int -1 and ~0: CUDA's unsigned mask parameter makes them 0xffffffff, and HIP's *_sync templates
+    # refuse an int mask (static_assert, HIP 7.2), so they take the same exact form (gptqmodel 7.7.0's
+    # gemv_cuda.cu `__shfl_xor_sync(~0, ...)`), with CUDA's results on both wavefront sizes
+    for spelling in ("-1", "~0"):
+        source = LITERAL_MASKS.replace("~0u", spelling).replace("(unsigned)-1", spelling)
+        final = migrate(source).final["k.cu"]
+        assert "__shfl_xor(v, o, 32)" in final and "__shfl(v, 0, 32)" in final, final
+        for wave in (64, 32):
+            assert Machine(final, "hip", wave).launch("masks", 1, 128, args()) == cuda, (spelling, wave)
 
 
 @pytest.mark.parametrize("where", ["other-file", "not-hipcc", "unknown"])

@@ -48,11 +48,14 @@ def _blank_match(m: re.Match[str]) -> str:
     return _spaces(text)
 
 
-# CUDA's all-32-lanes mask written as a literal: 0xffffffff (any case, u/l suffix), ~0u, and -1 cast to a
-# 32-bit unsigned type (`uint32_t(-1)`, `(unsigned)-1`, `static_cast<unsigned>(-1)`); a plain `-1` or
-# `~0` is not one of them, since it converts to HIP's 64-bit all-lanes mask as well
+# CUDA's all-32-lanes mask written as a literal: 0xffffffff (any case, u/l suffix), ~0u, -1 cast to a
+# 32-bit unsigned type (`uint32_t(-1)`, `(unsigned)-1`, `static_cast<unsigned>(-1)`), and the int
+# literals `~0` and `-1`, which CUDA's unsigned mask parameter turns into 0xffffffff and which HIP's
+# *_sync templates refuse (static_assert: the mask must be a 64-bit integer), so no HIP code holds
+# them; 64-bit spellings (`~0ull`, `-1ll`) are HIP's all-64-lanes mask and are left alone
 _U32 = r"(?:(?:std::)?uint32_t|unsigned(?:\s+int)?)"
 FULL_MASK_LITERAL = (r"0[xX][fF]{8}(?![0-9a-fA-F])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?|~\s*0[uU](?![lL\w])"
+                     r"|~\s*0(?![\w.])|(?<![\w)\].])-\s*1(?![\w.])"
                      rf"|{_U32}\s*\(\s*-\s*1\s*\)|\(\s*{_U32}\s*\)\s*(?:-\s*1\b|\(\s*-\s*1\s*\))"
                      rf"|static_cast\s*<\s*{_U32}\s*>\s*\(\s*-\s*1\s*\)")
 

@@ -312,7 +312,8 @@ def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], r
     if where.line:
         near = [x for x in _open(here, ("error", "warning")) if abs(x["line"] - where.line) <= NEAR]
         if near:
-            best = min(near, key=lambda x: abs(x["line"] - where.line))
+            # the nearest line first; on one line an error finding before a warning
+            best = min(near, key=lambda x: (abs(x["line"] - where.line), x["severity"] != "error"))
             return _explained(best, "a finding at the error's line"), None
     made = _diagnosed(where, unit, line_text(where.rel, where.line) if where.rel and where.line else "", rules)
     if made:
