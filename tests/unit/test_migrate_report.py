@@ -80,6 +80,7 @@ def test_odd_files_in_a_tree_are_decoded_or_skipped_never_fatal(tmp_path):
     skipped with the reason, and the rest of the tree is migrated."""
     src = cuda_tree(tmp_path)
     (src / "old.h").write_bytes("// caf\xe9 \xa9 1998\n#define WS 32\n".encode("latin-1"))
+    (src / "bom.cu").write_bytes("\ufeff// dlib\n#include <cuda_runtime.h>\n".encode("utf-8"))  # dlib's cuda_dlib.cu
     (src / "blob.cuh").write_bytes(b"\x7fELF\x00\x00")
     (src / "big.cuh").write_text("// x\n" * 1000)
     (src / "sub").mkdir()
@@ -95,6 +96,10 @@ def test_odd_files_in_a_tree_are_decoded_or_skipped_never_fatal(tmp_path):
     by_rel = {f.rel: f for f in found.files}
     assert by_rel["old.h"].encoding == "latin-1" and "caf\xe9 \xa9" in by_rel["old.h"].text
     assert by_rel["k.cu"].encoding == "utf-8"
+    assert by_rel["bom.cu"].encoding == "utf-8-bom" and by_rel["bom.cu"].text.startswith("// dlib\n")
+    data = sample_report(files=[{**sample_report()["files"][0], "path": "bom.cu", "encoding": "utf-8-bom"}])
+    data["summary"] = report.summarize(data, "error")
+    assert "- bom.cu: UTF-8 with a byte-order mark, left out of the cuda/ and hip/ copies" in report.to_markdown(data)
     reasons = dict(s.split(": ", 1) for s in found.skipped)
     assert reasons["blob.cuh"].startswith("binary file")
     assert reasons["big.cuh"].startswith("5000 bytes, above the limit")

@@ -219,10 +219,12 @@ def to_markdown(data: dict) -> str:
         out += [f"- `{d['name']}`: " + ", ".join(f"{a}={v or '1'}" for a, v in d["values"].items()) + f" ({d['reason']})"
                 for d in data["defines"]]
     out += _project_flags(data)
-    latin1 = [f["path"] for f in data["files"] if f.get("encoding", "utf-8") != "utf-8"]
-    if latin1 or data.get("skipped"):
+    encoded = [(f["path"], f["encoding"]) for f in data["files"] if f.get("encoding", "utf-8") != "utf-8"]
+    if encoded or data.get("skipped"):
         out += ["", "## Input notes", ""]
-        out += [f"- {p}: not UTF-8, decoded as latin-1 (the cuda/ and hip/ copies are UTF-8)" for p in latin1]
+        out += [f"- {p}: " + ("UTF-8 with a byte-order mark, left out of the cuda/ and hip/ copies" if how == "utf-8-bom"
+                              else "not UTF-8, decoded as latin-1 (the cuda/ and hip/ copies are UTF-8)")
+                for p, how in encoded]
         out += [f"- skipped {s}" for s in data.get("skipped", [])]
     left = [f for f in data["files"] if f.get("not_compiled")]
     if left:

@@ -46,8 +46,10 @@ def uses_cuda(text: str) -> bool:
 class SourceFile:
     """One source file of the tree: rel (POSIX path relative to the tree root), kind ("cu": a .cu
     translation unit, "cxx": a C/C++ source, "header"), text (UTF-8 content), sha256 (hex digest of
-    the bytes), uses_cuda (includes CUDA headers or calls the CUDA API), encoding ("utf-8", or
-    "latin-1" for a file that is not UTF-8: every byte decodes, and the work trees hold it as UTF-8)."""
+    the bytes), uses_cuda (includes CUDA headers or calls the CUDA API), encoding ("utf-8";
+    "utf-8-bom" for UTF-8 that starts with a byte-order mark, which `text` and the work trees leave
+    out; or "latin-1" for a file that is not UTF-8: every byte decodes, and the work trees hold it
+    as UTF-8)."""
 
     rel: str
     kind: str
@@ -80,9 +82,11 @@ class Unusable(Exception):
 
 
 def _read_source(path: Path, max_bytes: int) -> tuple[str, str, str]:
-    """Return (text, sha256, encoding) of a source file. A file that is not UTF-8 is decoded as
-    latin-1 (every byte is a character there, so nothing is lost). Raises Unusable for files above
-    `max_bytes`, binary files (NUL bytes) and unreadable ones."""
+    """Return (text, sha256, encoding) of a source file. A UTF-8 byte-order mark is left out of the
+    text: the translators put lines above it, where the compiler reads it as a stray character
+    (dlib 20.0.1's cuda_dlib.cu: "unexpected character <U+FEFF>"). A file that is not UTF-8 is
+    decoded as latin-1 (every byte is a character there, so nothing is lost). Raises Unusable for
+    files above `max_bytes`, binary files (NUL bytes) and unreadable ones."""
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -92,8 +96,9 @@ def _read_source(path: Path, max_bytes: int) -> tuple[str, str, str]:
         raise Unusable(f"not readable ({exc.strerror or exc})") from None
     if b"\0" in data:
         raise Unusable("binary file (contains NUL bytes)")
+    bom = data.startswith(b"\xef\xbb\xbf")
     try:
-        return data.decode("utf-8"), hashlib.sha256(data).hexdigest(), "utf-8"
+        return data[3 if bom else 0:].decode("utf-8"), hashlib.sha256(data).hexdigest(), "utf-8-bom" if bom else "utf-8"
     except UnicodeDecodeError:
         return data.decode("latin-1"), hashlib.sha256(data).hexdigest(), "latin-1"
 
