@@ -594,3 +594,20 @@ def test_int_all_ones_masks_are_cudas_full_mask(mask):
     # a 64-bit all-ones mask is HIP's own, and an expression ending in - 1 is no literal
     assert out.split("\n")[1:] == cuda.split("\n")[1:]
     assert [f.id for f in fixes] == ["warp-sync-full-mask"]
+
+
+def test_helpers_go_after_the_if_block_that_holds_the_last_include():
+    """cupy 14.2.0 cupy_cub.cu ends its includes inside `#ifndef CUPY_USE_HIP ... #else ... #endif`:
+    a helper block placed after the last include would sit in the #else branch only."""
+    from migrate import features
+    text = ("#include <cupy/cuda_runtime.h>\n#ifndef CUPY_USE_HIP\n#include <cub/device/device_reduce.cuh>\n"
+            "#else\n#include <hipcub/device/device_reduce.hpp>\n#endif\n\nint f();\n")
+    out = features.insert_after_includes(text, "// HELPER\n")
+    assert out == text.replace("#endif\n", "#endif\n// HELPER\n")
+    # a header's include guard is no such block; an include at the top level ends the search
+    header = "#ifndef A_H\n#define A_H\n#include <a.h>\nint g();\n#endif\n"
+    assert features.insert_after_includes(header, "// HELPER\n") == header.replace("<a.h>\n", "<a.h>\n// HELPER\n")
+    nested = "#if X\n#if Y\n#include <y.h>\n#endif\n#include <x.h>\n#endif\nint h();\n"
+    assert features.insert_after_includes(nested, "// H\n") == nested.replace("<x.h>\n#endif\n", "<x.h>\n#endif\n// H\n")
+    plain = "#include <a.h>\n#if X\nint x;\n#endif\n"
+    assert features.insert_after_includes(plain, "// H\n") == "#include <a.h>\n// H\n#if X\nint x;\n#endif\n"

@@ -134,13 +134,36 @@ CLAMP_HELPER = ("#ifndef ROCMIG_CLAMP\n#define ROCMIG_CLAMP\n__device__ static i
                 "{ return v < lo ? lo : v > hi ? hi : v; }\n#endif\n")
 
 
+NESTING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.MULTILINE)
+INCLUDE_GUARD = re.compile(r"\s*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n\s*#[ \t]*define[ \t]+(\w+)")
+
+
+def _line_end(text: str, at: int) -> int:
+    """The offset just past the line of `text` that holds offset `at` (its newline included)."""
+    newline = text.find("\n", at)
+    return len(text) if newline < 0 else newline + 1
+
+
 def insert_after_includes(text: str, block: str) -> str:
-    """`text` with `block` placed after its last #include line (at the top when it has none)."""
+    """`text` with `block` placed after its last #include line (at the top when it has none). When that
+    include sits in an #if block, `block` goes after the block's #endif, so that every branch that
+    follows sees it (cupy 14.2.0's cupy_cub.cu ends its includes inside `#ifndef CUPY_USE_HIP ...
+    #else`); a header's include guard (`#ifndef X` / `#define X` first) is not such a block."""
     includes = list(INCLUDE_LINE.finditer(text))
     if not includes:
         return block + text
+    blanked = cpp.blank(text)
+    guard = INCLUDE_GUARD.match(blanked)
+    base = 1 if guard and guard.group(1) == guard.group(2) else 0
     last = includes[-1]
-    end = last.end() + 1 if last.end() < len(text) and text[last.end()] == "\n" else last.end()
+    end, depth = _line_end(text, last.end()), 0
+    for m in NESTING.finditer(blanked):
+        if m.start() > last.start() and depth <= base:
+            break
+        depth += -1 if m.group(1) == "endif" else 1
+        if m.start() > last.start() and depth <= base:
+            end = _line_end(text, m.start())
+            break
     return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
 
 
