@@ -125,11 +125,33 @@ def test_a_define_that_guards_whole_units_is_taken_from_the_build(tmp_path):
              "src/e.cu": LGB_UNIT.replace("USE_CUDA", "NOT_IN_THE_BUILD")}
     found = flags.unit_guard_defines(tmp_path, units, ())
     assert [d for d, _why in found] == ["USE_CUDA", "GUARD_B=2"]
-    assert found[0][1] == "guards all the code of 2 .cu units (src/a.cu, src/b.cu); the build defines it at CMakeLists.txt:3"
+    assert found[0][1] == "guards all the code of 2 units (src/a.cu, src/b.cu); the build defines it at CMakeLists.txt:3"
     assert flags.unit_guard_defines(tmp_path, units, ("USE_CUDA=0",)) == found[1:]  # the user's own value wins
     project = flags.project_flags(tmp_path, set(units), None, (), ("X",), units)
     assert project.common.defines == ("USE_CUDA", "GUARD_B=2", "X") and project.inferred == found
     assert flags._guard(LGB_UNIT.replace("#endif  // USE_CUDA", "#else\nint x;\n#endif")) is None
+
+
+def test_a_guard_inside_the_units_include_guard_defined_by_a_config_template(tmp_path):
+    """dlib 20.0.1: dlib/cuda/cusolver_dlibapi.cu and the CUDA .cpp units hold all their code in
+    `#ifdef DLIB_USE_CUDA` inside their own include guard; CMake's `option(DLIB_USE_CUDA ...)` turns
+    dlib/config.h.in's `#cmakedefine DLIB_USE_CUDA` into a #define of the generated config.h."""
+    (tmp_path / "dlib").mkdir()
+    (tmp_path / "dlib" / "CMakeLists.txt").write_text("option(DLIB_USE_CUDA ${DLIB_USE_CUDA_STR} ON)\n"
+                                                      "toggle_preprocessor_switch(DLIB_USE_CUDA)\n")
+    (tmp_path / "dlib" / "config.h.in").write_text("// config\n#cmakedefine ENABLE_ASSERTS\n#cmakedefine DLIB_USE_CUDA\n")
+    unit = ("// Copyright (C) 2017  Davis E. King\n#ifndef DLIB_DNN_CuSOLVER_CU_\n#define DLIB_DNN_CuSOLVER_CU_\n\n"
+            "#ifdef DLIB_USE_CUDA\n\n#include \"cusolver_dlibapi.h\"\n#include <cusolverDn.h>\nint f() { return 1; }\n"
+            "#endif // DLIB_USE_CUDA\n\n#endif // DLIB_DNN_CuSOLVER_CU_\n")
+    cpp_unit = "#pragma once\n#ifdef DLIB_USE_CUDA\n#include <cublas_v2.h>\nint g();\n#endif\n"
+    found = flags.unit_guard_defines(tmp_path, {"dlib/cuda/cusolver_dlibapi.cu": unit,
+                                                "dlib/cuda/cublas_dlibapi.cpp": cpp_unit}, ())
+    assert found == (("DLIB_USE_CUDA", "guards all the code of 2 units (dlib/cuda/cublas_dlibapi.cpp, "
+                      "dlib/cuda/cusolver_dlibapi.cu); the build defines it at dlib/config.h.in:3 (#cmakedefine, "
+                      "on when its CMake option is)"),)
+    # an include guard alone guards nothing to infer; code outside the inner block is not guarded
+    assert flags._guard("#ifndef A_H\n#define A_H\nint x;\n#endif\n") is None
+    assert flags._guard(unit.replace("#endif // DLIB_USE_CUDA\n", "#endif // DLIB_USE_CUDA\nint y;\n")) is None
 
 
 def test_system_header_is_never_a_tree_shim(tmp_path):

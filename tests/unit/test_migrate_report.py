@@ -322,7 +322,7 @@ def test_markdown_names_where_each_units_flags_came_from():
         "source": "/home/dev/lgbm/build/compile_commands.json", "include_dirs": ["extra"], "defines": ["X=1"], "units": 2,
         "outside_tree": ["/usr/local/cuda/include"],
         "unread_options": ["/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp"],
-        "inferred_defines": [{"define": "USE_CUDA", "reason": "guards all the code of 2 .cu units"}],
+        "inferred_defines": [{"define": "USE_CUDA", "reason": "guards all the code of 2 units"}],
         "extension_flags": [{"flag": "-U__HIP_NO_HALF_OPERATORS__", "reason": "the build script's nvcc argument at op_builder/builder.py:879"}]}})
     data["files"][0].update(include_dirs=["include"], defines=["USE_CUDA"], undefines=["OLD"])
     data["summary"] = report.summarize(data, "error")
@@ -332,7 +332,7 @@ def test_markdown_names_where_each_units_flags_came_from():
     assert "`/usr/local/cuda/include`" in md
     assert "response file `/b/CMakeFiles/lightgbm_objs.dir/includes_CUDA.rsp` not found" in md
     assert "- flags: `-I include` `-DUSE_CUDA` `-UOLD`" in md
-    assert "- `-DUSE_CUDA` inferred: guards all the code of 2 .cu units" in md
+    assert "- `-DUSE_CUDA` inferred: guards all the code of 2 units" in md
     assert "- `-U__HIP_NO_HALF_OPERATORS__` for the PyTorch extension units: the build script's nvcc argument at" in md
 
 

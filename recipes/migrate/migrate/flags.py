@@ -300,8 +300,15 @@ def _build_files(src: Path, cmake_modules: bool = False) -> list[Path]:
 
 def _guard(text: str) -> str | None:
     """The macro M when all of a unit's code sits in one `#ifdef M` / `#if defined(M)` block (comments
-    and blank lines around it aside), else None."""
+    and blank lines around it aside, and inside the file's own include guard or `#pragma once`: dlib
+    20.0.1's cusolver_dlibapi.cu is `#ifndef DLIB_DNN_CuSOLVER_CU_ / #define ... / #ifdef
+    DLIB_USE_CUDA ... #endif / #endif`), else None."""
     lines = [line.strip() for line in cpp.blank(text).split("\n") if line.strip()]
+    if lines and re.fullmatch(r"#\s*pragma\s+once", lines[0]):
+        lines = lines[1:]
+    own = re.fullmatch(r"#\s*ifndef\s+(\w+)", lines[0]) if len(lines) > 3 else None
+    if own and re.fullmatch(rf"#\s*define\s+{own.group(1)}\b.*", lines[1]) and re.fullmatch(r"#\s*endif\b.*", lines[-1]):
+        lines = lines[2:-1]
     if len(lines) < 2:
         return None
     m = GUARD_OPEN.fullmatch(lines[0])
@@ -321,16 +328,17 @@ def _guard(text: str) -> str | None:
 
 
 def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """((NAME or NAME=VALUE, reason), ...): the macros that guard all the code of a .cu unit (`#ifdef
-    USE_CUDA` around LightGBM's every .cu file) and that the build files under `src` pass with -D
-    (add_definitions(-DUSE_CUDA), add_compile_definitions / target_compile_definitions, -D in a
-    Makefile, define_macros in setup.py). Such a unit is only built with the macro defined, so its
-    CUDA build defines it; without it the unit would compile to nothing. The value is the build's when
-    it names one value. Names in `given` (--define) are left to the user. units: {rel: text} of the
-    .cu units."""
+    """((NAME or NAME=VALUE, reason), ...): the macros that guard all the code of a unit (`#ifdef
+    USE_CUDA` around LightGBM's every .cu file, dlib's `#ifdef DLIB_USE_CUDA` in its .cu and .cpp
+    CUDA units) and that the build files under `src` pass with -D (add_definitions(-DUSE_CUDA),
+    add_compile_definitions / target_compile_definitions, -D in a Makefile, define_macros in
+    setup.py) or a header template of the tree defines (`#cmakedefine NAME`). Such a unit is only
+    built with the macro defined, so its CUDA build defines it; without it the unit would compile to
+    nothing. The value is the build's when it names one value. Names in `given` (--define) are left
+    to the user. units: {rel: text} of the units (sources that use CUDA)."""
     guards: dict[str, list[str]] = {}
     for rel, text in sorted(units.items()):
-        name = _guard(text) if rel.endswith(".cu") else None
+        name = _guard(text)
         if name:
             guards.setdefault(name, []).append(rel)
     taken = {d.split("=", 1)[0] for d in given}
@@ -339,11 +347,37 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
     for name, rels in guards.items():
         if name in taken:
             continue
-        defined = _build_define(files, name)
+        defined = _build_define(files, name) or _config_define(src, name)
         if defined:
-            found.append((defined[0], f"guards all the code of {len(rels)} .cu unit{'s' if len(rels) != 1 else ''} "
+            found.append((defined[0], f"guards all the code of {len(rels)} unit{'s' if len(rels) != 1 else ''} "
                           f"({first_files(rels)}); the build defines it at {defined[1]}"))
     return tuple(found)
+
+
+CMAKEDEFINE = r"^[ \t]*#[ \t]*cmakedefine(?:01)?[ \t]+{name}\b"
+
+
+def _config_define(src: Path, name: str) -> tuple[str, str] | None:
+    """(NAME, "file:line (#cmakedefine, on when its CMake option is)") when a header template of the
+    tree (HEADER_TEMPLATE_SUFFIXES: config.h.in, ...) holds `#cmakedefine NAME`: CMake's
+    configure_file writes `#define NAME` into the generated header when the option of that name is
+    on (dlib 20.0.1: dlib/config.h.in:30, option DLIB_USE_CUDA), else None."""
+    pattern = re.compile(CMAKEDEFINE.format(name=re.escape(name)), re.M)
+    for folder, _dirs, names in os.walk(src):
+        for file_name in sorted(names):
+            suffix = next((x for x in HEADER_TEMPLATE_SUFFIXES if file_name.endswith(x)), "")
+            if not suffix or not HEADER_NAMES.search(file_name[:-len(suffix)]):
+                continue
+            path = Path(folder) / file_name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            m = pattern.search(text)
+            if m:
+                return name, (f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())} "
+                              f"(#cmakedefine, on when its CMake option is)")
+    return None
 
 
 def _build_texts(src: Path, cmake_modules: bool = False) -> list[tuple[str, str]]:
