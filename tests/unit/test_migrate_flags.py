@@ -170,6 +170,20 @@ def test_system_header_is_never_a_tree_shim(tmp_path):
     assert declared.closure("src/k.cu").dirs == ("include",)
 
 
+def test_a_standard_library_folder_of_the_tree_is_never_put_on_the_include_path():
+    """cupy 14.2.0 vendors CCCL: cuda/std/__cccl/builtin.h's `#include <__memory/addressof.h>` (libc++'s,
+    in a branch for libc++) matched the tree's libcudacxx/include/cuda/std/__memory/addressof.h; with
+    that folder on the path, the unit's <cmath> and <cstdint> became libcu++'s own."""
+    texts = {"cupy/_core/include/cupy/cupy_cub.cu": "#include <cuda/std/__cccl/builtin.h>\n#include <cmath>\n",
+             "cccl/libcudacxx/include/cuda/std/__cccl/builtin.h": "#include <__memory/addressof.h>\n",
+             "cccl/libcudacxx/include/cuda/std/__memory/addressof.h": "",
+             "cccl/libcudacxx/include/cuda/std/cstdint": "", "cccl/libcudacxx/include/cuda/std/cmath": ""}
+    graph = includes.IncludeGraph(texts)
+    dirs = graph.closure("cupy/_core/include/cupy/cupy_cub.cu").dirs
+    assert dirs == ("cccl/libcudacxx/include",)
+    assert "cccl/libcudacxx/include/cuda/std/__memory/addressof.h" not in graph.reach("cupy/_core/include/cupy/cupy_cub.cu")
+
+
 def test_a_header_missing_from_one_program_folder_is_not_taken_from_another():
     """HeCBench (as stored): ced-cuda/main.cu includes "kernel.h", which its folder lacks; ert-cuda/ has
     its own main() and kernel.h, another program's. A folder without main() (the CUDA samples'

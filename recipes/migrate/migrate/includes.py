@@ -58,6 +58,13 @@ def _conditional_lines(blanked: str) -> set[int]:
 class IncludeGraph:
     """The include edges of a tree: built once from {rel: text}, queried per unit."""
 
+    # C++ standard headers with no suffix (ISO C++ [headers]) that no project names a file of its own:
+    # a tree folder that holds one is a standard library's (a vendored libcu++ `cuda/std/`), and
+    # putting it on the include path would hide the compiler's own <cmath> and <cstdint>
+    STANDARD_HEADERS = frozenset({"cassert", "cctype", "cerrno", "cfenv", "cfloat", "cinttypes", "climits", "clocale",
+                                  "cmath", "csetjmp", "csignal", "cstdarg", "cstddef", "cstdint", "cstdio", "cstdlib",
+                                  "cstring", "ctime", "cuchar", "cwchar", "cwctype", "type_traits", "initializer_list"})
+
     def __init__(self, texts: dict[str, str], undefined: frozenset[str] = frozenset(),
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = ()):
         """texts: {tree-relative POSIX path: file content}; undefined: macros undefined on AMD;
@@ -70,6 +77,7 @@ class IncludeGraph:
         for path in sorted(self.paths):
             self._by_name.setdefault(posixpath.basename(path), []).append(path)
         self._in_system: dict[str, bool] = {}  # include name -> found on the compiler's own search path
+        self._standard_folders = {posixpath.dirname(p) for p in self.paths if posixpath.basename(p) in self.STANDARD_HEADERS}
         # folders holding a source that defines main(): each is a program of its own
         self._program_folders = {posixpath.dirname(rel) for rel, text in texts.items()
                                  if rel.endswith(SOURCE_SUFFIXES) and PROGRAM_MAIN.search(text)}
@@ -113,7 +121,8 @@ class IncludeGraph:
             return "", ""
         suffix = "/" + name.lstrip("./")
         candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel
-                      and not self._other_program(here, posixpath.dirname(p))]
+                      and not self._other_program(here, posixpath.dirname(p))
+                      and p[: len(p) - len(suffix) + 1].rstrip("/") not in self._standard_folders]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
