@@ -3,7 +3,8 @@ hipify-clang, hipify-perl and hipcc): every preprocessor branch parsed at once (
 simpleHyperQ.cu defines `time_clocks` in both branches of an #if; their `#ifdef _WIN32` includes
 <windows.h>), what nvcc's implicit cuda_runtime.h declares (llm.c's dev/cuda/common.h: isfinite in a
 host template, host max(int, int), clock(), __stcs), and a kernel source without any include (the
-driver-API sample's matrixMul_kernel.cu).
+driver-API sample's matrixMul_kernel.cu); and cuBLAS's half-precision GEMM with CUDA's half data
+(gptqmodel 7.7.0's exllamav3/hgemm.cu), which hipBLAS takes as __half only with HIPBLAS_USE_HIP_HALF.
 
 Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped when it is not built.
 """
@@ -113,6 +114,17 @@ extern "C" __global__ void matrixMul_bs8_64bit(float *C, float *A, float *B, siz
 
 #endif  // #ifndef _MATRIXMUL_KERNEL_H_
 """,
+    "hgemm.cu": """#include <cuda_fp16.h>
+#include <cublas_v2.h>
+
+void hgemm(cublasHandle_t handle, const half* a_ptr, const half* b_ptr, half* c_ptr, int size_m, int size_n,
+           int size_k) {
+    half alpha_ = __float2half(1.0f);
+    half beta_ = __float2half(0.0f);
+    cublasHgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, size_n, size_m, size_k, &alpha_, b_ptr, size_n, a_ptr, size_k,
+                &beta_, c_ptr, size_n);
+}
+""",
     "missing_header.cu": """#include <cuda_runtime.h>
 #include "absent_helpers.h"
 __global__ void k(float* p) { p[threadIdx.x] = helper(); }
@@ -132,7 +144,8 @@ def semantic_run(tmp_path_factory):
     proc = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--jobs", "2", "--fail-on", "never")
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "run" / "report.json").read_text())
-    return {"files": {f["path"]: f for f in report["files"]}, "hip": out / "run" / "hip"}
+    return {"files": {f["path"]: f for f in report["files"]}, "hip": out / "run" / "hip",
+            "defines": [d["name"] for d in report["defines"]]}
 
 
 def test_both_branches_defining_a_name_parse_with_the_branches_taken(semantic_run):
@@ -163,3 +176,9 @@ def test_a_failed_parse_names_the_trees_file(semantic_run):
     assert translator["name"] == "hipify-perl"
     assert "missing_header.cu:2:10: fatal error: 'absent_helpers.h' file not found" in translator["reason"]
     assert "/tmp/" not in translator["reason"] and "/out/" not in translator["reason"]
+
+
+def test_cublas_half_gemm_with_half_data_compiles(semantic_run):
+    entry = semantic_run["files"]["hgemm.cu"]
+    assert entry["compile"]["gfx942"]["status"] == "ok", entry["compile"]["gfx942"]["first_error"]
+    assert "HIPBLAS_USE_HIP_HALF" in semantic_run["defines"]

@@ -257,3 +257,17 @@ def test_recipe_error_is_its_last_migrate_line():
     assert recipe_error(["noise", "migrate: --arch gfx9999: unknown offload arch; valid: gfx942"]) == \
         "--arch gfx9999: unknown offload arch; valid: gfx942"
     assert recipe_error(["Traceback (most recent call last):"]) == ""
+
+
+def test_hipblas_half_functions_get_cudas_half_type():
+    """gptqmodel 7.7.0 exllamav3/hgemm.cu: cublasHgemm(..., &alpha_, b_ptr, ...) with half data; hipBLAS
+    takes hipblasHalf (uint16_t) unless HIPBLAS_USE_HIP_HALF makes it __half, as cuBLAS's type is."""
+    tree = {"hgemm.cu": "void f(hipblasHandle_t h, const half* a) {\n"
+                        "  hipblasHgemm(h, HIPBLAS_OP_N, HIPBLAS_OP_N, 1, 1, 1, &alpha_, a, 1, a, 1, &beta_, c, 1);\n}\n"}
+    (half,) = [d for d in pipeline._defines(tree, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]
+    assert half["values"] == {"gfx942": ""} and "hipblasHgemm with CUDA's __half data" in half["reason"]
+    # a tree written for hipBLAS's own uint16_t half type keeps it; hipblasGemmEx takes void pointers
+    own = {"k.cu": tree["hgemm.cu"] + "hipblasHalf one = 0x3c00;\n"}
+    assert not [d for d in pipeline._defines(own, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]
+    ex = {"k.cu": "hipblasGemmEx(h, HIPBLAS_OP_N, HIPBLAS_OP_N, 1, 1, 1, &a, x, HIP_R_16F, 1, x, HIP_R_16F, 1, &b, y);\n"}
+    assert not [d for d in pipeline._defines(ex, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]

@@ -45,6 +45,8 @@ from .errors import InputError
 from .rules import Rule
 
 MARKER = ".rocmig-migrate"
+# hipBLAS's half-precision functions (hipblasHgemm, hipblasHgemmBatched, ...), hipify's names of cuBLAS's cublasH*
+HIPBLAS_HALF_CALL = re.compile(r"\bhipblasH[a-z][A-Za-z]*\s*\(")
 WAVEFRONT_MACROS = ("ROCM_WAVEFRONT_SIZE",)  # read by DeepSpeed's kernels; its build gets it from rocminfo
 SYNC_USE = re.compile(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_\w+)_sync\s*\(|\b__activemask\s*\(")
 
@@ -551,8 +553,10 @@ def warp_sync_reason(version: tuple[int, int] | None) -> str:
 
 def _defines(texts: dict[str, str], archs: tuple[Arch, ...], version: tuple[int, int] | None = None) -> list[dict]:
     """Build defines the migrated tree needs: the wavefront macro per arch (from the arch table) when
-    the tree uses it without defining it, and HIP_ENABLE_WARP_SYNC_BUILTINS when it uses *_sync
-    intrinsics, with a reason for the image's HIP `version` (major, minor; see warp_sync_reason).
+    the tree uses it without defining it, HIP_ENABLE_WARP_SYNC_BUILTINS when it uses *_sync
+    intrinsics, with a reason for the image's HIP `version` (major, minor; see warp_sync_reason), and
+    HIPBLAS_USE_HIP_HALF when it calls hipBLAS's half-precision functions and never names
+    hipblasHalf itself (a tree written for hipBLAS's uint16_t half keeps it).
     Each: {name, values: {arch: value or ""}, reason}."""
     blanked = {rel: cpp.blank(t) for rel, t in texts.items()}
     found = []
@@ -566,5 +570,11 @@ def _defines(texts: dict[str, str], archs: tuple[Arch, ...], version: tuple[int,
     if any(SYNC_USE.search(t) for t in blanked.values()):
         found.append({"name": "HIP_ENABLE_WARP_SYNC_BUILTINS", "values": {a.name: "" for a in archs},
                       "reason": warp_sync_reason(version)})
+    half_calls = sorted({m.group(0).rstrip("( \t") for t in blanked.values() for m in HIPBLAS_HALF_CALL.finditer(t)})
+    if half_calls and not any(re.search(r"\bhipblasHalf\b", t) for t in blanked.values()):
+        found.append({"name": "HIPBLAS_USE_HIP_HALF", "values": {a.name: "" for a in archs},
+                      "reason": f"the tree calls {', '.join(half_calls[:3])} with CUDA's __half data, as cuBLAS's "
+                                "cublasH* functions take it; hipBLAS types them with hipblasHalf, which is uint16_t "
+                                "unless this define makes it __half (hipblas/hipblas.h, ROCm 7.2)"})
     return found
 
