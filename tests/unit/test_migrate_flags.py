@@ -321,6 +321,24 @@ def test_nvcc_long_options_and_relative_directories(tmp_path):
     assert unit.defines == ("A=1", "B", 'E="x y"') and unit.undefines == ("C",)
 
 
+def test_a_rocm_switch_defined_by_a_python_build_helper(tmp_path):
+    """cupy 14.2.0: setup.py imports install/cupy_builder/cupy_setup_build.py, whose
+    `define_macros.append(('CUPY_USE_HIP', '1'))` (line 357 there) is the ROCm build's switch; a
+    Python file that is no build helper (a test) is not read."""
+    (tmp_path / "setup.py").write_text("import cupy_builder\n")
+    (tmp_path / "install" / "cupy_builder").mkdir(parents=True)
+    (tmp_path / "install" / "cupy_builder" / "cupy_setup_build.py").write_text(
+        "def make_extensions(ctx):\n    if ctx.use_hip:\n        settings['define_macros'].append(('CUPY_USE_HIP', '1'))\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_hip.py").write_text("define_macros = [('USE_HIP', '1')]\n")
+    files = {"cupy/_core/include/cupy/cuda_runtime.h": "#ifndef CUPY_USE_HIP\n#include <cuda_runtime.h>\n#endif\n",
+             "cupy/_core/include/cupy/hip.h": "#ifdef USE_HIP\nint x;\n#endif\n"}
+    found = flags.hip_switch_defines(tmp_path, files, ())
+    assert found == (("CUPY_USE_HIP=1", "the project's own ROCm build switch: tested in 1 file "
+                      "(cupy/_core/include/cupy/cuda_runtime.h), defined by its build at "
+                      "install/cupy_builder/cupy_setup_build.py:3; --undefine CUPY_USE_HIP migrates the CUDA path instead"),)
+
+
 def test_the_projects_own_rocm_switch_is_defined_from_its_build(tmp_path):
     # LightGBM 4.7.0: `option(USE_ROCM ...)`, add_definitions(-DUSE_ROCM) under if(USE_ROCM), and its
     # headers branch on it (vector_cudahost.h: `#if CUDA_VERSION >= 10000 || defined(USE_ROCM)`); ggml's

@@ -532,7 +532,7 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                 if rel not in tested.setdefault(name, []):
                     tested[name].append(rel)
     taken = {d.split("=", 1)[0] for d in given} | set(undefines)
-    files = _build_texts(src) if src.is_dir() and tested else []
+    files = _build_texts(src) + _python_build_texts(src) if src.is_dir() and tested else []
     found = []
     for name, rels in sorted(tested.items()):
         defined = None if name in taken else _build_define(files, name)
@@ -541,6 +541,29 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                           f"{'s' if len(rels) != 1 else ''} ({first_files(rels)}), "
                           f"defined by its build at {defined[1]}; --undefine {name} migrates the CUDA path instead"))
     return tuple(found)
+
+
+# Python build helpers besides setup.py that a setup.py imports (cupy 14.2.0's
+# install/cupy_builder/cupy_setup_build.py appends ('CUPY_USE_HIP', '1') to define_macros)
+PYTHON_BUILD_SCRIPT = re.compile(r"(?:^|/)[^/]*(?:setup|build)[^/]*\.py$")
+
+
+def _python_build_texts(src: Path) -> list[tuple[str, str]]:
+    """(tree-relative path, text) of the Python build helpers under `src` (PYTHON_BUILD_SCRIPT;
+    setup.py aside: it is a build file already) that pass define_macros."""
+    found = []
+    for folder, _dirs, names in os.walk(src):
+        for name in sorted(names):
+            rel = (Path(folder) / name).relative_to(src).as_posix()
+            if name == "setup.py" or not PYTHON_BUILD_SCRIPT.search(rel):
+                continue
+            try:
+                text = (Path(folder) / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "define_macros" in text:
+                found.append((rel, text))
+    return found
 
 
 # CMake's lexical pieces that hide structure: quoted and bracket arguments, bracket and line comments
