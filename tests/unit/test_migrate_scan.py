@@ -321,3 +321,9 @@ def test_cxx20_std_lerp_counts_only_in_files_compiled_as_cxx20():
     torch = advice.migrate_tree({"helper_math.h": (text, text)}, rules.load_rules(), arch,
                                 pytorch_files=frozenset({"helper_math.h"}))
     assert [f.line for f in torch.findings["helper_math.h"] if f.rule == "cxx20-std-lerp"] == [1]
+
+
+def test_a_cudnn_include_is_reported_at_its_line():
+    """dlib 20.0.1 dlib/cuda/cudnn_dlibapi.cpp:10 `#include <cudnn.h>` (hipify: <hipDNN.h>, absent from ROCm)."""
+    text = '#include "cudnn_dlibapi.h"\n#include <cudnn.h>\n#include "cudnn_ops.h"\n// #include <cudnn.h>\n'
+    assert {h for h in hits(text) if h[1] == "cudnn-no-hip-header"} == {(2, "cudnn-no-hip-header")}
