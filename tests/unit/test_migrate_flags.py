@@ -129,7 +129,7 @@ def test_a_define_that_guards_whole_units_is_taken_from_the_build(tmp_path):
     assert flags.unit_guard_defines(tmp_path, units, ("USE_CUDA=0",)) == found[1:]  # the user's own value wins
     project = flags.project_flags(tmp_path, set(units), None, (), ("X",), units)
     assert project.common.defines == ("USE_CUDA", "GUARD_B=2", "X") and project.inferred == found
-    assert flags._guard(LGB_UNIT.replace("#endif  // USE_CUDA", "#else\nint x;\n#endif")) is None
+    assert flags.whole_unit_guard(LGB_UNIT.replace("#endif  // USE_CUDA", "#else\nint x;\n#endif")) is None
 
 
 def test_a_guard_inside_the_units_include_guard_defined_by_a_config_template(tmp_path):
@@ -150,8 +150,8 @@ def test_a_guard_inside_the_units_include_guard_defined_by_a_config_template(tmp
                       "dlib/cuda/cusolver_dlibapi.cu); the build defines it at dlib/config.h.in:3 (#cmakedefine, "
                       "on when its CMake option is)"),)
     # an include guard alone guards nothing to infer; code outside the inner block is not guarded
-    assert flags._guard("#ifndef A_H\n#define A_H\nint x;\n#endif\n") is None
-    assert flags._guard(unit.replace("#endif // DLIB_USE_CUDA\n", "#endif // DLIB_USE_CUDA\nint y;\n")) is None
+    assert flags.whole_unit_guard("#ifndef A_H\n#define A_H\nint x;\n#endif\n") is None
+    assert flags.whole_unit_guard(unit.replace("#endif // DLIB_USE_CUDA\n", "#endif // DLIB_USE_CUDA\nint y;\n")) is None
 
 
 def test_system_header_is_never_a_tree_shim(tmp_path):

@@ -271,3 +271,19 @@ def test_hipblas_half_functions_get_cudas_half_type():
     assert not [d for d in pipeline._defines(own, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]
     ex = {"k.cu": "hipblasGemmEx(h, HIPBLAS_OP_N, HIPBLAS_OP_N, 1, 1, 1, &a, x, HIP_R_16F, 1, x, HIP_R_16F, 1, &b, y);\n"}
     assert not [d for d in pipeline._defines(ex, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]
+
+
+def test_a_unit_whose_code_sits_in_an_undefined_macros_block_is_said_to_compile_empty():
+    """dlib 20.0.1 dlib/cuda/cusolver_dlibapi.cu without DLIB_USE_CUDA: compiled "ok" with nothing in it."""
+    from migrate import rules as rules_mod
+    text = ("#ifndef DLIB_DNN_CuSOLVER_CU_\n#define DLIB_DNN_CuSOLVER_CU_\n\n#ifdef DLIB_USE_CUDA\n"
+            "#include <cusolverDn.h>\nint f() { return 1; }\n#endif // DLIB_USE_CUDA\n\n#endif\n")
+    files_out = {rel: {"findings": []} for rel in ("a.cu", "b.cu", "c.cu")}
+    pipeline.note_guarded_units(files_out, rules_mod.load_rules(), {
+        "a.cu": (text, ()), "b.cu": (text, ("DLIB_USE_CUDA=1",)),
+        "c.cu": (text.replace("DLIB_USE_CUDA", "__CUDACC__"), ())})
+    (found,) = files_out["a.cu"]["findings"]
+    assert (found["rule"], found["line"], found["text"], found["severity"]) == (
+        "unit-guarded-off", 4, "#ifdef DLIB_USE_CUDA", "warning")
+    assert found["note"] == "DLIB_USE_CUDA is not defined for this unit"
+    assert files_out["b.cu"]["findings"] == [] and files_out["c.cu"]["findings"] == []

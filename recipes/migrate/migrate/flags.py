@@ -298,7 +298,7 @@ def _build_files(src: Path, cmake_modules: bool = False) -> list[Path]:
     return found
 
 
-def _guard(text: str) -> str | None:
+def whole_unit_guard(text: str) -> str | None:
     """The macro M when all of a unit's code sits in one `#ifdef M` / `#if defined(M)` block (comments
     and blank lines around it aside, and inside the file's own include guard or `#pragma once`: dlib
     20.0.1's cusolver_dlibapi.cu is `#ifndef DLIB_DNN_CuSOLVER_CU_ / #define ... / #ifdef
@@ -338,7 +338,7 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
     to the user. units: {rel: text} of the units (sources that use CUDA)."""
     guards: dict[str, list[str]] = {}
     for rel, text in sorted(units.items()):
-        name = _guard(text)
+        name = whole_unit_guard(text)
         if name:
             guards.setdefault(name, []).append(rel)
     taken = {d.split("=", 1)[0] for d in given}

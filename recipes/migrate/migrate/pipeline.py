@@ -241,6 +241,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     if not opts.compile_commands:
         compiled = compiled_files(cuda_graph, units)
         note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
+    note_guarded_units(files_out, rules, {u.rel: (u.text, project.for_unit(u.rel).defines) for u in units})
     if opts.baseline:
         base_dir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(hip_dir, base_dir, dirs_exist_ok=True)
@@ -427,6 +428,24 @@ def note_build_branches(files_out: dict[str, dict], rules: list[Rule], texts: di
             "rule": rule.id, "severity": rule.severity, "file": rel, "line": line, "col": 1, "text": text,
             "message": rule.message, "hint": rule.hint, "suggestion": "", "status": "open",
             "note": f"{name}: {where}"})
+
+
+def note_guarded_units(files_out: dict[str, dict], rules: list[Rule], units: dict[str, tuple[str, tuple[str, ...]]]) -> None:
+    """Add the `guarded-off` rule's finding to each unit whose whole code sits in the block of a macro
+    its compile does not define (flags.whole_unit_guard): it compiles to nothing. units: {rel: (CUDA
+    text, the unit's -D defines)}; compiler-defined names (leading `__`) are left out."""
+    rule = next((r for r in rules if r.check == "guarded-off"), None)
+    if rule is None:
+        return
+    for rel, (text, defines) in units.items():
+        name = flags.whole_unit_guard(text)
+        if not name or name.startswith("__") or name in {d.split("=", 1)[0] for d in defines}:
+            continue
+        line = next(n for n, raw in enumerate(cpp.blank(text).split("\n"), 1) if flags.GUARD_OPEN.fullmatch(raw.strip()))
+        files_out[rel]["findings"].append({
+            "rule": rule.id, "severity": rule.severity, "file": rel, "line": line, "col": 1,
+            "text": text.split("\n")[line - 1].strip(), "message": rule.message, "hint": rule.hint, "suggestion": "",
+            "status": "open", "note": f"{name} is not defined for this unit"})
 
 
 def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: set[str],
