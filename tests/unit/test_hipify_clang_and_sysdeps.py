@@ -84,6 +84,17 @@ def test_translate_keeps_hipify_perl_output_when_hipify_clang_fails(tmp_path, bi
     assert not any(p.name.endswith(".hipify-clang") for p in tmp_path.iterdir())
 
 
+def test_an_aborted_parse_says_so(tmp_path, bin_dir):
+    """hipify-clang 7.2 aborts (SIGABRT, exit -6) after a fatal error such as a missing header."""
+    aborting = bin_dir / "hipify-clang"
+    aborting.write_text("#!/bin/sh\necho \"/src/a.cu:3:10: fatal error: 'mpi.h' file not found\" >&2\nkill -ABRT $$\n")
+    tool = semantic.Tool(aborting, _layout(tmp_path / "cuda"))
+    dst = tmp_path / "a.cu"
+    dst.write_text("hipify-perl output\n")
+    outcome = semantic.translate(tool, tmp_path / "src.cu", dst, [], [], timeout=30, perl=Path("/absent/hipify-perl"))
+    assert outcome.reason == "aborted (SIGABRT): /src/a.cu:3:10: fatal error: 'mpi.h' file not found"
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("#include <omp.h>\nint f();\n", ("-fopenmp",)),
     ("void f() {\n  #pragma omp parallel for\n  for (;;) {}\n}\n", ("-fopenmp",)),

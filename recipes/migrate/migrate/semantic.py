@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,8 +131,20 @@ def translate(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], define
             return Outcome(True, "", round(time.monotonic() - started, 2))
     finally:
         tmp.unlink(missing_ok=True)
-    return Outcome(False, f"exit {code}: {first_error(output)}" if code is not None else output,
+    return Outcome(False, f"{_exit_text(code)}: {first_error(output)}" if code is not None else output,
                    round(time.monotonic() - started, 2))
+
+
+def _exit_text(code: int) -> str:
+    """How hipify-clang ended: "exit 1", or "aborted (SIGABRT)" for a process a signal stopped (a
+    negative code: hipify-clang 7.2 aborts after a fatal parse error such as a missing header)."""
+    if code >= 0:
+        return f"exit {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return f"{'aborted' if name == 'SIGABRT' else 'stopped'} ({name})"
 
 
 def translate_units(tool: Tool, units: dict[str, tuple[list[Path], list[str]]], cuda_dir: Path, hip_dir: Path,
