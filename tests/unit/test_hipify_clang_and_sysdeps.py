@@ -122,3 +122,18 @@ def test_mpi_flags_come_from_the_installation(monkeypatch, tmp_path):
         assert sysdeps.flags_for(["#include <mpi.h>\n"]) == ("-I/usr/lib/x86_64-linux-gnu/openmpi/include", "-pthread")
     finally:
         sysdeps.mpi_flags.cache_clear()
+
+
+def test_flat_rocm_library_includes_get_the_librarys_folder(tmp_path):
+    """cupy 14.2.0's own HIP code includes <hiprand_kernel.h>, which ROCm 6 moved to
+    <hiprand/hiprand_kernel.h>; its build adds include/hiprand (install_build.py:167), and so does the
+    compile here, only where the flat name is missing and the library's folder has it."""
+    system = tmp_path / "include"
+    (system / "hiprand").mkdir(parents=True)
+    (system / "hiprand" / "hiprand_kernel.h").write_text("")
+    (system / "hipblas.h").write_text("")
+    (system / "hipblas").mkdir()
+    (system / "hipblas" / "hipblas.h").write_text("")
+    texts = ["#include <hiprand_kernel.h>\n#include <hipblas.h>\n#include <hipfft.h>\n", '#include "hiprand_kernel.h"\n']
+    assert sysdeps.flags_for(texts, (str(system),)) == ("-isystem", str(system / "hiprand"))
+    assert sysdeps.flags_for(["#include <hiprand/hiprand_kernel.h>\n"], (str(system),)) == ()

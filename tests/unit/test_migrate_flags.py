@@ -184,6 +184,18 @@ def test_a_standard_library_folder_of_the_tree_is_never_put_on_the_include_path(
     assert "cccl/libcudacxx/include/cuda/std/__memory/addressof.h" not in graph.reach("cupy/_core/include/cupy/cupy_cub.cu")
 
 
+def test_includes_under_an_ifndef_of_a_defined_switch_are_not_followed():
+    """cupy 14.2.0 with its ROCm switch CUPY_USE_HIP defined: cupy_cub.cu's `#ifndef CUPY_USE_HIP`
+    CUB and Thrust includes are never read, so the vendored CCCL folders stay off the include path
+    (there, hipcub's own <thrust/...> include found CCCL's Thrust and its cuda_runtime_api.h)."""
+    texts = {"cupy/cuda/cupy_cub.cu": "#ifndef CUPY_USE_HIP\n#include <thrust/iterator/counting_iterator.h>\n#else\n"
+                                      "#include <hipcub/device/device_reduce.hpp>\n#endif\n",
+             "cupy/_core/include/cupy/_cccl/thrust/thrust/iterator/counting_iterator.h": ""}
+    assert includes.IncludeGraph(texts).closure("cupy/cuda/cupy_cub.cu").dirs == ("cupy/_core/include/cupy/_cccl/thrust",)
+    graph = includes.IncludeGraph(texts, defined=frozenset({"CUPY_USE_HIP"}))
+    assert graph.closure("cupy/cuda/cupy_cub.cu").dirs == () and len(graph.reach("cupy/cuda/cupy_cub.cu")) == 1
+
+
 def test_a_header_missing_from_one_program_folder_is_not_taken_from_another():
     """HeCBench (as stored): ced-cuda/main.cu includes "kernel.h", which its folder lacks; ert-cuda/ has
     its own main() and kernel.h, another program's. A folder without main() (the CUDA samples'

@@ -80,18 +80,19 @@ def blank_code(text: str) -> str:
     return blanked
 
 
-def _condition(expr: str, undefined: frozenset[str] = frozenset()) -> bool | None:
+def _condition(expr: str, undefined: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> bool | None:
     """Evaluate an #if expression on AMD: True / False, or None when its value depends on macros we
     do not know (every assignment of the unknown ones is tried; up to 4 unknowns). `undefined`:
     further macros known to be undefined on AMD (see amd_undefined), also ones of AMD_DEFINED that a
-    build does not define (ROCM_BUILD_MACROS)."""
+    build does not define (ROCM_BUILD_MACROS); `known`: macros the compile defines (their
+    `defined(...)` is true; their value stays unknown)."""
     unknown: dict[str, tuple[int, ...]] = {}
 
     def defined(m: re.Match) -> str:
         name = m.group(1) or m.group(2)
         if name in AMD_UNDEFINED or name in undefined:
             return "0"
-        if name in AMD_DEFINED:
+        if name in AMD_DEFINED or name in known:
             return "1"
         unknown.setdefault(f"d_{name}", (0, 1))
         return f"d_{name}"
@@ -119,10 +120,10 @@ def _condition(expr: str, undefined: frozenset[str] = frozenset()) -> bool | Non
     return results.pop() if len(results) == 1 else None
 
 
-def dead_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int]:
+def dead_lines(blanked: str, undefined: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> set[int]:
     """1-based numbers of lines inside #if / #elif / #else branches that are never compiled on AMD
     (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`), nested
-    directives included; macros in `undefined` count as not defined."""
+    directives included; macros in `undefined` count as not defined, those in `known` as defined."""
     dead: set[int] = set()
     # stack entries: [some branch so far is taken for sure?, live outside this #if?]
     stack: list[list[bool]] = []
@@ -134,14 +135,14 @@ def dead_lines(blanked: str, undefined: frozenset[str] = frozenset()) -> set[int
             if not (live if word in ("if", "ifdef", "ifndef") else not stack or stack[-1][1]):
                 dead.add(number)  # a directive nested in a dead branch
             if word in ("if", "ifdef", "ifndef"):
-                cond = _condition(rest if word == "if" else f"defined({rest.strip()})", undefined)
+                cond = _condition(rest if word == "if" else f"defined({rest.strip()})", undefined, known)
                 if word == "ifndef" and cond is not None:
                     cond = not cond
                 stack.append([cond is True, live])
                 live = live and cond is not False
             elif stack and word == "elif":
                 top = stack[-1]
-                cond = _condition(rest, undefined)
+                cond = _condition(rest, undefined, known)
                 live = top[1] and not top[0] and cond is not False
                 top[0] = top[0] or cond is True
             elif stack and word == "else":

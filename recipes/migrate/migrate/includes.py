@@ -66,10 +66,12 @@ class IncludeGraph:
                                   "cstring", "ctime", "cuchar", "cwchar", "cwctype", "type_traits", "initializer_list"})
 
     def __init__(self, texts: dict[str, str], undefined: frozenset[str] = frozenset(),
-                 include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = ()):
+                 include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
+                 defined: frozenset[str] = frozenset()):
         """texts: {tree-relative POSIX path: file content}; undefined: macros undefined on AMD;
         include_dirs: tree-relative folders the build names; system_dirs: the compiler's own
-        include search path (absolute folders)."""
+        include search path (absolute folders); defined: macros every unit's compile defines (an
+        include under `#ifndef` one of them is never read: cupy's `#ifndef CUPY_USE_HIP` CUB includes)."""
         self.paths = set(texts)
         self.include_dirs = include_dirs
         self.system_dirs = system_dirs
@@ -88,7 +90,7 @@ class IncludeGraph:
         self.torch: dict[str, str] = {}
         for rel, text in texts.items():
             blanked = cpp.blank(text)
-            dead = cpp.dead_lines(blanked, undefined)
+            dead = cpp.dead_lines(blanked, undefined, defined)
             nested = _conditional_lines(blanked)
             resolved = []
             for m in INCLUDE.finditer(text):

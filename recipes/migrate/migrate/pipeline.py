@@ -181,7 +181,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     # hipify-clang parses with the CUDA headers on its system path: <cuda.h> is never a tree file there
     cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, cpp.ROCM_BUILD_MACROS - defined,
                                        include_dirs=project.all_dirs(),
-                                       system_dirs=sysdirs + ((str(tool.cuda_path / "include"),) if tool else ()))
+                                       system_dirs=sysdirs + ((str(tool.cuda_path / "include"),) if tool else ()),
+                                       defined=frozenset(d.split("=", 1)[0] for d in project.common.defines))
     by_rel = {f.rel: f for f in source.files}
     unit_list, included = cuda_graph.units_through_includes([f.rel for f in source.files if f.kind != "header"],
                                                             {u.rel for u in tree.units(source)})
@@ -299,7 +300,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         seen_fingerprints[key] = u.rel
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
                                            for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
-        unit_flags, std = sysdeps.unit_flags(graph.edges, final_texts, u.rel) + tuple(f"-U{n}" for n in own.undefines), "c++17"
+        unit_flags, std = sysdeps.unit_flags(graph.edges, final_texts, u.rel, sysdirs) + tuple(f"-U{n}" for n in own.undefines), "c++17"
         if need.torch and torch is not None:
             entry["translator"] = {"name": "torch.utils.hipify", "hipified_path": torch_map[u.rel],
                                    "reason": f"includes <{need.torch_header}>: hipified as PyTorch's extension build "

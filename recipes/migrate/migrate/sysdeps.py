@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import re
 import shlex
 import shutil
 import subprocess
+
+from .fixups import HEADER_LAYOUT
 
 OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
 MPI = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]mpi\.h[>"]', re.M)
@@ -35,17 +38,35 @@ def mpi_flags() -> tuple[str, ...]:
     return ()
 
 
-def flags_for(texts: list[str]) -> tuple[str, ...]:
-    """Flags for a unit whose include closure (the unit and the tree files it includes) has `texts`."""
+# A ROCm library header by the name it had before ROCm 6 moved it into the library's folder
+# (fixups.HEADER_LAYOUT: <hiprand_kernel.h> -> <hiprand/hiprand_kernel.h>): a project's own HIP code
+# that still includes it gets that folder from its build (cupy 14.2.0's install_build.py: `include/hiprand`)
+FLAT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w.]+)[>"]', re.M)
+
+
+def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Flags for a unit whose include closure (the unit and the tree files it includes) has `texts`:
+    -fopenmp, MPI's, and -isystem for the folder of each ROCm library header included by its flat
+    name that `system_dirs` (hipcc's search path) hold only under the library's folder."""
     out: list[str] = []
     if any(OPENMP.search(t) for t in texts):
         out.append("-fopenmp")
     if any(MPI.search(t) for t in texts):
         out.extend(mpi_flags())
+    flat = {m.group(1) for t in texts for m in FLAT_INCLUDE.finditer(t)} & set(HEADER_LAYOUT)
+    for name in sorted(flat):
+        if any(os.path.isfile(os.path.join(d, name)) for d in system_dirs):
+            continue
+        for d in system_dirs:
+            folder = os.path.join(d, posixpath.dirname(HEADER_LAYOUT[name]))
+            if os.path.isfile(os.path.join(folder, name)):
+                out += [] if folder in out else ["-isystem", folder]
+                break
     return tuple(out)
 
 
-def unit_flags(edges: dict[str, list[tuple[str, str]]], texts: dict[str, str], unit: str) -> tuple[str, ...]:
+def unit_flags(edges: dict[str, list[tuple[str, str]]], texts: dict[str, str], unit: str,
+               system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     """flags_for over `unit` and every tree file it includes, transitively (edges: IncludeGraph.edges,
     {rel: [(included rel, -I folder)]})."""
     seen, stack = {unit}, [unit]
@@ -54,7 +75,7 @@ def unit_flags(edges: dict[str, list[tuple[str, str]]], texts: dict[str, str], u
             if target not in seen:
                 seen.add(target)
                 stack.append(target)
-    return flags_for([texts[r] for r in sorted(seen) if r in texts])
+    return flags_for([texts[r] for r in sorted(seen) if r in texts], system_dirs)
 
 
 HIPBLAS_MAJOR = re.compile(r"^[ \t]*#[ \t]*define[ \t]+hipblasVersionMajor[ \t]+(\d+)", re.M)
