@@ -35,6 +35,10 @@ LAYOUT = ("include/cuda.h", "bin", "nvvm/libdevice")
 # features DL kernels use (tensor cores, independent thread scheduling) and is known to clang 22.
 CUDA_ARCH = "sm_70"
 PRELUDE = Path(__file__).with_name("cuda_parse_prelude.h")
+# A name hipify-perl would still translate (CUDA runtime, driver and library APIs, CUDA's types):
+# where hipify-clang's output has none, the branches it did not take hold nothing to translate
+CUDA_NAME = re.compile(r"\b(?:cuda|cu[A-Z]|CU_|CUDA_|cublas|CUBLAS_|curand|CURAND_|cusparse|CUSPARSE_|cufft|CUFFT_|"
+                       r"cusolver|CUSOLVER_|cudnn|CUDNN_|nccl|nvtx|__nv_|nv_bfloat)\w*")
 LOCATED_ERROR = re.compile(r"^[^\s:][^:]*:\d+:\d+: (?:fatal )?error: ")
 
 
@@ -127,7 +131,10 @@ def translate(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], define
     code, output = _run(command(tool, src, tmp, include_dirs, defines), timeout)
     try:
         if code == 0 and tmp.is_file() and tmp.stat().st_size > 0:
-            hipify.translate_rest(perl, tmp, dst)
+            if CUDA_NAME.search(tmp.read_text(encoding="utf-8", errors="replace")):
+                hipify.translate_rest(perl, tmp, dst)
+            else:
+                os.replace(tmp, dst)
             return Outcome(True, "", round(time.monotonic() - started, 2))
     finally:
         tmp.unlink(missing_ok=True)
