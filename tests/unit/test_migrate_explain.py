@@ -111,6 +111,13 @@ def test_on_the_errors_line_an_error_finding_explains_before_a_warning(tmp_path)
     assert why["rule"] == "warp-mask-32bit"
 
 
+def test_a_hipblas_half_call_without_a_match_is_tied_to_the_half_type(tmp_path):
+    """gptqmodel 7.7.0 exllamav3/hgemm.cu:61 with half data and no HIPBLAS_USE_HIP_HALF."""
+    where = explain.Location("gptqmodel_ext/exllamav3/hgemm.cu", 61, "no matching function for call to 'hipblasHgemm'")
+    why, made = explain.explain(where, where.rel, lambda r: [], checks(tmp_path), lambda r, n: "cublasHgemm(")
+    assert why["rule"] == "hipblas-half-type" and made["line"] == 61
+
+
 def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     rel = "csrc/deepspeed4science/evoformer_attn/gemm_kernel_utils.h"
     read = {f"/out/run/torch/{rel}": (rel, identity)}

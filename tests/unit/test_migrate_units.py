@@ -269,6 +269,10 @@ def test_hipblas_half_functions_get_cudas_half_type():
     # a tree written for hipBLAS's own uint16_t half type keeps it; hipblasGemmEx takes void pointers
     own = {"k.cu": tree["hgemm.cu"] + "hipblasHalf one = 0x3c00;\n"}
     assert not [d for d in pipeline._defines(own, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]
+    # gptqmodel's exllamav2/cuda/compat_gemm.cuh casts the half data to hipblasHalf pointers: either type holds
+    cast = {**tree, "compat_gemm.cuh": "hipblasHgemm(h, ta, tb, m, n, k, reinterpret_cast<const hipblasHalf *>(alpha),\n"
+                                       "  reinterpret_cast<hipblasHalf *>(CP), ldc);\n"}
+    assert [d for d in pipeline._defines(cast, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]
     ex = {"k.cu": "hipblasGemmEx(h, HIPBLAS_OP_N, HIPBLAS_OP_N, 1, 1, 1, &a, x, HIP_R_16F, 1, x, HIP_R_16F, 1, &b, y);\n"}
     assert not [d for d in pipeline._defines(ex, ARCHS) if d["name"] == "HIPBLAS_USE_HIP_HALF"]
 

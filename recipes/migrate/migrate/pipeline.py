@@ -47,6 +47,9 @@ from .rules import Rule
 MARKER = ".rocmig-migrate"
 # hipBLAS's half-precision functions (hipblasHgemm, hipblasHgemmBatched, ...), hipify's names of cuBLAS's cublasH*
 HIPBLAS_HALF_CALL = re.compile(r"\bhipblasH[a-z][A-Za-z]*\s*\(")
+# hipblasHalf as a value type (`hipblasHalf one = 0x3c00;`: its bits as uint16_t); a pointer to it (a
+# reinterpret_cast of the half data, gptqmodel's exllamav2 compat_gemm.cuh) holds with either type
+HIPBLAS_HALF_VALUE = re.compile(r"\bhipblasHalf\b(?!\s*(?:const\s*)?\*)")
 WAVEFRONT_MACROS = ("ROCM_WAVEFRONT_SIZE",)  # read by DeepSpeed's kernels; its build gets it from rocminfo
 SYNC_USE = re.compile(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_\w+)_sync\s*\(|\b__activemask\s*\(")
 
@@ -575,8 +578,8 @@ def _defines(texts: dict[str, str], archs: tuple[Arch, ...], version: tuple[int,
     """Build defines the migrated tree needs: the wavefront macro per arch (from the arch table) when
     the tree uses it without defining it, HIP_ENABLE_WARP_SYNC_BUILTINS when it uses *_sync
     intrinsics, with a reason for the image's HIP `version` (major, minor; see warp_sync_reason), and
-    HIPBLAS_USE_HIP_HALF when it calls hipBLAS's half-precision functions and never names
-    hipblasHalf itself (a tree written for hipBLAS's uint16_t half keeps it).
+    HIPBLAS_USE_HIP_HALF when it calls hipBLAS's half-precision functions and never uses
+    hipblasHalf as a value type itself (a tree written for hipBLAS's uint16_t half keeps it).
     Each: {name, values: {arch: value or ""}, reason}."""
     blanked = {rel: cpp.blank(t) for rel, t in texts.items()}
     found = []
@@ -591,7 +594,7 @@ def _defines(texts: dict[str, str], archs: tuple[Arch, ...], version: tuple[int,
         found.append({"name": "HIP_ENABLE_WARP_SYNC_BUILTINS", "values": {a.name: "" for a in archs},
                       "reason": warp_sync_reason(version)})
     half_calls = sorted({m.group(0).rstrip("( \t") for t in blanked.values() for m in HIPBLAS_HALF_CALL.finditer(t)})
-    if half_calls and not any(re.search(r"\bhipblasHalf\b", t) for t in blanked.values()):
+    if half_calls and not any(HIPBLAS_HALF_VALUE.search(t) for t in blanked.values()):
         found.append({"name": "HIPBLAS_USE_HIP_HALF", "values": {a.name: "" for a in archs},
                       "reason": f"the tree calls {', '.join(half_calls[:3])} with CUDA's __half data, as cuBLAS's "
                                 "cublasH* functions take it; hipBLAS types them with hipblasHalf, which is uint16_t "
