@@ -284,6 +284,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "openmp-target-in-hip": ("HIP does not support OpenMP target directives; directive has been ignored "
                                  "[-Whip-omp-target-directives]"),
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
+        "hipblas-half-type": "no matching function for call to 'hipblasHgemm'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
