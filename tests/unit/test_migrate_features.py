@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import advice, features, rules
+from migrate import advice, cpp, features, rules
 from migrate.archs import Arch
 
 from tests.unit.warp_emulator import Machine
@@ -552,6 +552,25 @@ def test_half_atomic_add_gets_cas_overloads_under_the_header_guards():
     assert features.half_atomic_add(plain) == plain
     header = "#include <hip/hip_bf16.h>\ntypedef __hip_bfloat16 floatX;\n"
     assert features.half_atomic_add(header) == header
+
+
+def test_a_half_atomic_add_the_tree_declares_in_another_file_is_kept():
+    """gptqmodel 7.7.0: exllamav2/cuda/compat.cuh declares `__device__ void atomicAdd(half2* address, half2
+    val)` under USE_ROCM; q_gemm_kernel.cuh, which calls atomicAdd(out, result01), got a second
+    overload of the same parameters ("cannot overload __device__ function 'atomicAdd'")."""
+    compat = ("#if defined(__CUDA_ARCH__) || defined(USE_ROCM)\n"
+              "__device__ __forceinline__ void atomicAdd(half* address, half val) { atomicAdd_half(address, val); }\n"
+              "__device__ __forceinline__ void atomicAdd(half2* address, half2 val) { atomicAdd_half2(address, val); }\n"
+              "#endif\n")
+    kernel = ('#include "compat.cuh"\n#include <hip/hip_fp16.h>\n'
+              "__global__ void k(half2* out, half2 result01) { atomicAdd(out, result01); }\n")
+    declared = features.half_atomics_declared([cpp.blank(compat), cpp.blank(kernel)])
+    assert declared == {"__half"}
+    out = features.half_atomic_add(kernel, declared)
+    assert "ROCMIG_ATOMIC_ADD_HALF" not in out and "ROCMIG_ATOMIC_ADD_HIP_BFLOAT16" in out
+    migrated = advice.migrate_tree({"compat.cuh": (compat, compat), "q_gemm_kernel.cuh": (kernel, kernel)},
+                                   rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert "ROCMIG_ATOMIC_ADD_HALF" not in migrated.final["q_gemm_kernel.cuh"]
 
 
 def test_merged_error_overloads_keep_the_first_definition():

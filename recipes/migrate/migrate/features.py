@@ -390,21 +390,33 @@ def _half_atomic_block(scalar: str) -> str:
         f"  }} while (!{cas});\n  return {from_u}((unsigned short)(old >> shift));\n}}\n#endif\n")
 
 
-def half_atomic_add(text: str) -> str:
+def half_atomics_declared(blanked_texts: list[str]) -> frozenset[str]:
+    """The scalars of HALF_ATOMIC_NAMES ("__half", "__hip_bfloat16") for which some file of the tree
+    declares its own atomicAdd (an old-arch fallback, `__device__ void atomicAdd(half* address, half
+    val)`: gptqmodel 7.7.0's exllamav2/cuda/compat.cuh, under `USE_ROCM` too)."""
+    found = set()
+    for scalar, names in HALF_ATOMIC_NAMES.items():
+        spelled = "|".join(re.escape(n) for n in names)
+        own = re.compile(r"\batomicAdd\s*\(\s*(?:const\s+)?(?:" + spelled + r")2?\s*\*")
+        if any("atomicAdd" in t and own.search(t) for t in blanked_texts):
+            found.add(scalar)
+    return frozenset(found)
+
+
+def half_atomic_add(text: str, declared: frozenset[str] = frozenset()) -> str:
     """A file that names a 16-bit float type (HALF_TYPE) and calls atomicAdd gets CUDA's atomicAdd
     overloads for __half / __half2 and __hip_bfloat16 / __hip_bfloat162 (HALF_ATOMIC_TYPES:
     compare-and-swap loops, each under its HIP header's include guard) after its includes. A type whose
-    atomicAdd the file defines itself (an old-arch fallback, `__device__ __half atomicAdd(__half* a,
-    __half v)`) keeps its own."""
+    atomicAdd the file or the tree (`declared`: half_atomics_declared) defines itself keeps its own:
+    a second overload of the same parameters would not compile."""
     if "atomicAdd" not in text:
         return text
     blanked = cpp.blank(text)
     if not HALF_TYPE.search(blanked) or not ATOMIC_ADD_CALL.search(blanked):
         return text
     blocks = []
-    for scalar, names in HALF_ATOMIC_NAMES.items():
-        spelled = "|".join(re.escape(n) for n in names)
-        if re.search(r"\batomicAdd\s*\(\s*(?:const\s+)?(?:" + spelled + r")2?\s*\*", blanked):
+    for scalar in HALF_ATOMIC_NAMES:
+        if scalar in declared or scalar in half_atomics_declared([blanked]):
             continue
         blocks.append(_half_atomic_block(scalar))
     if not blocks:

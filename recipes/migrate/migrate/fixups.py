@@ -376,7 +376,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               half_declared: frozenset[str] = frozenset(),
               headers: HeaderLookup | None = None,
               hipblas_major: int | None = None, bf16_declared: bool = False,
-              own_macros: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
+              own_macros: frozenset[str] = frozenset(),
+              atomics_declared: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -387,7 +388,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     half_declared: features.half_overloads of the tree; headers: see tree_includes_kept (None:
     that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major);
     bf16_declared: a header of the tree declares a bfloat16 type name itself (declares_bf16).
-    own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept.
+    own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept;
+    atomics_declared: the 16-bit types whose atomicAdd the tree declares (features.half_atomics_declared).
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -428,7 +430,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cache-hint-load-store", "__ldcs / __ldcg / __stcs / ... -> plain loads and stores (the hint keeps values)",
          features.cache_hints),
         ("half-atomic-add", "CUDA's atomicAdd on __half(2) / bfloat16(2) -> compare-and-swap loops (HIP has none)",
-         features.half_atomic_add),
+         lambda t: features.half_atomic_add(t, atomics_declared)),
         ("bf16-rn-conversion", "__float2bfloat16_rn -> __float2bfloat16 (HIP's rounds to nearest even)", features.bf16_rn),
         ("grid-constant", "__grid_constant__ dropped from kernel parameters (HIP has no such keyword)",
          features.grid_constant),
