@@ -27,6 +27,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import ToolError
+
 CUDA_PATH_ENV = "ROCMIG_CUDA_PATH"
 # clang accepts a CUDA installation given by --cuda-path only when these exist (clang's
 # CudaInstallationDetector: include/ and bin/; nvvm/libdevice/ under strict checking).
@@ -131,9 +133,13 @@ def translate(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], define
     code, output = _run(command(tool, src, tmp, include_dirs, defines), timeout)
     try:
         if code == 0 and tmp.is_file() and tmp.stat().st_size > 0:
-            if CUDA_NAME.search(tmp.read_text(encoding="utf-8", errors="replace")):
-                hipify.translate_rest(perl, tmp, dst)
-            else:
+            rest = bool(CUDA_NAME.search(tmp.read_text(encoding="utf-8", errors="replace")))
+            try:
+                if rest:
+                    hipify.translate_rest(perl, tmp, dst)
+            except ToolError:  # hipify-perl failed on it: hipify-clang's text is kept as it is
+                rest = False
+            if not rest:
                 os.replace(tmp, dst)
             return Outcome(True, "", round(time.monotonic() - started, 2))
     finally:
