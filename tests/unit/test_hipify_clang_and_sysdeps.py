@@ -72,13 +72,19 @@ def test_first_error_skips_hipify_clangs_own_driver_lines():
     assert semantic.first_error("Segmentation fault\n") == "Segmentation fault"
 
 
-def test_translate_keeps_hipify_perl_output_when_hipify_clang_fails(tmp_path, bin_dir):
-    failing = bin_dir / "hipify-clang"
-    failing.write_text("#!/bin/sh\necho \"/src/a.cu:1:10: fatal error: 'x.h' file not found\" >&2\nexit 1\n")
-    tool = semantic.Tool(failing, _layout(tmp_path / "cuda"))
+def _failing_parse(tmp_path: Path, bin_dir: Path, script: str) -> tuple[semantic.Outcome, Path]:
+    """translate() with a hipify-clang that runs `script` (sh), into a file holding hipify-perl's text."""
+    fake = bin_dir / "hipify-clang"
+    fake.write_text("#!/bin/sh\n" + script)
     dst = tmp_path / "a.cu"
     dst.write_text("hipify-perl output\n")
-    outcome = semantic.translate(tool, tmp_path / "src.cu", dst, [], [], timeout=30, perl=Path("/absent/hipify-perl"))
+    outcome = semantic.translate(semantic.Tool(fake, _layout(tmp_path / "cuda")), tmp_path / "src.cu", dst, [], [],
+                                 timeout=30, perl=Path("/absent/hipify-perl"))
+    return outcome, dst
+
+
+def test_translate_keeps_hipify_perl_output_when_hipify_clang_fails(tmp_path, bin_dir):
+    outcome, dst = _failing_parse(tmp_path, bin_dir, "echo \"/src/a.cu:1:10: fatal error: 'x.h' file not found\" >&2\nexit 1\n")
     assert not outcome.ok and "'x.h' file not found" in outcome.reason and "exit 1" in outcome.reason
     assert dst.read_text() == "hipify-perl output\n"
     assert not any(p.name.endswith(".hipify-clang") for p in tmp_path.iterdir())
@@ -86,12 +92,8 @@ def test_translate_keeps_hipify_perl_output_when_hipify_clang_fails(tmp_path, bi
 
 def test_an_aborted_parse_says_so(tmp_path, bin_dir):
     """hipify-clang 7.2 aborts (SIGABRT, exit -6) after a fatal error such as a missing header."""
-    aborting = bin_dir / "hipify-clang"
-    aborting.write_text("#!/bin/sh\necho \"/src/a.cu:3:10: fatal error: 'mpi.h' file not found\" >&2\nkill -ABRT $$\n")
-    tool = semantic.Tool(aborting, _layout(tmp_path / "cuda"))
-    dst = tmp_path / "a.cu"
-    dst.write_text("hipify-perl output\n")
-    outcome = semantic.translate(tool, tmp_path / "src.cu", dst, [], [], timeout=30, perl=Path("/absent/hipify-perl"))
+    outcome, _dst = _failing_parse(tmp_path, bin_dir,
+                                   "echo \"/src/a.cu:3:10: fatal error: 'mpi.h' file not found\" >&2\nkill -ABRT $$\n")
     assert outcome.reason == "aborted (SIGABRT): /src/a.cu:3:10: fatal error: 'mpi.h' file not found"
 
 
