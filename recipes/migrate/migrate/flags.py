@@ -288,13 +288,19 @@ def _cmake_value(word: str, variables: dict[str, str]) -> str | None:
     return None if "\0" in value or "$" in value else value
 
 
-def _build_files(src: Path, cmake_modules: bool = False) -> list[Path]:
-    """The build files (BUILD_FILES, and *.cmake modules when `cmake_modules`) under the folder `src`,
-    in walk order."""
+# Python build helpers besides setup.py that a setup.py imports (cupy 14.2.0's
+# install/cupy_builder/cupy_setup_build.py appends ('CUPY_USE_HIP', '1') to define_macros)
+PYTHON_BUILD_SCRIPT = re.compile(r"\w*(?:setup|build)\w*\.py")
+
+
+def _build_files(src: Path, cmake_modules: bool = False, python_helpers: bool = False) -> list[Path]:
+    """The build files (BUILD_FILES, *.cmake modules when `cmake_modules`, Python build helpers,
+    PYTHON_BUILD_SCRIPT, when `python_helpers`) under the folder `src`, in walk order."""
     found: list[Path] = []
     for folder, _dirs, files in os.walk(src):
         found += [Path(folder) / name for name in sorted(files)
-                  if name in BUILD_FILES or (cmake_modules and name.endswith(".cmake"))]
+                  if name in BUILD_FILES or (cmake_modules and name.endswith(".cmake"))
+                  or (python_helpers and PYTHON_BUILD_SCRIPT.fullmatch(name))]
     return found
 
 
@@ -343,11 +349,12 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
             guards.setdefault(name, []).append(rel)
     taken = {d.split("=", 1)[0] for d in given}
     files = _build_texts(src) if src.is_dir() and guards else []
+    templates = _template_texts(src) if src.is_dir() and guards else []
     found = []
     for name, rels in guards.items():
         if name in taken:
             continue
-        defined = _build_define(files, name) or _config_define(src, name)
+        defined = _build_define(files, name) or _config_define(templates, name)
         if defined:
             found.append((defined[0], f"guards all the code of {len(rels)} unit{'s' if len(rels) != 1 else ''} "
                           f"({first_files(rels)}); the build defines it at {defined[1]}"))
@@ -357,34 +364,36 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
 CMAKEDEFINE = r"^[ \t]*#[ \t]*cmakedefine(?:01)?[ \t]+{name}\b"
 
 
-def _config_define(src: Path, name: str) -> tuple[str, str] | None:
-    """(NAME, "file:line (#cmakedefine, on when its CMake option is)") when a header template of the
-    tree (HEADER_TEMPLATE_SUFFIXES: config.h.in, ...) holds `#cmakedefine NAME`: CMake's
-    configure_file writes `#define NAME` into the generated header when the option of that name is
-    on (dlib 20.0.1: dlib/config.h.in:30, option DLIB_USE_CUDA), else None."""
+def _config_define(templates: list[tuple[str, str]], name: str) -> tuple[str, str] | None:
+    """(NAME, "file:line (#cmakedefine, on when its CMake option is)") when one of the tree's header
+    templates ((path, text), _template_texts) holds `#cmakedefine NAME`: CMake's configure_file writes
+    `#define NAME` into the generated header when the option of that name is on (dlib 20.0.1:
+    dlib/config.h.in:30, option DLIB_USE_CUDA), else None."""
     pattern = re.compile(CMAKEDEFINE.format(name=re.escape(name)), re.M)
-    for folder, _dirs, names in os.walk(src):
-        for file_name in sorted(names):
-            suffix = next((x for x in HEADER_TEMPLATE_SUFFIXES if file_name.endswith(x)), "")
-            if not suffix or not HEADER_NAMES.search(file_name[:-len(suffix)]):
-                continue
-            path = Path(folder) / file_name
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            m = pattern.search(text)
-            if m:
-                return name, (f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())} "
-                              f"(#cmakedefine, on when its CMake option is)")
+    for rel, text in templates:
+        m = pattern.search(text)
+        if m:
+            return name, f"{rel}:{cpp.line_of(text, m.start())} (#cmakedefine, on when its CMake option is)"
     return None
 
 
-def _build_texts(src: Path, cmake_modules: bool = False) -> list[tuple[str, str]]:
+def _template_texts(src: Path) -> list[tuple[str, str]]:
+    """(tree-relative path, text) of the tree's header templates (_header_templates), least nested
+    first; an unreadable one is left out."""
+    texts = []
+    for _header, rel in _header_templates(src):
+        try:
+            texts.append((rel, (src / rel).read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    return texts
+
+
+def _build_texts(src: Path, cmake_modules: bool = False, python_helpers: bool = False) -> list[tuple[str, str]]:
     """(tree-relative path, text) of the build files under `src` (_build_files), read once for every
     name looked up; an unreadable file is left out."""
     texts = []
-    for path in _build_files(src, cmake_modules):
+    for path in _build_files(src, cmake_modules, python_helpers):
         try:
             texts.append((path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
         except OSError:
@@ -422,23 +431,26 @@ HEADER_TEMPLATE_SUFFIXES = (".in", ".cmake", ".cmakein")
 HEADER_NAMES = re.compile(r"\.(h|hh|hpp|hxx|cuh|inc|inl)$")
 
 
+def _header_templates(src: Path) -> list[tuple[str, str]]:
+    """(header path a template writes, template path) of the tree's header templates (a header-named
+    path, HEADER_NAMES, plus a suffix of HEADER_TEMPLATE_SUFFIXES: config.h.in), least nested first."""
+    found = []
+    for folder, _dirs, names in os.walk(src) if src.is_dir() else ():
+        for name in names:
+            suffix = next((x for x in HEADER_TEMPLATE_SUFFIXES if name.endswith(x)), "")
+            if suffix and HEADER_NAMES.search(name[:-len(suffix)]):
+                rel = os.path.relpath(os.path.join(folder, name), src).replace(os.sep, "/")
+                found.append((rel[:-len(suffix)], rel))
+    return sorted(found, key=lambda pair: (pair[1].count("/"), pair[1]))
+
+
 def header_template(src: Path) -> Callable[[str], str]:
     """A check of a missing header's include name (`starpu_config.h`, `common/config.h`) against the
     files under `src`: returns "written by the project's build from <template>" when a file of the tree
     is that header (a header-named path: HEADER_NAMES) plus a template suffix (HEADER_TEMPLATE_SUFFIXES),
     the least nested first, else "".
     The tree is walked once, at the first check (a run without a missing header never walks it)."""
-    @functools.cache
-    def templates() -> list[tuple[str, str]]:
-        """(header path the template writes, template path), least nested first."""
-        found = []
-        for folder, _dirs, names in os.walk(src) if src.is_dir() else ():
-            for name in names:
-                suffix = next((x for x in HEADER_TEMPLATE_SUFFIXES if name.endswith(x)), "")
-                if suffix and HEADER_NAMES.search(name[:-len(suffix)]):
-                    rel = os.path.relpath(os.path.join(folder, name), src).replace(os.sep, "/")
-                    found.append((rel[:-len(suffix)], rel))
-        return sorted(found, key=lambda pair: (pair[1].count("/"), pair[1]))
+    templates = functools.cache(lambda: _header_templates(src))
 
     def check(name: str) -> str:
         wanted = name.lstrip("./")
@@ -532,7 +544,7 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                 if rel not in tested.setdefault(name, []):
                     tested[name].append(rel)
     taken = {d.split("=", 1)[0] for d in given} | set(undefines)
-    files = _build_texts(src) + _python_build_texts(src) if src.is_dir() and tested else []
+    files = _build_texts(src, python_helpers=True) if src.is_dir() and tested else []
     found = []
     for name, rels in sorted(tested.items()):
         defined = None if name in taken else _build_define(files, name)
@@ -541,29 +553,6 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                           f"{'s' if len(rels) != 1 else ''} ({first_files(rels)}), "
                           f"defined by its build at {defined[1]}; --undefine {name} migrates the CUDA path instead"))
     return tuple(found)
-
-
-# Python build helpers besides setup.py that a setup.py imports (cupy 14.2.0's
-# install/cupy_builder/cupy_setup_build.py appends ('CUPY_USE_HIP', '1') to define_macros)
-PYTHON_BUILD_SCRIPT = re.compile(r"(?:^|/)[^/]*(?:setup|build)[^/]*\.py$")
-
-
-def _python_build_texts(src: Path) -> list[tuple[str, str]]:
-    """(tree-relative path, text) of the Python build helpers under `src` (PYTHON_BUILD_SCRIPT;
-    setup.py aside: it is a build file already) that pass define_macros."""
-    found = []
-    for folder, _dirs, names in os.walk(src):
-        for name in sorted(names):
-            rel = (Path(folder) / name).relative_to(src).as_posix()
-            if name == "setup.py" or not PYTHON_BUILD_SCRIPT.search(rel):
-                continue
-            try:
-                text = (Path(folder) / name).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if "define_macros" in text:
-                found.append((rel, text))
-    return found
 
 
 # CMake's lexical pieces that hide structure: quoted and bracket arguments, bracket and line comments
