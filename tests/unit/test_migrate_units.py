@@ -181,7 +181,7 @@ def test_fail_on_met_is_stated_in_the_result_line():
     data = _data([_file("k.cu", "cu", True, status="failed")])
     s = report.summarize(data, "error")
     assert s["exit_code"] == 1
-    assert "--fail-on error met (exit 1)" in report.summary_line(s, Path("/out/report.html"))
+    assert "--fail-on error met (exit 1): 1 failed compile" in report.summary_line(s, Path("/out/report.html"))
     assert "met" not in report.summary_line(report.summarize(data, "never"), Path("/out/report.html"))
 
 
@@ -189,7 +189,8 @@ def test_findings_in_files_no_unit_compiles_meet_no_fail_on():
     """The CUDA samples' Common/helper_math.h, which no sample of a subset includes: its open
     vector-type-operator errors are reported and counted apart, and exit 1 comes only from what a
     unit compiles (the unit, a header it includes)."""
-    error = {"rule": "vector-type-operator", "severity": "error", "status": "open", "line": 3}
+    error = {"rule": "vector-type-operator", "severity": "error", "status": "open", "line": 3, "message": "m",
+             "hint": "h", "suggestion": ""}
     lone = {**_file("Common/helper_math.h", "header", False), "findings": [error, error],
             "not_compiled": "header that no unit includes: not compiled"}
     data = _data([_file("k.cu", "cu", True), lone])
@@ -198,9 +199,13 @@ def test_findings_in_files_no_unit_compiles_meet_no_fail_on():
     assert s["findings_not_compiled"] == {"error": 2, "warning": 0, "info": 0}
     line = report.summary_line(s, Path("/out/report.html"))
     assert "findings open: 2 error, 0 warning (2 error, 0 warning in files no unit compiles);" in line
+    data["summary"] = s
+    assert "in files no unit compiles (reported, meeting no --fail-on): 2 error, 0 warning, 0 info." in report.to_markdown(data)
     used = {**lone, "not_compiled": "header: compiled within the 1 unit that includes it (k.cu)"}
     assert report.summarize(_data([_file("k.cu", "cu", True), used]), "error")["exit_code"] == 1
-    assert report.summarize(_data([{**_file("k.cu", "cu", True), "findings": [error]}]), "error")["exit_code"] == 1
+    own = report.summarize(_data([{**_file("k.cu", "cu", True), "findings": [error]}]), "error")
+    assert own["exit_code"] == 1
+    assert report.summary_line(own, Path("/o")).endswith("met (exit 1): 1 open finding at or above error in compiled files")
 
 
 SYNC_TREE = {"k.cu": "__global__ void k(int *x) { x[0] = __shfl_xor_sync(0xffffffffffffffffull, x[0], 1); }\n"}

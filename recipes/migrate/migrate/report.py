@@ -92,8 +92,12 @@ def summary_line(s: dict, report_path: Path) -> str:
             f"{s['findings']['error']['open']} error, {s['findings']['warning']['open']} warning{aside}; "
             f"report: {report_path} (also report.md, report.json)")
     if s["exit_code"]:
-        line += (f"; --fail-on {s['fail_on']} met (exit 1): a unit failed or a finding at or above "
-                 f"{s['fail_on']} is open in a compiled file")
+        failed = sum(c["failed"] + c["timeout"] for c in s["compile"].values())
+        levels = ("error",) if s["fail_on"] == "error" else ("error", "warning")
+        gating = sum(s["findings"][sev]["open"] - outside.get(sev, 0) for sev in levels)
+        why = [f"{count(failed, 'failed compile')}"] if failed else []
+        why += [f"{gating} open finding{'' if gating == 1 else 's'} at or above {s['fail_on']} in compiled files"] if gating else []
+        line += f"; --fail-on {s['fail_on']} met (exit 1): {' and '.join(why)}"
     return line
 
 
@@ -214,6 +218,10 @@ def to_markdown(data: dict) -> str:
                 for path, archs, result in failed]
     out += ["", "## Findings", "", "| severity | open | fixed |", "|---|---|---|"]
     out += [f"| {sev} | {s['findings'][sev]['open']} | {s['findings'][sev]['fixed']} |" for sev in SEVERITIES]
+    outside = s.get("findings_not_compiled", {})
+    if any(outside.values()):
+        out += ["", "Of the open ones, in files no unit compiles (reported, meeting no --fail-on): "
+                + ", ".join(f"{outside[sev]} {sev}" for sev in SEVERITIES) + "."]
     if data["defines"]:
         out += ["", "## Build defines", ""]
         out += [f"- `{d['name']}`: " + ", ".join(f"{a}={v or '1'}" for a, v in d["values"].items()) + f" ({d['reason']})"
