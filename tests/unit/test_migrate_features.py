@@ -162,7 +162,7 @@ def test_ptx_trap_becomes_builtin_trap_and_other_asm_stays_open():
     # defined by a plain HIP build) traps with PTX
     cuda = ("__device__ void f(bool categorical, float* r, float v) {\n  if (categorical) {\n    __threadfence();\n"
             "#if defined(USE_ROCM)\n    __builtin_trap();\n#else\n    asm(\"trap;\");\n#endif\n  }\n"
-            "  asm volatile (\"trap;\");\n  asm volatile(\"membar.gl;\" ::: \"memory\");\n}\n")
+            "  asm volatile (\"trap;\");\n  asm volatile(\"nanosleep.u32 100;\" ::: \"memory\");\n}\n")
     assert features.ptx_trap(cuda).count("__builtin_trap();") == 3
     migrated = advice.migrate_tree({"f.cu": (cuda, cuda)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
     assert [(f.line, f.status) for f in migrated.findings["f.cu"] if f.rule == "inline-ptx-asm"] == \

@@ -28,6 +28,10 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  ptx-inline-asm        asm statements whose every PTX instruction has an exact C++ form (lop3, prmt, f16x2
+                        arithmetic, cp.async as a completed copy, ld/st with cache hints, ...) -> that C++
+                        with helpers inserted once per file, and __cvta_generic_to_shared (absent from HIP)
+                        -> its LDS-offset helper (ptx.py; compared with NVIDIA's PTX on random data)
   nvcc-implicit-runtime a .cu unit that includes a tree header before any hip/hip_runtime.h gets it first
                         (nvcc's implicit cuda_runtime.h precedes everything; headers test its include guards)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
@@ -55,7 +59,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cpp, features, warp
+from . import cpp, features, ptx, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -424,6 +428,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
+        ("ptx-inline-asm", "inline PTX whose every instruction has an exact C++ form -> that C++ (ptx.py)",
+         lambda t: ptx.rewrite(t, cuda_only, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("event-wait-flags", "cudaEventWait* flags -> hipEventWait*", features.event_wait_flags),
         ("event-create-flags", "hipEventCreate(&e, flags) -> hipEventCreateWithFlags (CUDA's C++ overload)",
          features.event_create_flags),

@@ -1,0 +1,252 @@
+"""Reference results of inline PTX on an NVIDIA GPU, for the exactness test of migrate's PTX translation.
+
+Each case is an asm statement as real CUDA code writes it (AWQ / Marlin / exllama dequantization, the
+CUDA samples, hand-written integer and f16 code). On a machine with nvcc and an NVIDIA GPU:
+
+    python3 bench/ptx_reference.py --out tests/data/ptx_reference.json
+
+compiles one kernel per case (`nvcc -arch=sm_90`), runs it on SAMPLES random inputs (fixed seed) and
+writes the cases, inputs and outputs (bits, hex). tests/images/test_ptx_exact.py builds the same harness
+with each asm statement replaced by migrate's translation (recipes/migrate/migrate/ptx.py) and compares
+the outputs bit for bit (any NaN matches any NaN: NVIDIA returns its canonical NaN, C++ keeps payloads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SAMPLES = 512
+SEED = 20261206
+
+
+@dataclass(frozen=True)
+class Case:
+    """One asm statement: ins/outs are (C type, name, generator) with generator one of bits (random
+    bits of the type), shift (0..70), float (a float in [-2^20, 2^20]); init: outputs read before the asm
+    (`+r`) start from the input of that name; mem: the statement reads or writes `mem`, four uint32_t
+    that start as four more random inputs and are outputs afterwards."""
+    name: str
+    asm: str
+    ins: tuple[tuple[str, str, str], ...]
+    outs: tuple[tuple[str, str], ...]
+    init: dict[str, str] = field(default_factory=dict)
+    mem: bool = False
+
+
+def _u(name: str, gen: str = "bits") -> tuple[str, str, str]:
+    return ("uint32_t", name, gen)
+
+
+LUTS = (0xEA, 0x96, 0x1E, 0xF8, 0xE4, 0x6A, 0x00, 0xFF, 0x78, 0xB4)
+CASES: list[Case] = [
+    *(Case(f"lop3_{lut:02x}", f'asm volatile("lop3.b32 %0, %1, %2, %3, {lut:#04x};\\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));',
+           (_u("a"), _u("b"), _u("c")), (("uint32_t", "d"),)) for lut in LUTS),
+    Case("lop3_awq_dequant", 'asm volatile("lop3.b32 %0, %1, %2, %3, %4;\\n" : "=r"(d) : "r"(a), "n"(0x000f000f), '
+         '"n"(0x64006400), "n"((0xf0 & 0xcc) | 0xaa));', (_u("a"),), (("uint32_t", "d"),)),
+    Case("prmt_register", 'asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));',
+         (_u("a"), _u("b"), _u("c")), (("uint32_t", "d"),)),
+    Case("prmt_5140", 'asm volatile("prmt.b32 %0, %1, %2, %3;\\n" : "=r"(d) : "r"(a), "n"(0x64006400), "n"(0x5140));',
+         (_u("a"),), (("uint32_t", "d"),)),
+    Case("prmt_sign", 'asm volatile("prmt.b32 %0, %1, %2, 0x9B8A;" : "=r"(d) : "r"(a), "r"(b));',
+         (_u("a"), _u("b")), (("uint32_t", "d"),)),
+    Case("sub_f16x2", 'asm volatile("sub.f16x2 %0, %1, %2;\\n" : "=r"(d) : "r"(a), "r"(b));',
+         (_u("a"), _u("b")), (("uint32_t", "d"),)),
+    Case("add_f16x2", 'asm("add.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));', (_u("a"), _u("b")), (("uint32_t", "d"),)),
+    Case("mul_rn_f16x2", 'asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));', (_u("a"), _u("b")),
+         (("uint32_t", "d"),)),
+    Case("fma_rn_f16x2", 'asm volatile("fma.rn.f16x2 %0, %1, %2, %3;\\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));',
+         (_u("a"), _u("b"), _u("c")), (("uint32_t", "d"),)),
+    Case("fma_awq_scale", 'asm volatile("fma.rn.f16x2 %0, %1, %2, %3;\\n" : "=r"(d) : "r"(a), "r"(0x2c002c00), "r"(0xd400d400));',
+         (_u("a"),), (("uint32_t", "d"),)),
+    Case("add_f16", 'asm("add.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));',
+         (("uint16_t", "a", "bits"), ("uint16_t", "b", "bits")), (("uint16_t", "d"),)),
+    Case("fma_rn_f16", 'asm("fma.rn.f16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(b), "h"(c));',
+         (("uint16_t", "a", "bits"), ("uint16_t", "b", "bits"), ("uint16_t", "c", "bits")), (("uint16_t", "d"),)),
+    Case("add_rn_f32", 'asm("add.rn.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));',
+         (("float", "a", "float"), ("float", "b", "float")), (("float", "d"),)),
+    Case("fma_rn_f32", 'asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c));',
+         (("float", "a", "float"), ("float", "b", "float"), ("float", "c", "float")), (("float", "d"),)),
+    Case("cvt_rn_f16x2_f32", 'asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(a), "f"(b));',
+         (("float", "a", "float"), ("float", "b", "bits")), (("uint32_t", "d"),)),
+    Case("cvt_rn_f16_f32", 'asm("cvt.rn.f16.f32 %0, %1;" : "=h"(d) : "f"(a));', (("float", "a", "float"),),
+         (("uint16_t", "d"),)),
+    Case("cvt_f32_f16", 'asm("cvt.f32.f16 %0, %1;" : "=f"(d) : "h"(a));', (("uint16_t", "a", "bits"),), (("float", "d"),)),
+    Case("mov_pack_b32", 'asm("mov.b32 %0, {%1, %2};" : "=r"(d) : "h"(a), "h"(b));',
+         (("uint16_t", "a", "bits"), ("uint16_t", "b", "bits")), (("uint32_t", "d"),)),
+    Case("mov_unpack_b32", 'asm("mov.b32 {%0, %1}, %2;" : "=h"(lo), "=h"(hi) : "r"(a));', (_u("a"),),
+         (("uint16_t", "lo"), ("uint16_t", "hi"))),
+    Case("mov_pack_b64", 'asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(a), "r"(b));', (_u("a"), _u("b")),
+         (("uint64_t", "d"),)),
+    Case("shl_b32", 'asm("shl.b32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(n));', (_u("a"), _u("n", "shift")), (("uint32_t", "d"),)),
+    Case("shr_u32", 'asm("shr.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(n));', (_u("a"), _u("n", "shift")), (("uint32_t", "d"),)),
+    Case("shr_s32", 'asm("shr.s32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(n));', (("int32_t", "a", "bits"), _u("n", "shift")),
+         (("int32_t", "d"),)),
+    Case("shr_s64", 'asm("shr.s64 %0, %1, %2;" : "=l"(d) : "l"(a), "r"(n));', (("int64_t", "a", "bits"), _u("n", "shift")),
+         (("int64_t", "d"),)),
+    Case("int_alu", 'asm("{\\n\\t.reg .b32 t<3>;\\n\\tadd.u32 t0, %1, %2;\\n\\tmul.lo.u32 t1, t0, %3;\\n\\t'
+         'xor.b32 t2, t1, %1;\\n\\tnot.b32 t2, t2;\\n\\tmad.lo.s32 %0, t2, %2, %3;\\n}" : "=r"(d) : "r"(a), "r"(b), "r"(c));',
+         (_u("a"), _u("b"), _u("c")), (("uint32_t", "d"),)),
+    Case("mul_wide_s32", 'asm("mul.wide.s32 %0, %1, %2;" : "=l"(d) : "r"(a), "r"(b));',
+         (("int32_t", "a", "bits"), ("int32_t", "b", "bits")), (("int64_t", "d"),)),
+    Case("mul_wide_u32", 'asm("mul.wide.u32 %0, %1, %2;" : "=l"(d) : "r"(a), "r"(b));', (_u("a"), _u("b")),
+         (("uint64_t", "d"),)),
+    Case("min_max", 'asm("{\\n.reg .s32 m;\\nmin.s32 m, %1, %2;\\nmax.u32 %0, m, %3;\\n}" : "=r"(d) : "r"(a), "r"(b), "r"(c));',
+         (("int32_t", "a", "bits"), ("int32_t", "b", "bits"), _u("c")), (("uint32_t", "d"),)),
+    Case("setp_selp", 'asm("{\\n  .reg .pred p;\\n  setp.lt.s32 p, %1, %2;\\n  selp.b32 %0, %3, %4, p;\\n}" '
+         ': "=r"(d) : "r"(a), "r"(b), "r"(c), "r"(e));',
+         (("int32_t", "a", "bits"), ("int32_t", "b", "bits"), _u("c"), _u("e")), (("uint32_t", "d"),)),
+    Case("guarded_add", 'asm volatile("{\\n .reg .pred p;\\n setp.hi.u32 p, %1, %2;\\n @p add.u32 %0, %0, %1;\\n'
+         ' @!p sub.u32 %0, %0, %2;\\n}\\n" : "+r"(d) : "r"(a), "r"(b));',
+         (_u("a"), _u("b"), _u("d0")), (("uint32_t", "d"),), init={"d": "d0"}),
+    Case("cvt_ints", 'asm("{\\n.reg .b64 w;\\ncvt.s64.s32 w, %1;\\ncvt.u32.u64 %0, w;\\nshr.u64 w, w, 32;\\n'
+         'cvt.u32.u64 %1, w;\\n}" : "=r"(d), "+r"(a));', (_u("a0"),), (("uint32_t", "d"), ("uint32_t", "a")),
+         init={"a": "a0"}),
+    Case("ld_global_nc_v4", 'asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), '
+         '"=r"(w) : "l"(mem));', (), (("uint32_t", "x"), ("uint32_t", "y"), ("uint32_t", "z"), ("uint32_t", "w")), mem=True),
+    Case("ld_global_s8_offset", 'asm("ld.global.s8 %0, [%1+5];" : "=r"(d) : "l"(mem));', (), (("int32_t", "d"),), mem=True),
+    Case("st_global_cs_v2", 'asm volatile("st.global.cs.v2.u32 [%0+8], {%1, %2};" :: "l"(mem), "r"(a), "r"(b) : "memory");',
+         (_u("a"), _u("b")), (), mem=True),
+]
+
+
+def inputs(case: Case, rng: random.Random) -> list[int]:
+    """One sample's input bits (mem words last)."""
+    sizes = {"uint16_t": 16, "uint32_t": 32, "int32_t": 32, "float": 32, "uint64_t": 64, "int64_t": 64}
+    out = []
+    for ctype, _name, gen in case.ins:
+        if gen == "shift":
+            out.append(rng.randrange(0, 71))
+        elif gen == "float":
+            out.append(struct.unpack("<I", struct.pack("<f", rng.uniform(-2.0**20, 2.0**20) * rng.choice((1, 2.0**-30))))[0])
+        else:
+            out.append(rng.getrandbits(sizes[ctype]))
+    return out + ([rng.getrandbits(32) for _ in range(4)] if case.mem else [])
+
+
+def n_inputs(case: Case) -> int:
+    return len(case.ins) + (4 if case.mem else 0)
+
+
+def n_outputs(case: Case) -> int:
+    return len(case.outs) + (4 if case.mem else 0)
+
+
+def harness(cases: list[Case], bodies: list[str], qualifier: str) -> str:
+    """C++ source of the case functions, `body` in place of each case's asm: `run_case_<i>(in, out, mem)`
+    reads its inputs (uint64_t bit patterns) and writes n_outputs(case); mem: four uint32_t of the
+    sample's own (global memory on the GPU), which the caller fills with the sample's last four input
+    words before the call (a kernel must not write what ld.global.nc reads); qualifier: `__device__` (nvcc) or `` (host)."""
+    src = ["#include <cstdint>", "#include <cstring>", "#include <cstdio>",
+           "template <class T> __host__ __device__ T from_bits(uint64_t b) { T v; memcpy(&v, &b, sizeof v); return v; }",
+           "template <class T> __host__ __device__ uint64_t to_bits(T v) { uint64_t b = 0; memcpy(&b, &v, sizeof v); return b; }"]
+    for i, (case, body) in enumerate(zip(cases, bodies)):
+        lines = [f"{qualifier} void run_case_{i}(const uint64_t* in, uint64_t* out, uint32_t* mem) {{"]
+        for k, (ctype, name, _gen) in enumerate(case.ins):
+            lines.append(f"  {ctype} {name} = from_bits<{ctype}>(in[{k}]);")
+        for ctype, name in case.outs:
+            if name in case.init:
+                continue
+            lines.append(f"  {ctype} {name} = 0;")
+        for name, source in case.init.items():
+            ctype = next(t for t, n in case.outs if n == name)
+            lines.append(f"  {ctype} {name} = {source};")
+        lines.append(f"  {body}")
+        for k, (_ctype, name) in enumerate(case.outs):
+            lines.append(f"  out[{k}] = to_bits({name});")
+        if case.mem:
+            lines.extend(f"  out[{len(case.outs) + w}] = mem[{w}];" for w in range(4))
+        lines.append("}")
+        src.extend(lines)
+    return "\n".join(src) + "\n"
+
+
+def _fill_mem(case: Case, target: str, data: str) -> str:
+    """C++ lines that copy sample s's four mem input words from `data` to `target` (none without mem)."""
+    if not case.mem:
+        return ""
+    stride = n_inputs(case)
+    copy = "".join(f"{target}[{w}] = (uint32_t){data}[s * {stride} + {len(case.ins) + w}]; " for w in range(4))
+    if target == "mem":
+        return f"      {copy}\n"
+    return f"    for (int s = 0; s < {SAMPLES}; ++s) {{ {copy}}}\n"
+
+
+def cuda_program(cases: list[Case], data: list[list[list[int]]]) -> str:
+    """The whole CUDA program: harness with the real asm, one kernel per case over its samples, printing
+    one line `case index out0 out1 ...` (hex) per sample."""
+    src = [harness(cases, [c.asm for c in cases], "__device__")]
+    for i, case in enumerate(cases):
+        src.append(f"__global__ void k{i}(const uint64_t* in, uint64_t* out, uint32_t* mem, int n) {{ int s = blockIdx.x * "
+                   f"blockDim.x + threadIdx.x; if (s < n) run_case_{i}(in + s * {max(n_inputs(case), 1)}, out + s * "
+                   f"{max(n_outputs(case), 1)}, mem + 4 * s); }}")
+    src.append("int main() {\n  uint64_t *in, *out;\n  uint32_t* mem;\n  cudaMallocManaged(&in, 1 << 20);\n  cudaMallocManaged(&out, 1 << 20);\n  cudaMallocManaged(&mem, 1 << 20);")
+    for i, case in enumerate(cases):
+        flat = [v for sample in data[i] for v in (sample or [0])]
+        src.append(f"  {{ static const uint64_t d[] = {{{', '.join(f'{v:#x}ull' for v in flat)}}};\n"
+                   f"    memcpy(in, d, sizeof d);\n{_fill_mem(case, '(mem + 4 * s)', 'd')}    k{i}<<<({SAMPLES} + 127) / 128, 128>>>(in, out, mem, {SAMPLES});\n"
+                   f"    if (cudaDeviceSynchronize() != cudaSuccess) {{ printf(\"error {i}\\n\"); return 1; }}\n"
+                   f"    for (int s = 0; s < {SAMPLES}; ++s) {{ printf(\"case {i} %d\", s);\n"
+                   f"      for (int k = 0; k < {n_outputs(case)}; ++k) printf(\" %llx\", (unsigned long long)out[s * "
+                   f"{max(n_outputs(case), 1)} + k]);\n      printf(\"\\n\"); }} }}")
+    src.append("  return 0;\n}")
+    return "\n".join(src) + "\n"
+
+
+def host_program(cases: list[Case], data: list[list[list[int]]], bodies: list[str]) -> str:
+    """The same harness for the host with `bodies` in place of the asm, printing the same lines."""
+    src = [harness(cases, bodies, ""), "int main() {\n  static uint64_t out[64];\n  static uint32_t mem[4];"]
+    for i, case in enumerate(cases):
+        flat = [v for sample in data[i] for v in (sample or [0])]
+        stride = max(n_inputs(case), 1)
+        src.append(f"  {{ static const uint64_t d[] = {{{', '.join(f'{v:#x}ull' for v in flat)}}};\n"
+                   f"    for (int s = 0; s < {len(data[i])}; ++s) {{\n{_fill_mem(case, 'mem', 'd')}"
+                   f"      run_case_{i}(d + s * {stride}, out, mem);\n"
+                   f"      printf(\"case {i} %d\", s);\n"
+                   f"      for (int k = 0; k < {n_outputs(case)}; ++k) printf(\" %llx\", (unsigned long long)out[k]);\n"
+                   f"      printf(\"\\n\"); }} }}")
+    src.append("  return 0;\n}")
+    return "\n".join(src) + "\n"
+
+
+def sample_inputs() -> list[list[list[int]]]:
+    rng = random.Random(SEED)
+    return [[inputs(case, rng) for _ in range(SAMPLES)] for case in CASES]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90)")
+    args = parser.parse_args(argv)
+    data = sample_inputs()
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = Path(tmp) / "ptx_reference.cu"
+        cu.write_text(cuda_program(CASES, data), encoding="utf-8")
+        subprocess.run(["nvcc", f"-arch={args.arch}", "-O2", "-o", str(Path(tmp) / "ref"), str(cu)], check=True)
+        run = subprocess.run([str(Path(tmp) / "ref")], check=True, capture_output=True, text=True)
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+        nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    outputs: list[list[list[int]]] = [[[] for _ in range(SAMPLES)] for _ in CASES]
+    for line in run.stdout.splitlines():
+        _word, case, sample, *values = line.split()
+        outputs[int(case)][int(sample)] = [int(v, 16) for v in values]
+    result = {"gpu": gpu, "nvcc": nvcc, "arch": args.arch, "seed": SEED, "samples": SAMPLES,
+              "cases": [dict(asdict(case), inputs=[[f"{v:x}" for v in s] for s in data[i]],
+                             outputs=[[f"{v:x}" for v in s] for s in outputs[i]]) for i, case in enumerate(CASES)]}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"ptx_reference: {len(CASES)} cases x {SAMPLES} samples on {gpu} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

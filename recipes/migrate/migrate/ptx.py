@@ -1,0 +1,623 @@
+"""Inline PTX asm statements -> exact C++ (the ptx-inline-asm fixup).
+
+An `asm("...")` statement whose every instruction has an exact C++ form is replaced by a
+`do { ... } while (0)` block that binds each operand once, runs the instructions on their bits and
+writes the outputs back; the helpers (ptx_helpers.h, PTX ISA 8.5 semantics) are inserted once per
+file. A statement with one instruction, operand form or modifier outside the table below is left as it
+is (its `inline-ptx-asm` finding stays open). The translated forms were compared with NVIDIA's own
+PTX on random data (tests/data/ptx_reference.json, made on an NVIDIA GPU by bench/ptx_reference.py).
+
+Instructions translated (d destination, a/b/c sources; .b/.u/.s 16/32/64 unless said):
+  mov (registers, immediates, {lo, hi} packing and unpacking, %tid/%ntid/%ctaid/%nctaid, %clock,
+  %clock64, %laneid in a tree with no HIP path: its lane within CUDA's 32-lane warp),
+  lop3.b32, prmt.b32 (default mode), add / sub / mul / fma .f16 and .f16x2 (.rn or none), add / sub /
+  mul / fma .f32 (.rn or none; no .ftz / .sat), integer add / sub / mul.lo / mul.wide / mad.lo / min / max /
+  and / or / xor / not / shl / shr, setp with an integer compare into a predicate, selp, cvt between
+  integer widths, cvt.rn.f16.f32, cvt.f32.f16, cvt.rn.f16x2.f32, cvta(.to).shared / .global,
+  cp.async.ca / .cg (.shared.global, L2 hints, src-size zero fill) as a completed copy, cp.async.commit_group
+  / wait_group / wait_all (nothing left to wait for), ld / st .global / .shared / generic with cache hints
+  and .v2 / .v4 (not .volatile / .relaxed / .acquire / .release), bar.sync 0 / barrier.sync 0,
+  membar and fence (.cta / .gpu / .sys), trap; .reg declarations and @p / @!p guards.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import cpp
+
+HELPERS = (Path(__file__).with_name("ptx_helpers.h"))
+ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__)\s*)?\(")
+OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
+STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+CVTA_CALL = re.compile(r"(?<![\w.:])__cvta_(generic_to_shared|shared_to_generic)\s*\(")
+CONSTRAINT_WIDTH = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "n": 64, "i": 64}
+UTYPE = {16: "rocmig_ptx::u16", 32: "rocmig_ptx::u32", 64: "rocmig_ptx::u64"}
+STYPE = {16: "short", 32: "int", 64: "long long"}
+SPECIAL = {f"%{reg}.{axis}": f"{var}.{axis}" for reg, var in
+           (("tid", "threadIdx"), ("ntid", "blockDim"), ("ctaid", "blockIdx"), ("nctaid", "gridDim"))
+           for axis in "xyz"}
+SPECIAL.update({"%clock": "clock()", "%clock64": "clock64()"})
+CACHE_HINTS = re.compile(r"^(?:ca|cg|cs|lu|nc|wb|wt|L1::no_allocate|L1::evict_\w+|L2::evict_\w+|L2::\d+B)$")
+FENCES = {"cta": "__threadfence_block()", "gl": "__threadfence()", "gpu": "__threadfence()",
+          "sys": "__threadfence_system()"}
+INT_OPS = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^"}
+COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+           "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+
+
+class Unsupported(Exception):
+    """An instruction or operand form without an exact translation: the statement is left as it is."""
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One asm operand: constraint letter (r, l, h, f, d, n, i), C++ expression, output or not,
+    read-write (`+`)."""
+    letter: str
+    expr: str
+    output: bool
+    readwrite: bool
+
+    @property
+    def width(self) -> int:
+        return CONSTRAINT_WIDTH[self.letter]
+
+
+@dataclass
+class Statement:
+    """A parsed asm statement: text offsets [start, end) of `asm ... )`, its template (escapes decoded),
+    operands in %N order (outputs first), extended (has a ':' part: `%%` is a literal %)."""
+    start: int
+    end: int
+    template: str
+    operands: list[Operand]
+    extended: bool
+
+
+def _split_sections(body: str, blanked: str) -> list[str]:
+    """Split an asm body at its ':' separators. Operand expressions sit inside parentheses, so every
+    ':' outside them (the template is string literals) separates sections, `::` two empty ones."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(blanked):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ":" and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    return parts
+
+
+def _operands(section: str, output: bool) -> list[Operand]:
+    if not section.strip():
+        return []
+    out = []
+    for part in cpp.split_args(section, cpp.blank(section), angle=False):
+        m = OPERAND.match(part)
+        if not m or m.group(2) not in CONSTRAINT_WIDTH:
+            raise Unsupported(f"operand {part.strip()!r}")
+        out.append(Operand(m.group(2), m.group(3).strip(), output, "+" in m.group(1)))
+    return out
+
+
+def _decode(literals: str) -> str:
+    escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'"}
+    return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(1)), literals)
+
+
+def statements(text: str, blanked: str | None = None) -> list[Statement]:
+    """The asm statements of `text` that parse (string-literal template, constraint operands);
+    statements using macros in the template or named operands are left out."""
+    blanked = cpp.blank(text) if blanked is None else blanked
+    found = []
+    for m in ASM_START.finditer(blanked):
+        depth, k = 1, m.end()
+        while k < len(blanked) and depth:
+            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
+            k += 1
+        if depth:
+            continue
+        body, scan = text[m.end():k - 1], blanked[m.end():k - 1]
+        sections = _split_sections(body, scan)
+        if STRING.sub("", sections[0]).strip():
+            continue
+        try:
+            outputs = _operands(sections[1], True) if len(sections) > 1 else []
+            inputs = _operands(sections[2], False) if len(sections) > 2 else []
+        except Unsupported:
+            continue
+        template = _decode("".join(STRING.findall(sections[0])))
+        found.append(Statement(m.start(), k, template, outputs + inputs, len(sections) > 1))
+    return found
+
+
+def _instructions(template: str, extended: bool) -> list[str]:
+    text = re.sub(r"//[^\n]*", "", template)
+    if extended:
+        text = re.sub(r"%(%|=|\d+|[A-Za-z_]\w*)",
+                      lambda m: "%" if m.group(1) == "%" else f"\x00{m.group(1)}" if m.group(1).isdigit()
+                      else (_raise(f"%{m.group(1)}")), text)
+    out = []
+    for piece in re.split(r"[;\n]", text):
+        piece = piece.strip().lstrip("{").strip()  # a scope's braces, never an operand's
+        while piece.endswith("}") and piece.count("}") > piece.count("{"):
+            piece = piece[:-1].strip()
+        if piece:
+            out.append(piece)
+    return out
+
+
+def _raise(what: str) -> str:
+    raise Unsupported(what)
+
+
+class Translator:
+    """Translates one statement's instructions; `code` collects the C++ statements. cuda_warps: the
+    tree has no HIP path, so %laneid is the lane within CUDA's 32-lane warp (as warp.py's rewrites)."""
+
+    def __init__(self, stmt: Statement, cuda_warps: bool):
+        self.stmt = stmt
+        self.cuda_warps = cuda_warps
+        self.regs: dict[str, int] = {}  # declared register -> width (0: predicate)
+        self.code: list[str] = []
+
+    # operands -----------------------------------------------------------------------------------
+    def _name(self, token: str) -> str:
+        return "_r_" + re.sub(r"\W", "_", token.lstrip("%"))
+
+    def read(self, token: str, width: int) -> str:
+        """C++ expression of `token` as an unsigned value of `width` bits."""
+        token = token.strip()
+        if token.startswith("\x00"):
+            n = int(token[1:])
+            if n >= len(self.stmt.operands):
+                raise Unsupported(f"operand %{n}")
+            return f"(({UTYPE[width]})_p{n})"
+        if token in self.regs:
+            if self.regs[token] == 0:
+                return f"({self._name(token)} ? 1u : 0u)"
+            return f"(({UTYPE[width]}){self._name(token)})"
+        if token in SPECIAL:
+            return f"(({UTYPE[width]}){SPECIAL[token]})"
+        if token == "%laneid" and self.cuda_warps:
+            return f"(({UTYPE[width]})(__lane_id() & 31))"
+        m = re.fullmatch(r"(-?)(0[xX][0-9a-fA-F]+|\d+)[uU]?", token)
+        if m:
+            return f"(({UTYPE[width]})({m.group(1)}{m.group(2)}ull))"
+        m = re.fullmatch(r"0[fF]([0-9a-fA-F]{8})", token)
+        if m and width == 32:
+            return f"((rocmig_ptx::u32)0x{m.group(1)}u)"
+        raise Unsupported(f"operand {token!r}")
+
+    def pred(self, token: str) -> str:
+        token = token.strip()
+        if self.regs.get(token) == 0:
+            return self._name(token)
+        raise Unsupported(f"predicate {token!r}")
+
+    def write(self, token: str, width: int, expr: str) -> None:
+        token = token.strip()
+        if token.startswith("\x00"):
+            n = int(token[1:])
+            if n >= len(self.stmt.operands) or not self.stmt.operands[n].output:
+                raise Unsupported(f"output %{n}")
+            self.code.append(f"_p{n} = ({UTYPE[width]})({expr});")
+        elif self.regs.get(token, -1) > 0:
+            self.code.append(f"{self._name(token)} = ({UTYPE[width]})({expr});")
+        else:
+            raise Unsupported(f"destination {token!r}")
+
+    def write_pred(self, token: str, expr: str) -> None:
+        self.code.append(f"{self.pred(token)} = ({expr});")
+
+    # instructions -------------------------------------------------------------------------------
+    def instruction(self, text: str) -> None:
+        guard = re.match(r"@(!?)(%?\w+)\s+", text)
+        if guard:
+            mark = len(self.code)
+            self.instruction(text[guard.end():])
+            body = " ".join(self.code[mark:])
+            del self.code[mark:]
+            self.code.append(f"if ({'!' if guard.group(1) else ''}{self.pred(guard.group(2))}) {{ {body} }}")
+            return
+        m = re.match(r"([\w.:]+)\s*(.*)$", text, re.S)
+        if not m:
+            raise Unsupported(text)
+        opcode, rest = m.group(1), m.group(2)
+        if opcode == ".reg":
+            return self.declare(rest)
+        args = [a.strip() for a in _split_top(rest)] if rest.strip() else []
+        parts = opcode.split(".")
+        handler = getattr(self, "op_" + parts[0], None)
+        if handler is None:
+            raise Unsupported(opcode)
+        handler(parts[1:], args)
+
+    def declare(self, rest: str) -> None:
+        m = re.match(r"\.(pred|[bsuf](?:16|32|64))\s+(.+)$", rest.strip())
+        if not m:
+            raise Unsupported(".reg " + rest)
+        width = 0 if m.group(1) == "pred" else int(m.group(1)[1:])
+        for name in _split_top(m.group(2)):
+            name = name.strip()
+            count = re.fullmatch(r"(%?\w+)<(\d+)>", name)
+            names = [f"{count.group(1)}{i}" for i in range(int(count.group(2)))] if count else [name]
+            for reg in names:
+                if not re.fullmatch(r"%?[A-Za-z_]\w*", reg):
+                    raise Unsupported(".reg " + reg)
+                self.regs[reg] = width
+                self.code.append(f"bool {self._name(reg)} = false;" if width == 0
+                                 else f"{UTYPE[width]} {self._name(reg)} = 0;")
+
+    @staticmethod
+    def _type(parts: list[str]) -> tuple[str, int]:
+        last = parts[-1] if parts else ""
+        m = re.fullmatch(r"([bsuf])(16|32|64)", last)
+        if not m:
+            raise Unsupported("type ." + last)
+        return m.group(1), int(m.group(2))
+
+    def op_mov(self, mods: list[str], args: list[str]) -> None:
+        if mods == ["pred"]:
+            return self.write_pred(args[0], self.pred(args[1]))
+        kind, width = self._type(mods)
+        if len(mods) != 1 or len(args) != 2:
+            raise Unsupported("mov." + ".".join(mods))
+        dst, src = args
+        if src.startswith("{"):
+            pieces = _vector(src)
+            half = width // len(pieces)
+            if half not in (16, 32) or len(pieces) != 2:
+                raise Unsupported("mov pack " + src)
+            return self.write(dst, width, f"(({UTYPE[width]}){self.read(pieces[0], half)} | "
+                                          f"(({UTYPE[width]}){self.read(pieces[1], half)} << {half}))")
+        if dst.startswith("{"):
+            pieces = _vector(dst)
+            half = width // len(pieces)
+            if half not in (16, 32) or len(pieces) != 2:
+                raise Unsupported("mov unpack " + dst)
+            value = self.read(src, width)
+            self.write(pieces[0], half, value)
+            return self.write(pieces[1], half, f"({value} >> {half})")
+        self.write(dst, width, self.read(src, width))
+
+    def op_lop3(self, mods: list[str], args: list[str]) -> None:
+        if mods != ["b32"] or len(args) != 5:
+            raise Unsupported("lop3")
+        a, b, c, lut = (self.read(x, 32) for x in args[1:])
+        self.write(args[0], 32, f"rocmig_ptx::lop3({a}, {b}, {c}, {lut})")
+
+    def op_prmt(self, mods: list[str], args: list[str]) -> None:
+        if mods != ["b32"] or len(args) != 4:
+            raise Unsupported("prmt mode")
+        a, b, c = (self.read(x, 32) for x in args[1:])
+        self.write(args[0], 32, f"rocmig_ptx::prmt({a}, {b}, {c})")
+
+    def _float(self, op: str, mods: list[str], args: list[str]) -> bool:
+        """add / sub / mul / fma on .f16, .f16x2, .f32 (rounding .rn or none); False when not float."""
+        if not mods or mods[-1] not in ("f16", "f16x2", "f32"):
+            return False
+        if mods[:-1] not in ([], ["rn"]) or (op == "fma" and mods[:-1] != ["rn"]):
+            raise Unsupported(f"{op}." + ".".join(mods))
+        ftype = mods[-1]
+        width = 16 if ftype == "f16" else 32
+        n = 3 if op == "fma" else 2
+        if len(args) != n + 1:
+            raise Unsupported(op)
+        values = ", ".join(self.read(x, width) for x in args[1:])
+        suffix = {"f16": "f16", "f16x2": "f16x2", "f32": "f32"}[ftype]
+        self.write(args[0], width, f"rocmig_ptx::{op}_{suffix}({values})")
+        return True
+
+    def _int(self, op: str, mods: list[str], args: list[str]) -> None:
+        kind, width = self._type(mods)
+        if kind == "f":
+            raise Unsupported(f"{op}." + ".".join(mods))
+        extra = mods[:-1]
+        if op == "mul" and extra == ["wide"] and width == 32 and kind in "us":
+            cast = "(long long)(int)" if kind == "s" else "(rocmig_ptx::u64)"
+            return self.write(args[0], 64, f"(rocmig_ptx::u64)({cast}{self.read(args[1], 32)} * "
+                                           f"{cast}{self.read(args[2], 32)})")
+        if op in ("mul", "mad"):
+            if extra != ["lo"]:
+                raise Unsupported(f"{op}." + ".".join(mods))
+            value = f"({self.read(args[1], width)} * {self.read(args[2], width)})"
+            if op == "mad":
+                value = f"({value} + {self.read(args[3], width)})"
+            return self.write(args[0], width, value)
+        if extra:
+            raise Unsupported(f"{op}." + ".".join(mods))
+        if op in ("min", "max"):
+            a, b = self.read(args[1], width), self.read(args[2], width)
+            if kind == "s":
+                a, b = f"({STYPE[width]}){a}", f"({STYPE[width]}){b}"
+            return self.write(args[0], width, f"(({a} {'<' if op == 'min' else '>'} {b}) ? {a} : {b})")
+        self.write(args[0], width, f"({self.read(args[1], width)} {INT_OPS[op]} {self.read(args[2], width)})")
+
+    def op_add(self, mods: list[str], args: list[str]) -> None:
+        if not self._float("add", mods, args):
+            self._int("add", mods, args)
+
+    def op_sub(self, mods: list[str], args: list[str]) -> None:
+        if not self._float("sub", mods, args):
+            self._int("sub", mods, args)
+
+    def op_mul(self, mods: list[str], args: list[str]) -> None:
+        if not self._float("mul", mods, args):
+            self._int("mul", mods, args)
+
+    def op_fma(self, mods: list[str], args: list[str]) -> None:
+        if not self._float("fma", mods, args):
+            raise Unsupported("fma." + ".".join(mods))
+
+    def op_mad(self, mods: list[str], args: list[str]) -> None:
+        self._int("mad", mods, args)
+
+    def op_min(self, mods: list[str], args: list[str]) -> None:
+        self._int("min", mods, args)
+
+    def op_max(self, mods: list[str], args: list[str]) -> None:
+        self._int("max", mods, args)
+
+    def _bitwise(self, op: str, mods: list[str], args: list[str]) -> None:
+        if mods == ["pred"]:
+            a, b = self.pred(args[1]), self.pred(args[2])
+            return self.write_pred(args[0], f"{a} {INT_OPS[op]} {b}")
+        self._int(op, mods, args)
+
+    def op_and(self, mods: list[str], args: list[str]) -> None:
+        self._bitwise("and", mods, args)
+
+    def op_or(self, mods: list[str], args: list[str]) -> None:
+        self._bitwise("or", mods, args)
+
+    def op_xor(self, mods: list[str], args: list[str]) -> None:
+        self._bitwise("xor", mods, args)
+
+    def op_not(self, mods: list[str], args: list[str]) -> None:
+        if mods == ["pred"]:
+            return self.write_pred(args[0], f"!{self.pred(args[1])}")
+        _kind, width = self._type(mods)
+        self.write(args[0], width, f"~{self.read(args[1], width)}")
+
+    def _shift(self, left: bool, mods: list[str], args: list[str]) -> None:
+        kind, width = self._type(mods)
+        if len(mods) != 1 or width == 16 or kind == "f":
+            raise Unsupported("shift ." + ".".join(mods))
+        name = f"shl{width}" if left else f"shr_{'s' if kind == 's' else 'u'}{width}"
+        self.write(args[0], width, f"rocmig_ptx::{name}({self.read(args[1], width)}, {self.read(args[2], 32)})")
+
+    def op_shl(self, mods: list[str], args: list[str]) -> None:
+        self._shift(True, mods, args)
+
+    def op_shr(self, mods: list[str], args: list[str]) -> None:
+        self._shift(False, mods, args)
+
+    def op_setp(self, mods: list[str], args: list[str]) -> None:
+        if len(mods) != 2 or mods[0] not in COMPARE or len(args) != 3:
+            raise Unsupported("setp." + ".".join(mods))
+        kind, width = self._type(mods[1:])
+        if kind == "f" or (kind == "b" and mods[0] not in ("eq", "ne")):
+            raise Unsupported("setp." + ".".join(mods))
+        if mods[0] in ("lo", "ls", "hi", "hs") and kind != "u":
+            raise Unsupported("setp." + ".".join(mods))
+        a, b = self.read(args[1], width), self.read(args[2], width)
+        if kind == "s":
+            a, b = f"({STYPE[width]}){a}", f"({STYPE[width]}){b}"
+        self.write_pred(args[0], f"{a} {COMPARE[mods[0]]} {b}")
+
+    def op_selp(self, mods: list[str], args: list[str]) -> None:
+        _kind, width = self._type(mods)
+        if len(mods) != 1 or len(args) != 4:
+            raise Unsupported("selp")
+        self.write(args[0], width, f"({self.pred(args[3])} ? {self.read(args[1], width)} : {self.read(args[2], width)})")
+
+    def op_cvt(self, mods: list[str], args: list[str]) -> None:
+        if len(args) == 3 and mods == ["rn", "f16x2", "f32"]:
+            return self.write(args[0], 32, f"rocmig_ptx::cvt_rn_f16x2_f32({self.read(args[1], 32)}, "
+                                           f"{self.read(args[2], 32)})")
+        if len(args) != 2:
+            raise Unsupported("cvt." + ".".join(mods))
+        if mods == ["rn", "f16", "f32"]:
+            return self.write(args[0], 16, f"rocmig_ptx::b16((_Float16)rocmig_ptx::f32({self.read(args[1], 32)}))")
+        if mods == ["f32", "f16"]:
+            return self.write(args[0], 32, f"rocmig_ptx::b32((float)rocmig_ptx::f16({self.read(args[1], 16)}))")
+        if len(mods) == 2 and all(re.fullmatch(r"[us](16|32|64)", t) for t in mods):
+            dkind, dwidth = self._type(mods[:1])
+            skind, swidth = self._type(mods[1:])
+            value = self.read(args[1], swidth)
+            if skind == "s":
+                value = f"({STYPE[swidth]}){value}"
+            return self.write(args[0], dwidth, value)
+        raise Unsupported("cvt." + ".".join(mods))
+
+    def op_cvta(self, mods: list[str], args: list[str]) -> None:
+        if len(args) != 2 or mods[-1] not in ("u32", "u64"):
+            raise Unsupported("cvta." + ".".join(mods))
+        width = int(mods[-1][1:])
+        space = [m for m in mods[:-1] if m != "to"]
+        value = self.read(args[1], 64)
+        if space == ["shared"] and "to" in mods:
+            return self.write(args[0], width, f"rocmig_ptx::cvta_generic_to_shared((const void*){value})")
+        if space == ["shared"]:
+            return self.write(args[0], width, f"rocmig_ptx::bits(rocmig_ptx::cvta_shared_to_generic({value}))")
+        if space == ["global"]:
+            return self.write(args[0], width, value)
+        raise Unsupported("cvta." + ".".join(mods))
+
+    def _address(self, token: str, space: str, ctype: str) -> str:
+        m = re.fullmatch(r"\[\s*([^\]+\-]+?)\s*(?:([+-])\s*(\w+)\s*)?\]", token.strip())
+        if not m:
+            raise Unsupported(f"address {token!r}")
+        base = self.read(m.group(1), 64)
+        if m.group(2):
+            base = f"({base} {m.group(2)} {self.read(m.group(3), 64)})"
+        if space == "shared":
+            return f"rocmig_ptx::shared_ptr<{ctype}>({base})"
+        return f"rocmig_ptx::global_ptr<{ctype}>({base})"
+
+    def _memory(self, mods: list[str]) -> tuple[str, int, int, str]:
+        space = "generic"
+        if mods and mods[0] in ("global", "shared"):
+            space, mods = mods[0], mods[1:]
+        if mods and mods[0] == "shared::cta":
+            space, mods = "shared", mods[1:]
+        lanes = 1
+        kind, width = "", 0
+        for mod in mods:
+            if re.fullmatch(r"v[24]", mod):
+                lanes = int(mod[1:])
+            elif re.fullmatch(r"[bsuf](8|16|32|64)", mod):
+                kind, width = mod[0], int(mod[1:])
+            elif not CACHE_HINTS.match(mod):
+                raise Unsupported("memory modifier ." + mod)
+        if not width:
+            raise Unsupported("memory type")
+        ctype = {8: "unsigned char", 16: "rocmig_ptx::u16", 32: "rocmig_ptx::u32", 64: "rocmig_ptx::u64"}[width]
+        if kind == "s" and width == 8:
+            ctype = "signed char"
+        return space, lanes, width, ctype
+
+    def op_ld(self, mods: list[str], args: list[str]) -> None:
+        space, lanes, width, ctype = self._memory(mods)
+        dsts = _vector(args[0]) if args[0].startswith("{") else [args[0]]
+        if len(dsts) != lanes or len(args) != 2:
+            raise Unsupported("ld operands")
+        pointer = self._address(args[1], space, f"const {ctype}")
+        reg = max(width, 16)
+        for lane, dst in enumerate(dsts):
+            if dst.strip() == "_":
+                continue
+            self.write(dst, reg if width != 8 else 32, f"{pointer}[{lane}]")
+
+    def op_st(self, mods: list[str], args: list[str]) -> None:
+        space, lanes, width, ctype = self._memory(mods)
+        srcs = _vector(args[1]) if args[1].startswith("{") else [args[1]]
+        if len(srcs) != lanes or len(args) != 2:
+            raise Unsupported("st operands")
+        pointer = self._address(args[0], space, ctype)
+        for lane, src in enumerate(srcs):
+            self.code.append(f"{pointer}[{lane}] = ({ctype}){self.read(src, max(width, 16))};")
+
+    def op_cp(self, mods: list[str], args: list[str]) -> None:
+        if mods[:1] != ["async"]:
+            raise Unsupported("cp." + ".".join(mods))
+        rest = mods[1:]
+        if rest in (["commit_group"], ["wait_all"]) or (rest == ["wait_group"] and len(args) == 1):
+            self.code.append("(void)0;")
+            return
+        if not rest or rest[0] not in ("ca", "cg"):
+            raise Unsupported("cp." + ".".join(mods))
+        spaces = [m for m in rest[1:] if not m.startswith("L2::")]
+        if spaces not in (["shared", "global"], ["shared::cta", "global"]):
+            raise Unsupported("cp." + ".".join(mods))
+        if "L2::cache_hint" in rest:
+            args = args[:-1]
+        if len(args) not in (3, 4):
+            raise Unsupported("cp.async operands")
+        dst = _bracket(args[0])
+        src = _bracket(args[1])
+        size = self.read(args[2], 32)
+        src_size = self.read(args[3], 32) if len(args) == 4 else size
+        self.code.append(f"rocmig_ptx::cp_async({self.read(dst, 64)}, {self.read(src, 64)}, {size}, {src_size});")
+
+    def _barrier(self, mods: list[str], args: list[str]) -> None:
+        if [m for m in mods if m != "aligned"] != ["sync"] or len(args) != 1 or self.read(args[0], 32) != "((rocmig_ptx::u32)(0ull))":
+            raise Unsupported("bar." + ".".join(mods))
+        self.code.append("__syncthreads();")
+
+    def op_bar(self, mods: list[str], args: list[str]) -> None:
+        self._barrier(mods, args)
+
+    def op_barrier(self, mods: list[str], args: list[str]) -> None:
+        self._barrier(mods, args)
+
+    def op_membar(self, mods: list[str], args: list[str]) -> None:
+        if len(mods) != 1 or mods[0] not in FENCES or args:
+            raise Unsupported("membar." + ".".join(mods))
+        self.code.append(FENCES[mods[0]] + ";")
+
+    def op_fence(self, mods: list[str], args: list[str]) -> None:
+        if len(mods) != 2 or mods[0] not in ("acq_rel", "sc") or mods[1] not in FENCES or args:
+            raise Unsupported("fence." + ".".join(mods))
+        self.code.append(FENCES[mods[1]] + ";")
+
+    def op_trap(self, mods: list[str], args: list[str]) -> None:
+        if mods or args:
+            raise Unsupported("trap")
+        self.code.append("__builtin_trap();")
+
+
+def _split_top(text: str) -> list[str]:
+    return cpp.split_args(text, angle=False)
+
+
+def _vector(token: str) -> list[str]:
+    token = token.strip()
+    if not (token.startswith("{") and token.endswith("}")):
+        raise Unsupported(f"vector {token!r}")
+    return [t.strip() for t in token[1:-1].split(",")]
+
+
+def _bracket(token: str) -> str:
+    m = re.fullmatch(r"\[\s*([^\]]+?)\s*\]", token.strip())
+    if not m:
+        raise Unsupported(f"address {token!r}")
+    return m.group(1)
+
+
+def translate(stmt: Statement, cuda_warps: bool) -> str:
+    """C++ for one asm statement: a `do { ... } while (0)` block in place of `asm(...)`. Raises
+    Unsupported when any part has no exact translation."""
+    tr = Translator(stmt, cuda_warps)
+    for text in _instructions(stmt.template, stmt.extended):
+        tr.instruction(text)
+    binds = []
+    for n, op in enumerate(stmt.operands):
+        if op.output and not op.readwrite:
+            binds.append(f"rocmig_ptx::u64 _p{n} = 0;")
+        elif op.letter == "f":
+            binds.append(f"rocmig_ptx::u64 _p{n} = rocmig_ptx::bits((float)({op.expr}));")
+        elif op.letter == "d":
+            binds.append(f"rocmig_ptx::u64 _p{n} = rocmig_ptx::bits((double)({op.expr}));")
+        else:
+            binds.append(f"rocmig_ptx::u64 _p{n} = rocmig_ptx::bits({op.expr});")
+    outs = [f"rocmig_ptx::assign<{op.width}>({op.expr}, _p{n});"
+            for n, op in enumerate(stmt.operands) if op.output]
+    summary = "; ".join(_instructions(stmt.template, stmt.extended)).replace("\x00", "%").replace("*/", "* /")
+    body = " ".join(binds + tr.code + outs)
+    return f"do {{ /* PTX: {summary} */ {body} }} while (0)"
+
+
+def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -> str:
+    """`text` with every translatable asm statement replaced (see module doc) and __cvta_generic_to_shared
+    / __cvta_shared_to_generic calls (absent from HIP) mapped to the helpers; the helpers are inserted
+    after the includes when anything changed. dead: 1-based lines not compiled on AMD (left alone)."""
+    if "asm" not in text and "__cvta_" not in text:
+        return text
+    from .features import insert_after_includes  # features imports nothing of this module
+    dead = dead or set()
+    blanked = cpp.blank(text)
+    changed = False
+    for m in reversed(list(CVTA_CALL.finditer(blanked))):
+        if cpp.line_of(text, m.start()) not in dead:
+            text = text[:m.start()] + f"rocmig_ptx::cvta_{m.group(1)}" + text[m.end() - 1:]
+            changed = True
+    blanked = cpp.blank(text)
+    for stmt in reversed(statements(text, blanked)):
+        if cpp.line_of(text, stmt.start) in dead:
+            continue
+        try:
+            code = translate(stmt, cuda_warps)
+        except Unsupported:
+            continue
+        text = text[:stmt.start] + code + text[stmt.end:]
+        changed = True
+    if not changed or "#define ROCMIG_PTX_HELPERS" in text:
+        return text
+    return insert_after_includes(text, HELPERS.read_text(encoding="utf-8"))

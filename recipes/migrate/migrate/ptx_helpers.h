@@ -1,0 +1,134 @@
+#ifndef ROCMIG_PTX_HELPERS
+#define ROCMIG_PTX_HELPERS
+// Exact C++ forms of the PTX instructions of this file's inline asm (rocmig migrate, fixup ptx-inline-asm).
+// Every PTX register is held as its bits (16, 32 or 64); the semantics follow the PTX ISA 8.5 reference.
+namespace rocmig_ptx {
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef _Float16 f16x2_t __attribute__((ext_vector_type(2)));
+
+// The bits of an asm operand: integers and enums converted, pointers as addresses, floats and
+// 2/4/8-byte structs (__half2, ...) bit for bit.
+template <class T> __host__ __device__ inline u64 bits(const T& v) {
+  if constexpr (__is_pointer(T)) {
+    return (u64)(__UINTPTR_TYPE__)v;
+  } else if constexpr (__is_integral(T) || __is_enum(T)) {
+    return (u64)v;
+  } else if constexpr (sizeof(T) == 2) {
+    return __builtin_bit_cast(u16, v);
+  } else if constexpr (sizeof(T) == 4) {
+    return __builtin_bit_cast(u32, v);
+  } else {
+    return __builtin_bit_cast(u64, v);
+  }
+}
+// An asm output: `bits` (of the PTX register's width W) written to the operand's own type.
+template <int W, class T> __host__ __device__ inline void assign(T& out, u64 value) {
+  if constexpr (__is_integral(T) || __is_enum(T)) {
+    out = (T)value;
+  } else if constexpr (__is_pointer(T)) {
+    out = (T)(__UINTPTR_TYPE__)value;
+  } else if constexpr (sizeof(T) == 2) {
+    out = __builtin_bit_cast(T, (u16)value);
+  } else if constexpr (sizeof(T) == 4) {
+    out = __builtin_bit_cast(T, (u32)value);
+  } else {
+    out = __builtin_bit_cast(T, value);
+  }
+}
+__host__ __device__ inline float f32(u32 b) { return __builtin_bit_cast(float, b); }
+__host__ __device__ inline u32 b32(float f) { return __builtin_bit_cast(u32, f); }
+__host__ __device__ inline double f64(u64 b) { return __builtin_bit_cast(double, b); }
+__host__ __device__ inline u64 b64(double f) { return __builtin_bit_cast(u64, f); }
+__host__ __device__ inline _Float16 f16(u16 b) { return __builtin_bit_cast(_Float16, b); }
+__host__ __device__ inline u16 b16(_Float16 h) { return __builtin_bit_cast(u16, h); }
+__host__ __device__ inline f16x2_t f16x2(u32 b) { return __builtin_bit_cast(f16x2_t, b); }
+__host__ __device__ inline u32 b32(f16x2_t h) { return __builtin_bit_cast(u32, h); }
+
+// lop3.b32: bit i of the result is bit ((a_i << 2) | (b_i << 1) | c_i) of lut (PTX: F(0xF0, 0xCC, 0xAA)).
+__host__ __device__ inline u32 lop3(u32 a, u32 b, u32 c, u32 lut) {
+  u32 r = 0;
+  for (int k = 0; k < 8; ++k) {
+    if ((lut >> k) & 1u) {
+      r |= ((k & 4) ? a : ~a) & ((k & 2) ? b : ~b) & ((k & 1) ? c : ~c);
+    }
+  }
+  return r;
+}
+// prmt.b32 (default mode): result byte n is byte (c >> 4n) & 7 of {b, a}; with bit 3 of that nibble set,
+// the selected byte's sign bit is replicated over all 8 bits.
+__host__ __device__ inline u32 prmt(u32 a, u32 b, u32 c) {
+  u64 both = ((u64)b << 32) | a;
+  u32 r = 0;
+  for (int n = 0; n < 4; ++n) {
+    u32 sel = (c >> (4 * n)) & 0xFu;
+    u32 byte = (u32)(both >> (8 * (sel & 7u))) & 0xFFu;
+    if (sel & 8u) byte = (byte & 0x80u) ? 0xFFu : 0u;
+    r |= byte << (8 * n);
+  }
+  return r;
+}
+// shl / shr: PTX clamps shift amounts above the register width (C++ leaves them undefined).
+__host__ __device__ inline u32 shl32(u32 a, u32 n) { return n > 31 ? 0u : a << n; }
+__host__ __device__ inline u32 shr_u32(u32 a, u32 n) { return n > 31 ? 0u : a >> n; }
+__host__ __device__ inline u32 shr_s32(u32 a, u32 n) { return (u32)((int)a >> (n > 31 ? 31 : n)); }
+__host__ __device__ inline u64 shl64(u64 a, u32 n) { return n > 63 ? 0ull : a << n; }
+__host__ __device__ inline u64 shr_u64(u64 a, u32 n) { return n > 63 ? 0ull : a >> n; }
+__host__ __device__ inline u64 shr_s64(u64 a, u32 n) { return (u64)((long long)a >> (n > 63 ? 63 : n)); }
+
+#pragma clang fp contract(off)
+// f16 / f16x2 / f32 arithmetic, round to nearest even, one rounding per instruction (fma: one rounding).
+__host__ __device__ inline u32 add_f16x2(u32 a, u32 b) { return b32(f16x2(a) + f16x2(b)); }
+__host__ __device__ inline u32 sub_f16x2(u32 a, u32 b) { return b32(f16x2(a) - f16x2(b)); }
+__host__ __device__ inline u32 mul_f16x2(u32 a, u32 b) { return b32(f16x2(a) * f16x2(b)); }
+__host__ __device__ inline u32 fma_f16x2(u32 a, u32 b, u32 c) {
+  return b32(__builtin_elementwise_fma(f16x2(a), f16x2(b), f16x2(c)));
+}
+__host__ __device__ inline u16 add_f16(u16 a, u16 b) { return b16(f16(a) + f16(b)); }
+__host__ __device__ inline u16 sub_f16(u16 a, u16 b) { return b16(f16(a) - f16(b)); }
+__host__ __device__ inline u16 mul_f16(u16 a, u16 b) { return b16(f16(a) * f16(b)); }
+__host__ __device__ inline u16 fma_f16(u16 a, u16 b, u16 c) {
+  return b16(__builtin_elementwise_fma(f16(a), f16(b), f16(c)));
+}
+__host__ __device__ inline u32 add_f32(u32 a, u32 b) { return b32(f32(a) + f32(b)); }
+__host__ __device__ inline u32 sub_f32(u32 a, u32 b) { return b32(f32(a) - f32(b)); }
+__host__ __device__ inline u32 mul_f32(u32 a, u32 b) { return b32(f32(a) * f32(b)); }
+__host__ __device__ inline u32 fma_f32(u32 a, u32 b, u32 c) { return b32(__builtin_fmaf(f32(a), f32(b), f32(c))); }
+#pragma clang fp contract(on)
+// cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower half.
+__host__ __device__ inline u32 cvt_rn_f16x2_f32(u32 a, u32 b) {
+  return ((u32)b16((_Float16)f32(a)) << 16) | b16((_Float16)f32(b));
+}
+
+// Shared (LDS) addresses: CUDA's shared window offsets are AMDGPU's address space 3 offsets.
+__device__ inline u64 cvta_generic_to_shared(const void* p) {
+  return (u32)(__UINTPTR_TYPE__)(const __attribute__((address_space(3))) char*)p;
+}
+__device__ inline void* cvta_shared_to_generic(u64 a) {
+  return (void*)(__attribute__((address_space(3))) char*)(__UINTPTR_TYPE__)(u32)a;
+}
+template <class T> __device__ inline T* shared_ptr(u64 a) { return (T*)cvta_shared_to_generic(a); }
+template <class T> __device__ inline T* global_ptr(u64 a) { return (T*)(__UINTPTR_TYPE__)a; }
+
+// cp.async.{ca,cg}.shared.global [dst], [src], cp_size{, src_size}: the copy is done when the
+// instruction returns (a completed copy is one the later cp.async.wait_* would wait for); bytes from
+// src_size up to cp_size are zero (PTX: the rest of the destination is filled with zeros).
+__device__ inline void cp_async(u64 dst, u64 src, u32 cp_size, u32 src_size) {
+  unsigned char* d = shared_ptr<unsigned char>(dst);
+  const unsigned char* s = global_ptr<const unsigned char>(src);
+  if (src_size >= cp_size) {
+    if (cp_size == 16) {
+      typedef u32 v4 __attribute__((ext_vector_type(4)));
+      *(v4*)d = *(const v4*)s;
+    } else if (cp_size == 8) {
+      *(u64*)d = *(const u64*)s;
+    } else {
+      *(u32*)d = *(const u32*)s;
+    }
+    return;
+  }
+  for (u32 i = 0; i < cp_size; ++i) d[i] = i < src_size ? s[i] : 0;
+}
+}  // namespace rocmig_ptx
+#endif

@@ -1,0 +1,217 @@
+"""migrate's inline-PTX translation (recipes/migrate/migrate/ptx.py) against NVIDIA's own PTX.
+
+tests/images/sources/ptx_reference.json holds each case's asm statement, 512 random inputs and the
+outputs an NVIDIA H100 gave (bench/ptx_reference.py, nvcc 13.0, sm_90). Here every statement is
+translated by ptx.translate, built for the host with the dev image's clang (the helpers are
+__host__ __device__ C++) and run on the same inputs: the outputs must match bit for bit, except that
+any NaN matches any NaN (NVIDIA returns its canonical NaN, C++ keeps the payload). Then a tree with
+real asm shapes (AWQ's dequantization, Marlin's cp.async helpers, an LDS load, %laneid) goes through the
+whole recipe and compiles for gfx942 and gfx1100 with the inline-ptx-asm findings closed, while an
+mma.sync statement (no exact C++ form) is left as it is and its finding explains the failed compile.
+
+Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped when it is not built.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.images.test_migrate_cases import ROOT, image_or_skip, run_recipe
+
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from migrate import ptx  # noqa: E402
+from ptx_reference import Case, host_program  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+SOURCES = Path(__file__).parent / "sources"
+REFERENCE = SOURCES / "ptx_reference.json"
+
+
+def _is_nan(bits: int, width: int) -> bool:
+    if width == 16:
+        return (bits >> 10) & 0x1F == 0x1F and bits & 0x3FF != 0
+    if width == 32:
+        return (bits >> 23) & 0xFF == 0xFF and bits & 0x7FFFFF != 0
+    return False
+
+
+def _same(ref: int, got: int, lanes: tuple[int, ...]) -> bool:
+    """Equal bits, or NaN in both for each float lane (lane widths in bits, low lane first)."""
+    if ref == got:
+        return True
+    shift = 0
+    for width in lanes:
+        mask = (1 << width) - 1
+        r, g = (ref >> shift) & mask, (got >> shift) & mask
+        if r != g and not (_is_nan(r, width) and _is_nan(g, width)):
+            return False
+        shift += width
+    return True
+
+
+def _lanes(case: Case, ctype: str) -> tuple[int, ...]:
+    if "f16x2" in case.name or "awq_scale" in case.name:
+        return (16, 16)
+    if ctype == "float":
+        return (32,)
+    if ctype == "uint16_t" and ("f16" in case.name):
+        return (16,)
+    return ()
+
+
+def test_translated_ptx_matches_nvidia(tmp_path: Path) -> None:
+    image_or_skip()
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    cases, data, bodies = [], [], []
+    for raw in reference["cases"]:
+        case = Case(raw["name"], raw["asm"], tuple(tuple(x) for x in raw["ins"]), tuple(tuple(x) for x in raw["outs"]),
+                    raw["init"], raw["mem"])
+        (stmt,) = ptx.statements(case.asm)
+        bodies.append(case.asm[:stmt.start] + ptx.translate(stmt, cuda_warps=True) + case.asm[stmt.end:])
+        cases.append(case)
+        data.append([[int(v, 16) for v in sample] for sample in raw["inputs"]])
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "host.cpp").write_text(host_program(cases, data, bodies), encoding="utf-8")
+    (src / "ptx_helpers.h").write_text(ptx.HELPERS.read_text(encoding="utf-8"), encoding="utf-8")
+    run = run_recipe(src, tmp_path / "out", "-c", "clang++-22 -std=c++17 -O1 -D__host__= -D__device__= "
+                     "-include /src/ptx_helpers.h /src/host.cpp -o /out/host && /out/host", entry=("bash",))
+    assert run.returncode == 0, run.stderr[-3000:]
+    got: dict[tuple[int, int], list[int]] = {}
+    for line in run.stdout.splitlines():
+        _word, index, sample, *values = line.split()
+        got[(int(index), int(sample))] = [int(v, 16) for v in values]
+    wrong = []
+    for i, (case, raw) in enumerate(zip(cases, reference["cases"])):
+        types = [ctype for ctype, _name in case.outs] + ["uint32_t"] * (4 if case.mem else 0)
+        for s, expected in enumerate(raw["outputs"]):
+            for k, value in enumerate(expected):
+                if not _same(int(value, 16), got[(i, s)][k], _lanes(case, types[k])):
+                    wrong.append(f"{case.name} sample {s} output {k}: NVIDIA {value}, translated {got[(i, s)][k]:x} "
+                                 f"(inputs {raw['inputs'][s]})")
+    assert len(got) == sum(len(raw["outputs"]) for raw in reference["cases"])
+    assert not wrong, "\n".join(wrong[:20])
+
+
+PIPELINE_TREE = {
+    "dequant.cuh": """#pragma once
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+__inline__ __device__ void dequantize_s4_to_fp16x2(half2 const &source, uint4 *result) {
+  uint32_t *h = reinterpret_cast<uint32_t *>(result);
+  uint32_t const i4s = reinterpret_cast<uint32_t const &>(source);
+  static constexpr uint32_t immLut = (0xf0 & 0xcc) | 0xaa;
+  static constexpr uint32_t BOTTOM_MASK = 0x000f000f;
+  static constexpr uint32_t I4s_TO_F16s_MAGIC_NUM = 0x64006400;
+  asm volatile("lop3.b32 %0, %1, %2, %3, %4;\\n"
+               : "=r"(h[0])
+               : "r"(i4s), "n"(BOTTOM_MASK), "n"(I4s_TO_F16s_MAGIC_NUM), "n"(immLut));
+  asm volatile("sub.f16x2 %0, %1, %2;\\n" : "=r"(h[0]) : "r"(h[0]), "r"(I4s_TO_F16s_MAGIC_NUM));
+  asm volatile("fma.rn.f16x2 %0, %1, %2, %3;\\n" : "=r"(h[1]) : "r"(h[0]), "r"(0x2c002c00), "r"(0xd400d400));
+}
+""",
+    "pipeline.cu": """#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include "dequant.cuh"
+
+__device__ inline void cp_async4_pred(void* smem_ptr, const void* glob_ptr, bool pred = true) {
+  const int BYTES = 16;
+  uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));
+  asm volatile(
+      "{\\n"
+      "   .reg .pred p;\\n"
+      "   setp.ne.b32 p, %0, 0;\\n"
+      "   @p cp.async.cg.shared.global [%1], [%2], %3;\\n"
+      "}\\n" ::"r"((int)pred),
+      "r"(smem), "l"(glob_ptr), "n"(BYTES));
+}
+
+__device__ inline void cp_async4_zfill(void* smem_ptr, const void* glob_ptr, int src_bytes) {
+  uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\\n" ::"r"(smem), "l"(glob_ptr), "r"(src_bytes));
+}
+
+__device__ inline void cp_async_fence() { asm volatile("cp.async.commit_group;\\n" ::); }
+
+template <int n>
+__device__ inline void cp_async_wait() { asm volatile("cp.async.wait_group %0;\\n" ::"n"(n)); }
+
+__device__ inline uint32_t ld_shared(const void* p) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"((uint32_t)__cvta_generic_to_shared(p)));
+  return v;
+}
+
+__global__ void dequant_kernel(const int4* __restrict__ q, uint4* out, int n) {
+  __shared__ int4 tile[128];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  cp_async4_pred(&tile[threadIdx.x], &q[i], i < n);
+  cp_async4_zfill(&tile[threadIdx.x ^ 1], &q[i], (i < n) ? 16 : 0);
+  cp_async_fence();
+  cp_async_wait<0>();
+  __syncthreads();
+  uint32_t w = ld_shared(&tile[threadIdx.x]);
+  uint4 r;
+  dequantize_s4_to_fp16x2(*reinterpret_cast<half2*>(&w), &r);
+  unsigned laneid;
+  asm("mov.u32 %0, %%laneid;" : "=r"(laneid));
+  if (i < n) out[i] = make_uint4(r.x, r.y, r.z + laneid, r.w);
+}
+""",
+}
+
+MMA = """
+__global__ void mma_kernel(const unsigned* a, float* c) {
+  float d0, d1, d2, d3;
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"
+               : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  c[0] = d0 + d1 + d2 + d3;
+}
+"""
+
+
+def _migrate(tmp_path: Path, tree: dict[str, str]) -> dict:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in tree.items():
+        (src / name).write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    run = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--arch", "gfx1100", "--fail-on", "never")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads((out / "run" / "report.json").read_text(encoding="utf-8"))
+
+
+def test_real_asm_shapes_compile_on_both_archs(tmp_path: Path) -> None:
+    image_or_skip()
+    report = _migrate(tmp_path, PIPELINE_TREE)
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    ptx_findings = [f for file in report["files"] for f in file["findings"] if f["rule"] == "inline-ptx-asm"]
+    assert ptx_findings and all(f["status"] == "fixed" for f in ptx_findings), ptx_findings
+    migrated = (tmp_path / "out" / "run" / "hip" / "pipeline.cu").read_text(encoding="utf-8")
+    assert not ptx.statements(migrated)
+    assert "rocmig_ptx::cp_async(" in migrated and "(__lane_id() & 31)" in migrated
+
+
+def test_instruction_without_exact_form_keeps_its_finding(tmp_path: Path) -> None:
+    image_or_skip()
+    tree = dict(PIPELINE_TREE, **{"pipeline.cu": PIPELINE_TREE["pipeline.cu"] + MMA})
+    report = _migrate(tmp_path, tree)
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    failed = unit["compile"]["gfx942"]
+    assert failed["status"] == "failed"
+    assert failed["explained_by"]["rule"] == "inline-ptx-asm"
+    still = [f for file in report["files"] for f in file["findings"]
+             if f["rule"] == "inline-ptx-asm" and f["status"] == "open"]
+    assert [f["file"] for f in still] == ["pipeline.cu"]
+    assert "mma.sync" in (tmp_path / "out" / "run" / "hip" / "pipeline.cu").read_text(encoding="utf-8")

@@ -1,0 +1,124 @@
+"""ptx.py: which asm statements are translated and which are left with their finding. That the
+translations compute what NVIDIA's PTX computes is tests/images/test_ptx_exact.py (reference outputs
+from an NVIDIA GPU)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import cpp, fixups, ptx  # noqa: E402
+
+
+def _translate(asm: str, cuda_warps: bool = True) -> str:
+    (stmt,) = ptx.statements(asm)
+    return ptx.translate(stmt, cuda_warps)
+
+
+def test_sections_with_empty_outputs_and_clobbers() -> None:
+    (stmt,) = ptx.statements('asm volatile("cp.async.wait_group %0;\\n" ::"n"(N) : "memory");')
+    assert stmt.extended and [op.letter for op in stmt.operands] == ["n"] and not stmt.operands[0].output
+
+
+def test_scope_operator_inside_an_operand_is_not_a_section() -> None:
+    (stmt,) = ptx.statements('asm("mov.b32 %0, %1;" : "=r"(out) : "r"(std::max(a, b)));')
+    assert [op.expr for op in stmt.operands] == ["out", "std::max(a, b)"]
+
+
+@pytest.mark.parametrize("asm", [
+    'asm volatile(CP_ASYNC_CG "[%0], [%1], 16;" :: "r"(s), "l"(g));',  # template built from a macro
+    'asm("mov.b32 %[d], %[s];" : [d] "=r"(x) : [s] "r"(y));',  # named operands
+])
+def test_statements_outside_the_parsed_forms_are_not_listed(asm: str) -> None:
+    assert ptx.statements(asm) == []
+
+
+@pytest.mark.parametrize("asm", [
+    'asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, '
+    '{%0,%1,%2,%3};" : "+f"(a), "+f"(b), "+f"(c), "+f"(d) : "r"(x), "r"(x), "r"(x), "r"(x), "r"(x), "r"(x));',
+    'asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(s));',
+    'asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;" : "=r"(v) : "r"(v), "r"(m), "r"(mask));',
+    'asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
+    'asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
+    'asm volatile("bar.sync 1, 64;");',
+    'asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));',
+    'asm("add.ftz.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));',
+    'asm("setp.lt.f32 p, %1, %2;" : "=r"(d) : "f"(a), "f"(b));',
+    'asm volatile("L_%=: bra L_%=;");',
+])
+def test_instructions_without_an_exact_form_are_refused(asm: str) -> None:
+    with pytest.raises(ptx.Unsupported):
+        _translate(asm)
+
+
+def test_laneid_is_the_lane_of_cudas_32_lane_warp_only_in_a_cuda_only_tree() -> None:
+    asm = 'asm("mov.u32 %0, %%laneid;" : "=r"(lane));'
+    assert "(__lane_id() & 31)" in _translate(asm, cuda_warps=True)
+    with pytest.raises(ptx.Unsupported):
+        _translate(asm, cuda_warps=False)
+
+
+def test_each_input_is_evaluated_once_and_outputs_written_back() -> None:
+    code = _translate('asm("add.u32 %0, %1, %1;" : "=r"(out[i]) : "r"(next()));')
+    assert code.count("next()") == 1 and code.count("out[i]") == 1
+    assert code.startswith("do {") and code.endswith("} while (0)")
+
+
+def test_guarded_instruction_and_predicate_register() -> None:
+    code = _translate('asm volatile("{ .reg .pred p; setp.ne.b32 p, %0, 0; @!p st.global.u32 [%1], %2; }" '
+                      ':: "r"(flag), "l"(ptr), "r"(v));')
+    assert "bool _r_p = false;" in code and "if (!_r_p) {" in code
+    assert "rocmig_ptx::global_ptr<rocmig_ptx::u32>" in code
+
+
+SOURCE = """#include <cuda_fp16.h>
+__device__ unsigned f(unsigned a, unsigned b) {
+  unsigned d;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("sub.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+#else
+  d = a - b;
+#endif
+  return d;
+}
+"""
+
+
+def _dead(text: str) -> set[int]:
+    return cpp.dead_lines(cpp.blank(text), cpp.HIPCC_UNDEFINED)
+
+
+def test_asm_in_branches_not_compiled_on_amd_is_left_alone() -> None:
+    assert ptx.rewrite(SOURCE, dead=_dead(SOURCE)) == SOURCE
+
+
+def test_helpers_inserted_once_after_the_includes() -> None:
+    text = SOURCE.replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", "#if 1")
+    out = ptx.rewrite(text, dead=_dead(text))
+    assert out.count("#define ROCMIG_PTX_HELPERS") == 1
+    assert out.index("#include <cuda_fp16.h>") < out.index("#define ROCMIG_PTX_HELPERS") < out.index("__device__ unsigned f")
+    assert "rocmig_ptx::sub_f16x2(" in out and not ptx.statements(out)
+    assert ptx.rewrite(out, dead=_dead(out)) == out
+
+
+def test_cvta_calls_map_to_the_helper_and_untranslatable_files_stay_unchanged() -> None:
+    text = "__device__ unsigned s(void* p) { return (unsigned)__cvta_generic_to_shared(p); }\n"
+    out = ptx.rewrite(text)
+    assert "rocmig_ptx::cvta_generic_to_shared(p)" in out and "#define ROCMIG_PTX_HELPERS" in out
+    only_mma = 'asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0}, {%1}, {%2}, {%0};" : "+f"(c) : "r"(a), "r"(b));\n'
+    assert ptx.rewrite(only_mma) == only_mma
+
+
+def test_fixup_is_recorded_on_the_asm_lines() -> None:
+    cuda = SOURCE.replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", "#if 1")
+    hip = cuda.replace("cuda_fp16.h", "hip/hip_fp16.h")
+    mapping = list(range(len(cuda.split("\n"))))
+    text, fixes = fixups.apply_all("f.cu", cuda, hip, [], mapping, cuda_only=True)
+    (fix,) = [f for f in fixes if f.id == "ptx-inline-asm"]
+    assert hip.split("\n").index('  asm("sub.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));') + 1 in fix.lines
+    assert "rocmig_ptx::sub_f16x2(" in text
