@@ -6,7 +6,8 @@ translated by ptx.translate, built for the host with the dev image's clang (the 
 __host__ __device__ C++) and run on the same inputs: the outputs must match bit for bit, except that
 any NaN matches any NaN (NVIDIA returns its canonical NaN, C++ keeps the payload). Then a tree with
 real asm shapes (AWQ's dequantization, Marlin's cp.async helpers, an LDS load, %laneid) goes through the
-whole recipe and compiles for gfx942 and gfx1100 with the inline-ptx-asm findings closed, while an
+whole recipe and compiles for gfx942 and gfx1100 with the inline-ptx-asm findings closed (with vLLM's
+acquire / release / volatile flag accesses and atom / red, which become HIP's scoped atomics), while an
 mma.sync statement (no exact C++ form) is left as it is and its finding explains the failed compile.
 
 Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped when it is not built.
@@ -118,9 +119,38 @@ __inline__ __device__ void dequantize_s4_to_fp16x2(half2 const &source, uint4 *r
   asm volatile("fma.rn.f16x2 %0, %1, %2, %3;\\n" : "=r"(h[1]) : "r"(h[0]), "r"(0x2c002c00), "r"(0xd400d400));
 }
 """,
+    "flags.cuh": """#pragma once
+#include <stdint.h>
+
+// vLLM's custom all-reduce flags (csrc/custom_all_reduce.cuh) and atomics in inline PTX
+__device__ __forceinline__ void st_flag_release(uint32_t* flag_addr, uint32_t flag) {
+  asm volatile("st.release.sys.global.u32 [%1], %0;" ::"r"(flag), "l"(flag_addr));
+}
+__device__ __forceinline__ uint32_t ld_flag_acquire(uint32_t* flag_addr) {
+  uint32_t flag;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(flag) : "l"(flag_addr));
+  return flag;
+}
+__device__ __forceinline__ void st_flag_volatile(uint32_t* flag_addr, uint32_t flag) {
+  asm volatile("st.volatile.global.u32 [%1], %0;" ::"r"(flag), "l"(flag_addr));
+}
+__device__ __forceinline__ uint32_t ld_flag_volatile(uint32_t* flag_addr) {
+  uint32_t flag;
+  asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(flag) : "l"(flag_addr));
+  return flag;
+}
+__device__ __forceinline__ uint32_t bump(uint32_t* counter, float* sum, float v) {
+  uint32_t old, seen;
+  asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(1));
+  asm volatile("atom.global.cas.b32 %0, [%1], %2, %3;" : "=r"(seen) : "l"(counter), "r"(old + 1), "r"(0));
+  asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;" ::"l"(sum), "f"(v));
+  return old + seen;
+}
+""",
     "pipeline.cu": """#include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include "dequant.cuh"
+#include "flags.cuh"
 
 __device__ inline void cp_async4_pred(void* smem_ptr, const void* glob_ptr, bool pred = true) {
   const int BYTES = 16;
@@ -165,6 +195,12 @@ __global__ void dequant_kernel(const int4* __restrict__ q, uint4* out, int n) {
   asm("mov.u32 %0, %%laneid;" : "=r"(laneid));
   if (i < n) out[i] = make_uint4(r.x, r.y, r.z + laneid, r.w);
 }
+
+__global__ void flag_kernel(uint32_t* flags, float* sum) {
+  st_flag_release(flags, 1);
+  st_flag_volatile(flags + 1, ld_flag_acquire(flags) + ld_flag_volatile(flags + 2));
+  bump(flags + 3, sum, 1.5f);
+}
 """,
 }
 
@@ -201,6 +237,9 @@ def test_real_asm_shapes_compile_on_both_archs(tmp_path: Path) -> None:
     migrated = (tmp_path / "out" / "run" / "hip" / "pipeline.cu").read_text(encoding="utf-8")
     assert not ptx.statements(migrated)
     assert "rocmig_ptx::cp_async(" in migrated and "(__lane_id() & 31)" in migrated
+    flags = (tmp_path / "out" / "run" / "hip" / "flags.cuh").read_text(encoding="utf-8")
+    assert "__hip_atomic_store(" in flags and "__ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM" in flags
+    assert "__hip_atomic_compare_exchange_strong(" in flags and not ptx.statements(flags)
 
 
 def test_instruction_without_exact_form_keeps_its_finding(tmp_path: Path) -> None:

@@ -43,8 +43,11 @@ def test_statements_outside_the_parsed_forms_are_not_listed(asm: str) -> None:
     '{%0,%1,%2,%3};" : "+f"(a), "+f"(b), "+f"(c), "+f"(d) : "r"(x), "r"(x), "r"(x), "r"(x), "r"(x), "r"(x));',
     'asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(s));',
     'asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;" : "=r"(v) : "r"(v), "r"(m), "r"(mask));',
-    'asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
-    'asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
+    'asm volatile("ld.acquire.cluster.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
+    'asm volatile("ld.mmio.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
+    'asm volatile("ld.acquire.gpu.global.v2.u32 {%0, %1}, [%2];" : "=r"(v), "=r"(w) : "l"(p));',
+    'asm volatile("atom.global.inc.u32 %0, [%1], %2;" : "=r"(v) : "l"(p), "r"(n));',
+    'asm volatile("atom.global.and.s32 %0, [%1], %2;" : "=r"(v) : "l"(p), "r"(n));',
     'asm volatile("bar.sync 1, 64;");',
     'asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));',
     'asm("add.ftz.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));',
@@ -122,3 +125,25 @@ def test_fixup_is_recorded_on_the_asm_lines() -> None:
     (fix,) = [f for f in fixes if f.id == "ptx-inline-asm"]
     assert hip.split("\n").index('  asm("sub.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));') + 1 in fix.lines
     assert "rocmig_ptx::sub_f16x2(" in text
+
+
+@pytest.mark.parametrize(("asm", "expected"), [
+    ('asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(f) : "l"(p));',
+     "__hip_atomic_load(rocmig_ptx::global_ptr<rocmig_ptx::u32>(((rocmig_ptx::u64)_p1)), __ATOMIC_ACQUIRE, "
+     "__HIP_MEMORY_SCOPE_SYSTEM)"),
+    ('asm volatile("st.volatile.global.u32 [%1], %0;" ::"r"(f), "l"(p));', "__ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM"),
+    ('asm volatile("ld.relaxed.cta.shared.s32 %0, [%1];" : "=r"(f) : "r"(s));',
+     "rocmig_ptx::shared_ptr<int>(((rocmig_ptx::u64)_p1)), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP"),
+    ('asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(o) : "l"(p), "r"(1));',
+     "__hip_atomic_fetch_add(rocmig_ptx::global_ptr<rocmig_ptx::u32>(((rocmig_ptx::u64)_p1)), "
+     "(rocmig_ptx::u32)((rocmig_ptx::u32)_p2), __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT)"),
+    ('asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v));', "rocmig_ptx::f32(((rocmig_ptx::u32)_p1)), "
+     "__ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT"),
+    ('asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" : "=r"(o) : "l"(p), "r"(c), "r"(v));',
+     "__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT); _p0 = (rocmig_ptx::u32)(rocmig_ptx::bits(_expected));"),
+])
+def test_memory_orders_and_atomics_become_hip_scoped_atomics(asm: str, expected: str) -> None:
+    """PTX's .relaxed / .acquire / .release at .cta / .gpu / .sys are C++'s orders at HIP's workgroup /
+    agent / system scope; .volatile is .relaxed.sys (PTX ISA, memory consistency model); atom without
+    an order is relaxed at .gpu scope."""
+    assert expected in _translate(asm)

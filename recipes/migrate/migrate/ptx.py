@@ -16,7 +16,10 @@ Instructions translated (d destination, a/b/c sources; .b/.u/.s 16/32/64 unless 
   integer widths, cvt.rn.f16.f32, cvt.f32.f16, cvt.rn.f16x2.f32, cvta(.to).shared / .global,
   cp.async.ca / .cg (.shared.global, L2 hints, src-size zero fill) as a completed copy, cp.async.commit_group
   / wait_group / wait_all (nothing left to wait for), ld / st .global / .shared / generic with cache hints
-  and .v2 / .v4 (not .volatile / .relaxed / .acquire / .release), bar.sync 0 / barrier.sync 0,
+  and .v2 / .v4, ld / st .relaxed / .acquire / .release / .volatile and atom / red (add, min, max, and, or,
+  xor, exch, cas) at .cta / .gpu / .sys scope as HIP's __hip_atomic_* with the same order and scope
+  (.volatile is PTX's .relaxed.sys; atom.add.f32, which PTX defines to flush subnormals, becomes the
+  float fetch-add that HIP's atomicAdd(float*) is), bar.sync 0 / barrier.sync 0,
   membar and fence (.cta / .gpu / .sys), trap; .reg declarations and @p / @!p guards.
 """
 
@@ -46,6 +49,29 @@ FENCES = {"cta": "__threadfence_block()", "gl": "__threadfence()", "gpu": "__thr
 INT_OPS = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^"}
 COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
            "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+
+
+ORDERS = {"weak": "", "volatile": "", "relaxed": "__ATOMIC_RELAXED", "acquire": "__ATOMIC_ACQUIRE",
+          "release": "__ATOMIC_RELEASE", "acq_rel": "__ATOMIC_ACQ_REL"}
+SCOPES = {"cta": "__HIP_MEMORY_SCOPE_WORKGROUP", "gpu": "__HIP_MEMORY_SCOPE_AGENT", "sys": "__HIP_MEMORY_SCOPE_SYSTEM"}
+ATOMIC_OPS = {"add": "__hip_atomic_fetch_add", "min": "__hip_atomic_fetch_min", "max": "__hip_atomic_fetch_max",
+              "and": "__hip_atomic_fetch_and", "or": "__hip_atomic_fetch_or", "xor": "__hip_atomic_fetch_xor",
+              "exch": "__hip_atomic_exchange", "cas": ""}
+
+
+@dataclass(frozen=True)
+class Access:
+    """A memory instruction's modifiers: space (global, shared, generic), vector lanes, type kind
+    (b, u, s, f) and width in bits, C type of one element, memory order and scope (__ATOMIC_* /
+    __HIP_MEMORY_SCOPE_* names, empty for a plain access), atomic operation (atom / red)."""
+    space: str
+    lanes: int
+    kind: str
+    width: int
+    ctype: str
+    order: str
+    scope: str
+    op: str
 
 
 class Unsupported(Exception):
@@ -461,48 +487,111 @@ class Translator:
             return f"rocmig_ptx::shared_ptr<{ctype}>({base})"
         return f"rocmig_ptx::global_ptr<{ctype}>({base})"
 
-    def _memory(self, mods: list[str]) -> tuple[str, int, int, str]:
-        space = "generic"
-        if mods and mods[0] in ("global", "shared"):
-            space, mods = mods[0], mods[1:]
-        if mods and mods[0] == "shared::cta":
-            space, mods = "shared", mods[1:]
-        lanes = 1
-        kind, width = "", 0
+    def _memory(self, mods: list[str], ops: tuple[str, ...] = ()) -> Access:
+        """The state space, vector lanes, type, memory order and scope of ld / st / atom / red
+        modifiers (in any order); `ops` are the operation names the instruction may carry (atom.add)."""
+        space, lanes, kind, width, order, scope, op = "generic", 1, "", 0, "", "", ""
         for mod in mods:
-            if re.fullmatch(r"v[24]", mod):
+            if mod in ("global", "shared", "shared::cta"):
+                space = "shared" if mod.startswith("shared") else mod
+            elif re.fullmatch(r"v[24]", mod):
                 lanes = int(mod[1:])
             elif re.fullmatch(r"[bsuf](8|16|32|64)", mod):
                 kind, width = mod[0], int(mod[1:])
+            elif mod in ORDERS:
+                order = mod
+            elif mod in SCOPES:
+                scope = mod
+            elif mod in ops:
+                op = mod
             elif not CACHE_HINTS.match(mod):
                 raise Unsupported("memory modifier ." + mod)
-        if not width:
-            raise Unsupported("memory type")
+        if not width or (ops and not op) or (scope and order in ("", "weak", "volatile")):
+            raise Unsupported("memory access ." + ".".join(mods))
         ctype = {8: "unsigned char", 16: "rocmig_ptx::u16", 32: "rocmig_ptx::u32", 64: "rocmig_ptx::u64"}[width]
         if kind == "s" and width == 8:
             ctype = "signed char"
-        return space, lanes, width, ctype
+        if ops or order not in ("", "weak"):
+            # atomics: HIP's __hip_atomic_* take int / unsigned / long long / float / double
+            ctype = {("s", 32): "int", ("s", 64): "long long", ("f", 32): "float", ("f", 64): "double",
+                     ("u", 32): "rocmig_ptx::u32", ("b", 32): "rocmig_ptx::u32", ("u", 64): "rocmig_ptx::u64",
+                     ("b", 64): "rocmig_ptx::u64"}.get((kind, width), "")
+            if not ctype or lanes != 1:
+                raise Unsupported("atomic access ." + ".".join(mods))
+            if order == "volatile":  # PTX: ld/st.volatile are relaxed at system scope
+                order, scope = "relaxed", "sys"
+            order = ORDERS[order or "relaxed"]
+            scope = SCOPES[scope or ("sys" if order == ORDERS["relaxed"] and not ops else "gpu")]
+        else:
+            order = scope = ""
+        return Access(space, lanes, kind, width, ctype, order, scope, op)
+
+    def _value(self, token: str, access: Access) -> str:
+        """A source operand as the access's C type (float bits reinterpreted, integers converted)."""
+        bits = self.read(token, max(access.width, 16))
+        if access.kind == "f":
+            return f"rocmig_ptx::f32({bits})" if access.width == 32 else f"rocmig_ptx::f64({bits})"
+        return f"({access.ctype}){bits}"
 
     def op_ld(self, mods: list[str], args: list[str]) -> None:
-        space, lanes, width, ctype = self._memory(mods)
+        access = self._memory(mods)
         dsts = _vector(args[0]) if args[0].startswith("{") else [args[0]]
-        if len(dsts) != lanes or len(args) != 2:
+        if len(dsts) != access.lanes or len(args) != 2:
             raise Unsupported("ld operands")
-        pointer = self._address(args[1], space, f"const {ctype}")
-        reg = max(width, 16)
+        pointer = self._address(args[1], access.space, f"const {access.ctype}" if not access.order else access.ctype)
+        reg = access.width if access.width != 8 else 32
+        if access.order:
+            return self.write(dsts[0], reg, f"rocmig_ptx::bits(__hip_atomic_load({pointer}, {access.order}, {access.scope}))")
         for lane, dst in enumerate(dsts):
-            if dst.strip() == "_":
-                continue
-            self.write(dst, reg if width != 8 else 32, f"{pointer}[{lane}]")
+            if dst.strip() != "_":
+                self.write(dst, reg, f"{pointer}[{lane}]")
 
     def op_st(self, mods: list[str], args: list[str]) -> None:
-        space, lanes, width, ctype = self._memory(mods)
+        access = self._memory(mods)
         srcs = _vector(args[1]) if args[1].startswith("{") else [args[1]]
-        if len(srcs) != lanes or len(args) != 2:
+        if len(srcs) != access.lanes or len(args) != 2:
             raise Unsupported("st operands")
-        pointer = self._address(args[0], space, ctype)
+        pointer = self._address(args[0], access.space, access.ctype)
+        if access.order:
+            self.code.append(f"__hip_atomic_store({pointer}, {self._value(srcs[0], access)}, {access.order}, "
+                             f"{access.scope});")
+            return
         for lane, src in enumerate(srcs):
-            self.code.append(f"{pointer}[{lane}] = ({ctype}){self.read(src, max(width, 16))};")
+            self.code.append(f"{pointer}[{lane}] = ({access.ctype}){self.read(src, max(access.width, 16))};")
+
+    def _atomic(self, mods: list[str], args: list[str], result: bool) -> None:
+        access = self._memory(mods, tuple(ATOMIC_OPS))
+        allowed = {"add": "busf", "min": "us", "max": "us", "exch": "bus", "cas": "bus"}.get(access.op, "b")
+        if access.kind not in allowed:
+            raise Unsupported("atomic ." + ".".join(mods))
+        dst, rest = (args[0], args[1:]) if result else ("", args)
+        if len(rest) != (3 if access.op == "cas" else 2):
+            raise Unsupported("atomic operands")
+        pointer = self._address(rest[0], access.space, access.ctype)
+        values = [self._value(token, access) for token in rest[1:]]
+        if access.op == "cas":
+            # the failure order may not be a release (C++ [atomics.types.operations])
+            failure = ORDERS["relaxed"] if access.order in (ORDERS["relaxed"], ORDERS["release"]) else ORDERS["acquire"]
+            mark = len(self.code)
+            if result:
+                self.write(dst, access.width, "rocmig_ptx::bits(_expected)")
+            written = " ".join(self.code[mark:])
+            del self.code[mark:]
+            self.code.append(f"{{ {access.ctype} _expected = {values[0]}; __hip_atomic_compare_exchange_strong("
+                             f"{pointer}, &_expected, {values[1]}, {access.order}, {failure}, {access.scope}); "
+                             f"{written} }}")
+            return
+        call = f"{ATOMIC_OPS[access.op]}({pointer}, {values[0]}, {access.order}, {access.scope})"
+        if result:
+            self.write(dst, access.width, f"rocmig_ptx::bits({call})")
+        else:
+            self.code.append(call + ";")
+
+    def op_atom(self, mods: list[str], args: list[str]) -> None:
+        self._atomic(mods, args, result=True)
+
+    def op_red(self, mods: list[str], args: list[str]) -> None:
+        self._atomic(mods, args, result=False)
 
     def op_cp(self, mods: list[str], args: list[str]) -> None:
         if mods[:1] != ["async"]:
