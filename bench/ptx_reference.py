@@ -117,6 +117,189 @@ CASES: list[Case] = [
 ]
 
 
+WARPS = 64  # samples of each warp case: one 32-lane warp each
+
+
+@dataclass(frozen=True)
+class WarpCase:
+    """A warp-wide asm statement (mma.sync, ldmatrix): ins/outs per lane as in Case, with generators
+    f16int / bf16int (two 16-bit floats of small integers, -8..8, so every sum is exact whatever the
+    order), f16rand (two 16-bit floats in [-1, 1]), f32int (a float of a small integer), bits, row
+    (0..31: the lane's row of the warp's shared tile, given to the statement as `addr`, its shared
+    address); tile: the warp has a shared tile of 32 rows of 16 bytes (128 random words)."""
+    name: str
+    asm: str
+    ins: tuple[tuple[str, str, str], ...]
+    outs: tuple[tuple[str, str], ...]
+    tile: bool = False
+
+
+def _regs(prefix: str, n: int, gen: str, ctype: str = "uint32_t") -> tuple[tuple[str, str, str], ...]:
+    return tuple((ctype, f"{prefix}{i}", gen) for i in range(n))
+
+
+def _outs(prefix: str, n: int, ctype: str = "uint32_t") -> tuple[tuple[str, str], ...]:
+    return tuple((ctype, f"{prefix}{i}") for i in range(n))
+
+
+def _mma(shape: str, types: str, a: int, b: int, c: int, float_acc: bool) -> str:
+    letters = "f" if float_acc else "r"
+    ops = [f"%{i}" for i in range(c + a + b + c)]
+    d_ops, a_ops = ops[:c], ops[c:c + a]
+    b_ops, c_ops = ops[c + a:c + a + b], ops[c + a + b:]
+    outs = ", ".join(f'"={letters}"(d{i})' for i in range(c))
+    ins = ", ".join([*(f'"r"(a{i})' for i in range(a)), *(f'"r"(b{i})' for i in range(b)),
+                     *(f'"{letters}"(c{i})' for i in range(c))])
+    return (f'asm volatile("mma.sync.aligned.{shape}.row.col.{types} {{{", ".join(d_ops)}}}, {{{", ".join(a_ops)}}}, '
+            f'{{{", ".join(b_ops)}}}, {{{", ".join(c_ops)}}};\\n" : {outs} : {ins});')
+
+
+def _mma_case(name: str, shape: str, types: str, a: int, b: int, c: int, gen: str, acc_gen: str,
+              float_acc: bool) -> WarpCase:
+    acc_type = "float" if float_acc else "uint32_t"
+    return WarpCase(name, _mma(shape, types, a, b, c, float_acc),
+                    _regs("a", a, gen) + _regs("b", b, gen) + _regs("c", c, acc_gen, acc_type), _outs("d", c, acc_type))
+
+
+WARP_CASES: list[WarpCase] = [
+    *(WarpCase(f"ldmatrix_{x}{'_trans' if trans else ''}",
+               f'asm volatile("ldmatrix.sync.aligned.m8n8.{x}{".trans" if trans else ""}.shared.b16 '
+               f'{{{", ".join(f"%{i}" for i in range(int(x[1])))}}}, [%{int(x[1])}];\\n" : '
+               f'{", ".join(f"{chr(34)}=r{chr(34)}(d{i})" for i in range(int(x[1])))} : "r"(addr));',
+               (("uint32_t", "row", "row"),), _outs("d", int(x[1])), tile=True)
+      for x in ("x1", "x2", "x4") for trans in (False, True)),
+    _mma_case("mma_m16n8k16_f32_f16", "m16n8k16", "f32.f16.f16.f32", 4, 2, 4, "f16int", "f32int", True),
+    _mma_case("mma_m16n8k16_f32_bf16", "m16n8k16", "f32.bf16.bf16.f32", 4, 2, 4, "bf16int", "f32int", True),
+    _mma_case("mma_m16n8k16_f16_f16", "m16n8k16", "f16.f16.f16.f16", 4, 2, 2, "f16int", "f16int", False),
+    _mma_case("mma_m16n8k8_f32_f16", "m16n8k8", "f32.f16.f16.f32", 2, 1, 4, "f16int", "f32int", True),
+    _mma_case("mma_m16n8k16_f32_f16_random", "m16n8k16", "f32.f16.f16.f32", 4, 2, 4, "f16rand", "f32int", True),
+    _mma_case("mma_m16n8k32_s32_s8_satfinite", "m16n8k32", "satfinite.s32.s8.s8.s32", 4, 2, 4, "bits", "bits", False),
+    _mma_case("mma_m16n8k16_s32_u8_s8", "m16n8k16", "s32.u8.s8.s32", 2, 1, 4, "bits", "bits", False),
+]
+
+
+def warp_inputs(case: WarpCase, rng: random.Random) -> list[list[int]]:
+    """One warp's inputs: 32 lanes' input bits, then the tile's 128 words as a 33rd list (empty
+    without a tile)."""
+    def f16(v: float) -> int:
+        return struct.unpack("<H", struct.pack("<e", v))[0]
+
+    def value(gen: str) -> int:
+        if gen == "f16int":
+            return f16(rng.randint(-8, 8)) | f16(rng.randint(-8, 8)) << 16
+        if gen == "f16rand":
+            return f16(rng.uniform(-1, 1)) | f16(rng.uniform(-1, 1)) << 16
+        if gen == "bf16int":
+            return (struct.unpack("<I", struct.pack("<f", rng.randint(-8, 8)))[0] >> 16) | \
+                (struct.unpack("<I", struct.pack("<f", rng.randint(-8, 8)))[0] >> 16) << 16
+        if gen == "f32int":
+            return struct.unpack("<I", struct.pack("<f", rng.randint(-64, 64)))[0]
+        if gen == "row":
+            return rng.randrange(32)
+        return rng.getrandbits(32)
+    lanes = [[value(gen) for _ctype, _name, gen in case.ins] for _ in range(32)]
+    return lanes + [[rng.getrandbits(32) for _ in range(128)] if case.tile else []]
+
+
+def warp_harness(cases: list[WarpCase], bodies: list[str], qualifier: str) -> str:
+    """C++ of the warp case functions: `run_warp_case_<i>(in, out, tile)` runs on one lane of a 32-lane
+    warp; in: the lane's inputs, tile: the warp's 128 words of shared memory, whose address the macro
+    ROCMIG_CVTA gives."""
+    src = []
+    for i, (case, body) in enumerate(zip(cases, bodies)):
+        lines = [f"{qualifier} void run_warp_case_{i}(const uint64_t* in, uint64_t* out, uint32_t* tile) {{"]
+        for k, (ctype, name, _gen) in enumerate(case.ins):
+            lines.append(f"  {ctype} {name} = from_bits<{ctype}>(in[{k}]);")
+        if case.tile:
+            lines.append("  uint32_t addr = (uint32_t)ROCMIG_CVTA(tile + 4 * row);")
+        lines.extend(f"  {ctype} {name} = 0;" for ctype, name in case.outs)
+        lines.append(f"  {body}")
+        lines.extend(f"  out[{k}] = to_bits({name});" for k, (_ctype, name) in enumerate(case.outs))
+        lines.append("}")
+        src.extend(lines)
+    return "\n".join(src) + "\n"
+
+
+def _flat_warps(case: WarpCase, warps: list[list[list[int]]]) -> str:
+    values = []
+    for warp in warps:
+        for lane in warp[:32]:
+            values.extend(lane)
+        values.extend(warp[32] if case.tile else [])
+    return ", ".join(f"{v:#x}ull" for v in values) or "0"
+
+
+def warp_cuda_program(cases: list[WarpCase], data: list[list[list[list[int]]]]) -> str:
+    """CUDA program of the warp cases: one 32-thread block per warp sample, printing
+    `warp index warp lane out0 out1 ...` (hex)."""
+    src = ["#include <cstdint>\n#include <cstring>\n#include <cstdio>",
+           "template <class T> __device__ T from_bits(uint64_t b) { T v; memcpy(&v, &b, sizeof v); return v; }",
+           "template <class T> __device__ uint64_t to_bits(T v) { uint64_t b = 0; memcpy(&b, &v, sizeof v); return b; }",
+           "#define ROCMIG_CVTA(p) __cvta_generic_to_shared(p)", warp_harness(cases, [c.asm for c in cases], "__device__")]
+    for i, case in enumerate(cases):
+        n_in, stride = len(case.ins), 32 * len(case.ins) + (128 if case.tile else 0)
+        src.append(f"__global__ void w{i}(const uint64_t* in, uint64_t* out) {{\n  __shared__ uint32_t tile[128];\n"
+                   f"  const uint64_t* warp = in + blockIdx.x * {stride};\n"
+                   + (f"  for (int w = threadIdx.x; w < 128; w += 32) tile[w] = (uint32_t)warp[{32 * n_in} + w];\n"
+                      "  __syncthreads();\n" if case.tile else "")
+                   + f"  run_warp_case_{i}(warp + threadIdx.x * {n_in}, out + (blockIdx.x * 32 + threadIdx.x) * "
+                     f"{len(case.outs)}, tile);\n}}")
+    src.append("int main() {\n  uint64_t *in, *out;\n  cudaMallocManaged(&in, 1 << 24);\n  cudaMallocManaged(&out, 1 << 24);")
+    for i, case in enumerate(cases):
+        src.append(f"  {{ static const uint64_t d[] = {{{_flat_warps(case, data[i])}}};\n    memcpy(in, d, sizeof d);\n"
+                   f"    w{i}<<<{len(data[i])}, 32>>>(in, out);\n"
+                   f"    if (cudaDeviceSynchronize() != cudaSuccess) {{ printf(\"error {i}\\n\"); return 1; }}\n"
+                   f"    for (int t = 0; t < {len(data[i]) * 32}; ++t) {{ printf(\"warp {i} %d %d\", t / 32, t % 32);\n"
+                   f"      for (int k = 0; k < {len(case.outs)}; ++k) printf(\" %llx\", (unsigned long long)out[t * "
+                   f"{len(case.outs)} + k]);\n      printf(\"\\n\"); }} }}")
+    src.append("  return 0;\n}")
+    return "\n".join(src) + "\n"
+
+
+# The host's stand-ins for a warp: 32 threads in lockstep; __shfl trades values through a slot array
+# between two barriers, and the shared tile sits below 4 GiB (MAP_32BIT) so its 32-bit shared address
+# is its address.
+HOST_PRELUDE = """#include <barrier>
+#include <cstdint>
+static thread_local unsigned rocmig_host_lane;
+static std::barrier<>* rocmig_host_barrier;
+static int rocmig_host_slots[32];
+inline unsigned __lane_id() { return rocmig_host_lane; }
+inline int __shfl(int v, int src, int width) {
+  rocmig_host_slots[rocmig_host_lane] = v;
+  rocmig_host_barrier->arrive_and_wait();
+  int r = rocmig_host_slots[(rocmig_host_lane & ~(unsigned)(width - 1)) + ((unsigned)src & (unsigned)(width - 1))];
+  rocmig_host_barrier->arrive_and_wait();
+  return r;
+}
+"""
+
+
+def warp_host_program(cases: list[WarpCase], data: list[list[list[list[int]]]], bodies: list[str]) -> str:
+    """The warp cases on the host (HOST_PRELUDE's lockstep threads), printing the same lines."""
+    src = ["#include <sys/mman.h>\n#include <thread>\n#include <vector>\n#include <cstring>\n#include <cstdio>",
+           "template <class T> T from_bits(uint64_t b) { T v; memcpy(&v, &b, sizeof v); return v; }",
+           "template <class T> uint64_t to_bits(T v) { uint64_t b = 0; memcpy(&b, &v, sizeof v); return b; }",
+           "#define ROCMIG_CVTA(p) rocmig_ptx::cvta_generic_to_shared(p)", warp_harness(cases, bodies, ""),
+           "int main() {\n  uint32_t* tile = (uint32_t*)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, "
+           "MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);\n  std::barrier<> barrier(32);\n"
+           "  rocmig_host_barrier = &barrier;\n  static uint64_t out[32][16];"]
+    for i, case in enumerate(cases):
+        n_in, stride = len(case.ins), 32 * len(case.ins) + (128 if case.tile else 0)
+        src.append(f"  {{ static const uint64_t d[] = {{{_flat_warps(case, data[i])}}};\n"
+                   f"    for (int w = 0; w < {len(data[i])}; ++w) {{\n      const uint64_t* warp = d + w * {stride};\n"
+                   + (f"      for (int k = 0; k < 128; ++k) tile[k] = (uint32_t)warp[{32 * n_in} + k];\n" if case.tile else "")
+                   + "      std::vector<std::thread> lanes;\n      for (unsigned l = 0; l < 32; ++l)\n"
+                     "        lanes.emplace_back([&, l] { rocmig_host_lane = l; "
+                     f"run_warp_case_{i}(warp + l * {n_in}, out[l], tile); }});\n"
+                     "      for (auto& t : lanes) t.join();\n"
+                     f"      for (int l = 0; l < 32; ++l) {{ printf(\"warp {i} %d %d\", w, l);\n"
+                     f"        for (int k = 0; k < {len(case.outs)}; ++k) printf(\" %llx\", (unsigned long long)out[l][k]);\n"
+                     "        printf(\"\\n\"); } } }")
+    src.append("  return 0;\n}")
+    return "\n".join(src) + "\n"
+
+
 def inputs(case: Case, rng: random.Random) -> list[int]:
     """One sample's input bits (mem words last)."""
     sizes = {"uint16_t": 16, "uint32_t": 32, "int32_t": 32, "float": 32, "uint64_t": 64, "int64_t": 64}
@@ -221,30 +404,47 @@ def sample_inputs() -> list[list[list[int]]]:
     return [[inputs(case, rng) for _ in range(SAMPLES)] for case in CASES]
 
 
+def warp_sample_inputs() -> list[list[list[list[int]]]]:
+    rng = random.Random(SEED + 1)
+    return [[warp_inputs(case, rng) for _ in range(WARPS)] for case in WARP_CASES]
+
+
+def _build_and_run(source: str, tmp: Path, name: str, arch: str) -> str:
+    cu = tmp / f"{name}.cu"
+    cu.write_text(source, encoding="utf-8")
+    subprocess.run(["nvcc", f"-arch={arch}", "-O2", "-o", str(tmp / name), str(cu)], check=True)
+    return subprocess.run([str(tmp / name)], check=True, capture_output=True, text=True).stdout
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
     parser.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90)")
     args = parser.parse_args(argv)
-    data = sample_inputs()
+    data, warp_data = sample_inputs(), warp_sample_inputs()
     with tempfile.TemporaryDirectory() as tmp:
-        cu = Path(tmp) / "ptx_reference.cu"
-        cu.write_text(cuda_program(CASES, data), encoding="utf-8")
-        subprocess.run(["nvcc", f"-arch={args.arch}", "-O2", "-o", str(Path(tmp) / "ref"), str(cu)], check=True)
-        run = subprocess.run([str(Path(tmp) / "ref")], check=True, capture_output=True, text=True)
-        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-        nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        scalar = _build_and_run(cuda_program(CASES, data), Path(tmp), "scalar", args.arch)
+        warp = _build_and_run(warp_cuda_program(WARP_CASES, warp_data), Path(tmp), "warp", args.arch)
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     outputs: list[list[list[int]]] = [[[] for _ in range(SAMPLES)] for _ in CASES]
-    for line in run.stdout.splitlines():
+    for line in scalar.splitlines():
         _word, case, sample, *values = line.split()
         outputs[int(case)][int(sample)] = [int(v, 16) for v in values]
-    result = {"gpu": gpu, "nvcc": nvcc, "arch": args.arch, "seed": SEED, "samples": SAMPLES,
-              "cases": [dict(asdict(case), inputs=[[f"{v:x}" for v in s] for s in data[i]],
-                             outputs=[[f"{v:x}" for v in s] for s in outputs[i]]) for i, case in enumerate(CASES)]}
+    warp_outputs: list[list[list[list[int]]]] = [[[[] for _ in range(32)] for _ in range(WARPS)] for _ in WARP_CASES]
+    for line in warp.splitlines():
+        _word, case, sample, lane, *values = line.split()
+        warp_outputs[int(case)][int(sample)][int(lane)] = [int(v, 16) for v in values]
+    hexed = lambda rows: [[f"{v:x}" for v in row] for row in rows]  # noqa: E731
+    result = {"gpu": gpu, "nvcc": nvcc, "arch": args.arch, "seed": SEED, "samples": SAMPLES, "warps": WARPS,
+              "cases": [dict(asdict(case), inputs=hexed(data[i]), outputs=hexed(outputs[i])) for i, case in enumerate(CASES)],
+              "warp_cases": [dict(asdict(case), inputs=[hexed(w) for w in warp_data[i]],
+                                  outputs=[hexed(w) for w in warp_outputs[i]]) for i, case in enumerate(WARP_CASES)]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"ptx_reference: {len(CASES)} cases x {SAMPLES} samples on {gpu} -> {args.out}")
+    args.out.write_text(json.dumps(result, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"ptx_reference: {len(CASES)} cases x {SAMPLES} samples, {len(WARP_CASES)} warp cases x {WARPS} warps "
+          f"on {gpu} -> {args.out}")
     return 0
 
 

@@ -1,10 +1,12 @@
 """migrate's inline-PTX translation (recipes/migrate/migrate/ptx.py) against NVIDIA's own PTX.
 
 tests/images/sources/ptx_reference.json holds each case's asm statement, 512 random inputs and the
-outputs an NVIDIA H100 gave (bench/ptx_reference.py, nvcc 13.0, sm_90). Here every statement is
-translated by ptx.translate, built for the host with the dev image's clang (the helpers are
-__host__ __device__ C++) and run on the same inputs: the outputs must match bit for bit, except that
-any NaN matches any NaN (NVIDIA returns its canonical NaN, C++ keeps the payload). Then a tree with
+outputs an NVIDIA H100 gave (bench/ptx_reference.py, nvcc 13.0, sm_90), and for the warp-wide cases
+(mma.sync, ldmatrix) 64 warps of 32 lanes each. Here every statement is translated by ptx.translate,
+built for the host with the dev image's clang (the helpers are __host__ __device__ C++; 32 threads in
+lockstep stand in for a warp, with a barrier-based __shfl) and run on the same inputs: the outputs must
+match bit for bit, except that any NaN matches any NaN (NVIDIA returns its canonical NaN, C++ keeps the
+payload) and float sums of random data, whose order NVIDIA does not specify. Then a tree with
 real asm shapes (AWQ's dequantization, Marlin's cp.async helpers, an LDS load, %laneid) goes through the
 whole recipe and compiles for gfx942 and gfx1100 with the inline-ptx-asm findings closed (with vLLM's
 acquire / release / volatile flag accesses and atom / red, which become HIP's scoped atomics), while an
@@ -16,6 +18,7 @@ Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped w
 from __future__ import annotations
 
 import json
+import struct
 import sys
 from pathlib import Path
 
@@ -27,7 +30,7 @@ sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from migrate import ptx  # noqa: E402
-from ptx_reference import Case, host_program  # noqa: E402
+from ptx_reference import HOST_PRELUDE, Case, WarpCase, host_program, warp_host_program  # noqa: E402
 
 pytestmark = pytest.mark.docker
 
@@ -67,6 +70,26 @@ def _lanes(case: Case, ctype: str) -> tuple[int, ...]:
     return ()
 
 
+def _run_on_host(tmp_path: Path, program: str) -> list[str]:
+    """Build `program` with the helpers for the host (HOST_PRELUDE's lockstep threads stand in for a
+    warp) with the dev image's clang and return its output lines."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "host.cpp").write_text(program, encoding="utf-8")
+    (src / "prelude.h").write_text(HOST_PRELUDE, encoding="utf-8")
+    (src / "ptx_helpers.h").write_text(ptx.HELPERS.read_text(encoding="utf-8"), encoding="utf-8")
+    run = run_recipe(src, tmp_path / "out", "-c", "clang++-22 -std=c++20 -O1 -pthread -D__host__= -D__device__= "
+                     "-include /src/prelude.h -include /src/ptx_helpers.h /src/host.cpp -o /out/host && /out/host",
+                     entry=("bash",))
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout.splitlines()
+
+
+def _translated(asm: str) -> str:
+    (stmt,) = ptx.statements(asm)
+    return asm[:stmt.start] + ptx.translate(stmt, cuda_warps=True) + asm[stmt.end:]
+
+
 def test_translated_ptx_matches_nvidia(tmp_path: Path) -> None:
     image_or_skip()
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
@@ -74,19 +97,11 @@ def test_translated_ptx_matches_nvidia(tmp_path: Path) -> None:
     for raw in reference["cases"]:
         case = Case(raw["name"], raw["asm"], tuple(tuple(x) for x in raw["ins"]), tuple(tuple(x) for x in raw["outs"]),
                     raw["init"], raw["mem"])
-        (stmt,) = ptx.statements(case.asm)
-        bodies.append(case.asm[:stmt.start] + ptx.translate(stmt, cuda_warps=True) + case.asm[stmt.end:])
+        bodies.append(_translated(case.asm))
         cases.append(case)
         data.append([[int(v, 16) for v in sample] for sample in raw["inputs"]])
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "host.cpp").write_text(host_program(cases, data, bodies), encoding="utf-8")
-    (src / "ptx_helpers.h").write_text(ptx.HELPERS.read_text(encoding="utf-8"), encoding="utf-8")
-    run = run_recipe(src, tmp_path / "out", "-c", "clang++-22 -std=c++17 -O1 -D__host__= -D__device__= "
-                     "-include /src/ptx_helpers.h /src/host.cpp -o /out/host && /out/host", entry=("bash",))
-    assert run.returncode == 0, run.stderr[-3000:]
     got: dict[tuple[int, int], list[int]] = {}
-    for line in run.stdout.splitlines():
+    for line in _run_on_host(tmp_path, host_program(cases, data, bodies)):
         _word, index, sample, *values = line.split()
         got[(int(index), int(sample))] = [int(v, 16) for v in values]
     wrong = []
@@ -98,6 +113,41 @@ def test_translated_ptx_matches_nvidia(tmp_path: Path) -> None:
                     wrong.append(f"{case.name} sample {s} output {k}: NVIDIA {value}, translated {got[(i, s)][k]:x} "
                                  f"(inputs {raw['inputs'][s]})")
     assert len(got) == sum(len(raw["outputs"]) for raw in reference["cases"])
+    assert not wrong, "\n".join(wrong[:20])
+
+
+def _float(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def test_warp_matrix_emulation_matches_nvidia(tmp_path: Path) -> None:
+    """ldmatrix (.x1 / .x2 / .x4, .trans) and mma.sync (16-bit floats into f32 and f16, s8 / u8 into s32
+    with and without .satfinite) on 64 warps of random fragments each: bit for bit where every sum is
+    exact (small-integer data, integers), within 2e-4 on random f16 data (NVIDIA does not specify its
+    tensor cores' summation order)."""
+    image_or_skip()
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    cases = [WarpCase(raw["name"], raw["asm"], tuple(tuple(x) for x in raw["ins"]), tuple(tuple(x) for x in raw["outs"]),
+                      raw["tile"]) for raw in reference["warp_cases"]]
+    data = [[[[int(v, 16) for v in lane] for lane in warp] for warp in raw["inputs"]] for raw in reference["warp_cases"]]
+    lines = _run_on_host(tmp_path, warp_host_program(cases, data, [_translated(c.asm) for c in cases]))
+    got = {}
+    for line in lines:
+        _word, index, warp, lane, *values = line.split()
+        got[(int(index), int(warp), int(lane))] = [int(v, 16) for v in values]
+    wrong = []
+    for i, (case, raw) in enumerate(zip(cases, reference["warp_cases"])):
+        for w, warp in enumerate(raw["outputs"]):
+            for lane, expected in enumerate(warp):
+                for k, value in enumerate(expected):
+                    mine, theirs = got[(i, w, lane)][k], int(value, 16)
+                    if "random" in case.name:
+                        ok = abs(_float(mine) - _float(theirs)) <= 2e-4
+                    else:
+                        ok = mine == theirs
+                    if not ok:
+                        wrong.append(f"{case.name} warp {w} lane {lane} output {k}: NVIDIA {value}, emulated {mine:x}")
+    assert len(got) == sum(32 * len(raw["outputs"]) for raw in reference["warp_cases"])
     assert not wrong, "\n".join(wrong[:20])
 
 
@@ -204,13 +254,79 @@ __global__ void flag_kernel(uint32_t* flags, float* sum) {
 """,
 }
 
-MMA = """
-__global__ void mma_kernel(const unsigned* a, float* c) {
+FP8_MMA = """
+__global__ void fp8_kernel(const unsigned* a, float* c) {
   float d0, d1, d2, d3;
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"
                : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
   c[0] = d0 + d1 + d2 + d3;
+}
+"""
+
+# gptqmodel 7.7.0's Marlin fragments (marlin/marlin_template.h ldsm, marlin/marlin_mma.h mma)
+MARLIN_MMA = """#pragma once
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+template <int count>
+__device__ inline void ldsm(uint32_t* a, const void* smem_ptr) {
+  uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));
+  if constexpr (count == 4) {
+    asm volatile(
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\\n"
+        : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+        : "r"(smem));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\\n"
+                 : "=r"(a[0]), "=r"(a[1])
+                 : "r"(smem));
+  }
+}
+
+__device__ inline void mma(const uint32_t* a, const uint32_t* b, float* c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+      "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};\\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#endif
+}
+
+__device__ inline void mma_fp16_accum(const uint32_t* a, const uint32_t* b, uint32_t* c) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 "
+      "{%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};\\n"
+      : "=r"(c[0]), "=r"(c[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+        "r"(c[0]), "r"(c[1]));
+}
+"""
+
+MARLIN_KERNEL = """#include <cuda_runtime.h>
+#include "marlin_mma.cuh"
+
+__global__ void tile_kernel(const int4* A, const int4* B, float* C, uint32_t* H) {
+  __shared__ int4 sa[64], sb[64];
+  sa[threadIdx.x] = A[threadIdx.x];
+  sb[threadIdx.x] = B[threadIdx.x];
+  __syncthreads();
+  uint32_t a[4], b[2], h[2] = {0, 0};
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  ldsm<4>(a, &sa[threadIdx.x % 32]);
+  ldsm<2>(b, &sb[threadIdx.x % 32]);
+  mma(a, b, c);
+  mma_fp16_accum(a, b, h);
+  C[threadIdx.x] = c[0] + c[1] + c[2] + c[3];
+  H[threadIdx.x] = h[0] ^ h[1];
 }
 """
 
@@ -244,7 +360,7 @@ def test_real_asm_shapes_compile_on_both_archs(tmp_path: Path) -> None:
 
 def test_instruction_without_exact_form_keeps_its_finding(tmp_path: Path) -> None:
     image_or_skip()
-    tree = dict(PIPELINE_TREE, **{"pipeline.cu": PIPELINE_TREE["pipeline.cu"] + MMA})
+    tree = dict(PIPELINE_TREE, **{"pipeline.cu": PIPELINE_TREE["pipeline.cu"] + FP8_MMA})
     report = _migrate(tmp_path, tree)
     (unit,) = [f for f in report["files"] if f.get("unit")]
     failed = unit["compile"]["gfx942"]
@@ -253,4 +369,18 @@ def test_instruction_without_exact_form_keeps_its_finding(tmp_path: Path) -> Non
     still = [f for file in report["files"] for f in file["findings"]
              if f["rule"] == "inline-ptx-asm" and f["status"] == "open"]
     assert [f["file"] for f in still] == ["pipeline.cu"]
-    assert "mma.sync" in (tmp_path / "out" / "run" / "hip" / "pipeline.cu").read_text(encoding="utf-8")
+    assert "e4m3" in (tmp_path / "out" / "run" / "hip" / "pipeline.cu").read_text(encoding="utf-8")
+
+
+def test_marlin_tensor_core_fragments_compile_emulated_with_a_warning(tmp_path: Path) -> None:
+    image_or_skip()
+    report = _migrate(tmp_path, {"marlin_mma.cuh": MARLIN_MMA, "tile.cu": MARLIN_KERNEL})
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    findings = [f for file in report["files"] for f in file["findings"]]
+    assert {f["status"] for f in findings if f["rule"] == "inline-ptx-asm"} == {"fixed"}
+    emulated = sorted(f["line"] for f in findings if f["rule"] == "ptx-mma-emulated")
+    assert emulated == [9, 14, 28, 38] and all(f["status"] == "open" for f in findings if f["rule"] == "ptx-mma-emulated")
+    migrated = (tmp_path / "out" / "run" / "hip" / "marlin_mma.cuh").read_text(encoding="utf-8")
+    assert "rocmig_ptx::mma_16bit<16>(" in migrated and "rocmig_ptx::ldmatrix_b16(" in migrated

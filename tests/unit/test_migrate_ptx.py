@@ -39,9 +39,11 @@ def test_statements_outside_the_parsed_forms_are_not_listed(asm: str) -> None:
 
 
 @pytest.mark.parametrize("asm", [
-    'asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, '
+    'asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, '
     '{%0,%1,%2,%3};" : "+f"(a), "+f"(b), "+f"(c), "+f"(d) : "r"(x), "r"(x), "r"(x), "r"(x), "r"(x), "r"(x));',
-    'asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(s));',
+    'asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1}, {%2,%3}, {%4,%5}, {%0,%1};" '
+    ': "+f"(a), "+f"(b) : "r"(x), "r"(x), "r"(x), "r"(x));',
+    'asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%0,%1}, [%2];" : "=r"(a), "=r"(b) : "r"(s));',
     'asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;" : "=r"(v) : "r"(v), "r"(m), "r"(mask));',
     'asm volatile("ld.acquire.cluster.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
     'asm volatile("ld.mmio.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p));',
@@ -147,3 +149,19 @@ def test_memory_orders_and_atomics_become_hip_scoped_atomics(asm: str, expected:
     agent / system scope; .volatile is .relaxed.sys (PTX ISA, memory consistency model); atom without
     an order is relaxed at .gpu scope."""
     assert expected in _translate(asm)
+
+
+def test_mma_and_ldmatrix_become_the_warp_emulation() -> None:
+    code = _translate('asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, '
+                      '{%8,%9}, {%10,%11,%12,%13};\\n" : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3]) : "r"(a[0]), '
+                      '"r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));')
+    assert "rocmig_ptx::mma_16bit<16>(_a, _b, _c, _d, true);" in code
+    # inputs are bound before the outputs are written back: c[i] is read, then replaced
+    assert code.index("rocmig_ptx::bits((float)(c[0]))") < code.index("rocmig_ptx::assign<32>(c[0], _p0);")
+    code = _translate('asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, '
+                      '{%6}, {%7,%8,%9,%10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), '
+                      '"r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));')
+    assert "rocmig_ptx::mma_8bit<16>(_a, _b, _c, _d, true, true, true);" in code
+    code = _translate('asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(x), "=r"(y) '
+                      ': "r"(smem));')
+    assert "rocmig_ptx::ldmatrix_b16(((rocmig_ptx::u64)_p2), 1u, true)" in code

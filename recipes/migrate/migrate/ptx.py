@@ -20,7 +20,11 @@ Instructions translated (d destination, a/b/c sources; .b/.u/.s 16/32/64 unless 
   xor, exch, cas) at .cta / .gpu / .sys scope as HIP's __hip_atomic_* with the same order and scope
   (.volatile is PTX's .relaxed.sys; atom.add.f32, which PTX defines to flush subnormals, becomes the
   float fetch-add that HIP's atomicAdd(float*) is), bar.sync 0 / barrier.sync 0,
-  membar and fence (.cta / .gpu / .sys), trap; .reg declarations and @p / @!p guards.
+  membar and fence (.cta / .gpu / .sys), trap; .reg declarations and @p / @!p guards;
+  ldmatrix.sync.aligned.m8n8 (.x1 / .x2 / .x4, .trans, .b16) and mma.sync.aligned.m16n8k8 / m16n8k16 with
+  .f16 / .bf16 inputs (.f32 or .f16 accumulators) and m16n8k16 / m16n8k32 with .s8 / .u8 inputs (.s32,
+  .satfinite): emulated over the 32-lane warp with shuffles (ptx_helpers.h), slow next to AMD's own matrix
+  cores, for which the finding `ptx-mma-emulated` stays open.
 """
 
 from __future__ import annotations
@@ -592,6 +596,65 @@ class Translator:
 
     def op_red(self, mods: list[str], args: list[str]) -> None:
         self._atomic(mods, args, result=False)
+
+    def op_ldmatrix(self, mods: list[str], args: list[str]) -> None:
+        rest = [m for m in mods if m not in ("sync", "aligned", "shared", "shared::cta")]
+        trans = "trans" in rest
+        rest = [m for m in rest if m != "trans"]
+        if len(rest) != 3 or rest[0] != "m8n8" or rest[1] not in ("x1", "x2", "x4") or rest[2] != "b16" \
+                or "sync" not in mods or len(args) != 2:
+            raise Unsupported("ldmatrix." + ".".join(mods))
+        dsts = _vector(args[0]) if args[0].startswith("{") else [args[0]]
+        if len(dsts) != int(rest[1][1:]):
+            raise Unsupported("ldmatrix operands")
+        address = self.read(_bracket(args[1]), 64)
+        for m, dst in enumerate(dsts):
+            self.write(dst, 32, f"rocmig_ptx::ldmatrix_b16({address}, {m}u, {'true' if trans else 'false'})")
+
+    def op_mma(self, mods: list[str], args: list[str]) -> None:
+        satfinite = "satfinite" in mods
+        rest = [m for m in mods if m not in ("sync", "aligned", "satfinite")]
+        shape = re.fullmatch(r"m16n8k(\d+)", rest[0]) if rest else None
+        if not shape or "sync" not in mods or rest[1:3] != ["row", "col"] or len(rest) != 7 or len(args) != 4:
+            raise Unsupported("mma." + ".".join(mods))
+        k = int(shape.group(1))
+        dtype, atype, btype, ctype = rest[3:]
+        d, a, b, c = (_vector(x) for x in args)
+        regs_a = [self.read(x, 32) for x in a]
+        regs_b = [self.read(x, 32) for x in b]
+        if atype in ("f16", "bf16") and btype == atype and k in (8, 16) and not satfinite \
+                and (dtype, ctype) in (("f32", "f32"), ("f16", "f16")) and (dtype == "f32" or atype == "f16"):
+            wide = dtype == "f32"
+            if (len(a), len(b), len(c), len(d)) != (k // 4, k // 8, 4 if wide else 2, 4 if wide else 2):
+                raise Unsupported("mma operands")
+            if wide:
+                acc = ", ".join(f"rocmig_ptx::f32({self.read(x, 32)})" for x in c)
+            else:
+                acc = ", ".join(f"rocmig_ptx::half_lane({self.read(x, 32)}, {e}, false)" for x in c for e in (0, 1))
+            self.code.append(f"{{ rocmig_ptx::u32 _a[] = {{{', '.join(regs_a)}}}; rocmig_ptx::u32 _b[] = "
+                             f"{{{', '.join(regs_b)}}}; float _c[4] = {{{acc}}}; float _d[4]; "
+                             f"rocmig_ptx::mma_16bit<{k}>(_a, _b, _c, _d, {'true' if atype == 'bf16' else 'false'});")
+            if wide:
+                for i, x in enumerate(d):
+                    self.write(x, 32, f"rocmig_ptx::b32(_d[{i}])")
+            else:
+                for i, x in enumerate(d):
+                    self.write(x, 32, f"(rocmig_ptx::u32)rocmig_ptx::b16((_Float16)_d[{2 * i}]) | "
+                                      f"((rocmig_ptx::u32)rocmig_ptx::b16((_Float16)_d[{2 * i + 1}]) << 16)")
+            self.code.append("}")
+            return
+        if atype in ("s8", "u8") and btype in ("s8", "u8") and dtype == ctype == "s32" and k in (16, 32):
+            if (len(a), len(b), len(c), len(d)) != (k // 8, k // 16, 4, 4):
+                raise Unsupported("mma operands")
+            self.code.append(f"{{ rocmig_ptx::u32 _a[] = {{{', '.join(regs_a)}}}; rocmig_ptx::u32 _b[] = "
+                             f"{{{', '.join(regs_b)}}}; rocmig_ptx::u32 _c[4] = {{{', '.join(self.read(x, 32) for x in c)}}}; "
+                             f"rocmig_ptx::u32 _d[4]; rocmig_ptx::mma_8bit<{k}>(_a, _b, _c, _d, {str(atype == 's8').lower()}, "
+                             f"{str(btype == 's8').lower()}, {str(satfinite).lower()});")
+            for i, x in enumerate(d):
+                self.write(x, 32, f"_d[{i}]")
+            self.code.append("}")
+            return
+        raise Unsupported("mma." + ".".join(mods))
 
     def op_cp(self, mods: list[str], args: list[str]) -> None:
         if mods[:1] != ["async"]:

@@ -130,5 +130,83 @@ __device__ inline void cp_async(u64 dst, u64 src, u32 cp_size, u32 src_size) {
   }
   for (u32 i = 0; i < cp_size; ++i) d[i] = i < src_size ? s[i] : 0;
 }
+
+// Warp-wide matrix instructions. Each 32-lane group of the wavefront is one CUDA warp (wave64 runs two
+// side by side), as the width-32 shuffles of migrate's warp rewrites; fragments are laid out as the PTX
+// ISA's "Matrix Fragments for mma.m16n8k*" and ldmatrix sections say, and move between lanes with
+// shuffles, so every lane of the 32-lane warp must execute them together (mma.sync.aligned and
+// ldmatrix.sync.aligned require that too).
+__device__ inline u32 lane32() { return (u32)__lane_id() & 31u; }
+__device__ inline u32 shfl32(u32 v, u32 src) { return (u32)__shfl((int)v, (int)src, 32); }
+__device__ inline u64 shfl32_u64(u64 v, u32 src) {
+  return ((u64)shfl32((u32)(v >> 32), src) << 32) | shfl32((u32)v, src);
+}
+// ldmatrix.sync.aligned.m8n8{.trans}.shared.b16, matrix `m` of .x1 / .x2 / .x4: lanes 8m .. 8m+7 hold the
+// addresses of its rows 0..7 (8 b16 each); lane l receives row l/4, columns 2(l%4) and 2(l%4)+1, or
+// with .trans column l/4 of rows 2(l%4) and 2(l%4)+1.
+__device__ inline u32 ldmatrix_b16(u64 row_address, u32 m, bool trans) {
+  const u32 lane = lane32();
+  if (!trans) {
+    return shared_ptr<const u32>(shfl32_u64(row_address, 8 * m + lane / 4))[lane % 4];
+  }
+  const u64 row0 = shfl32_u64(row_address, 8 * m + 2 * (lane % 4));
+  const u64 row1 = shfl32_u64(row_address, 8 * m + 2 * (lane % 4) + 1);
+  return (u32)shared_ptr<const u16>(row0)[lane / 4] | ((u32)shared_ptr<const u16>(row1)[lane / 4] << 16);
+}
+__host__ __device__ inline float half_lane(u32 reg, int e, bool bf16) {
+  const u16 bits = (u16)(reg >> (16 * e));
+  return bf16 ? f32((u32)bits << 16) : (float)f16(bits);
+}
+// mma.sync.aligned.m16n8k{8,16}.row.col with .f16 / .bf16 inputs: A (16xK) in K/4 registers, B (Kx8) in
+// K/8, C and D (16x8) as 4 floats (c0, c1: row g, columns 2t, 2t+1; c2, c3: row g+8), where g = lane/4
+// and t = lane%4. Products of 16-bit floats are exact in float; the sum runs over k in order with one
+// float rounding per step (NVIDIA does not specify its tensor cores' summation order or rounding).
+template <int K> __device__ inline void mma_16bit(const u32* a, const u32* b, const float* c, float* d, bool bf16) {
+  const u32 lane = lane32(), g = lane / 4, t = lane % 4;
+  float acc[4] = {c[0], c[1], c[2], c[3]};
+  for (int kk = 0; kk < K / 2; ++kk) {  // k = 2kk, 2kk+1: one register of each fragment
+    const int half = kk / 4;            // k >= 8: A's registers 2 and 3, B's register 1
+    const u32 src = (u32)(kk % 4);
+    const u32 a0 = shfl32(a[2 * half], 4 * g + src), a1 = shfl32(a[2 * half + 1], 4 * g + src);
+    const u32 b0 = shfl32(b[half], 4 * (2 * t) + src), b1 = shfl32(b[half], 4 * (2 * t + 1) + src);
+    for (int e = 0; e < 2; ++e) {
+      const float x0 = half_lane(a0, e, bf16), x1 = half_lane(a1, e, bf16);
+      const float y0 = half_lane(b0, e, bf16), y1 = half_lane(b1, e, bf16);
+      acc[0] = __builtin_fmaf(x0, y0, acc[0]);
+      acc[1] = __builtin_fmaf(x0, y1, acc[1]);
+      acc[2] = __builtin_fmaf(x1, y0, acc[2]);
+      acc[3] = __builtin_fmaf(x1, y1, acc[3]);
+    }
+  }
+  for (int i = 0; i < 4; ++i) d[i] = acc[i];
+}
+// mma.sync.aligned.m16n8k{16,32}.row.col.s32.{s8,u8}.{s8,u8}.s32{.satfinite}: 4 8-bit values a register
+// (A: K/8 registers, B: K/16), exact integer sums; .satfinite clamps to the int range, otherwise wraps.
+template <int K> __device__ inline void mma_8bit(const u32* a, const u32* b, const u32* c, u32* d, bool a_signed,
+                                                 bool b_signed, bool satfinite) {
+  const u32 lane = lane32(), g = lane / 4, t = lane % 4;
+  long long acc[4] = {(int)c[0], (int)c[1], (int)c[2], (int)c[3]};
+  for (int kq = 0; kq < K / 4; ++kq) {  // k = 4kq .. 4kq+3: one register of each fragment
+    const int half = kq / 4;            // k >= 16: A's registers 2 and 3, B's register 1
+    const u32 src = (u32)(kq % 4);
+    const u32 a0 = shfl32(a[2 * half], 4 * g + src), a1 = shfl32(a[2 * half + 1], 4 * g + src);
+    const u32 b0 = shfl32(b[half], 4 * (2 * t) + src), b1 = shfl32(b[half], 4 * (2 * t + 1) + src);
+    for (int e = 0; e < 4; ++e) {
+      const int x0 = a_signed ? (int)(signed char)(a0 >> (8 * e)) : (int)((a0 >> (8 * e)) & 0xFFu);
+      const int x1 = a_signed ? (int)(signed char)(a1 >> (8 * e)) : (int)((a1 >> (8 * e)) & 0xFFu);
+      const int y0 = b_signed ? (int)(signed char)(b0 >> (8 * e)) : (int)((b0 >> (8 * e)) & 0xFFu);
+      const int y1 = b_signed ? (int)(signed char)(b1 >> (8 * e)) : (int)((b1 >> (8 * e)) & 0xFFu);
+      acc[0] += (long long)x0 * y0;
+      acc[1] += (long long)x0 * y1;
+      acc[2] += (long long)x1 * y0;
+      acc[3] += (long long)x1 * y1;
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    long long v = acc[i];
+    if (satfinite) v = v > 2147483647ll ? 2147483647ll : v < -2147483648ll ? -2147483648ll : v;
+    d[i] = (u32)v;
+  }
+}
 }  // namespace rocmig_ptx
 #endif

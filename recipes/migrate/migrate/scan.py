@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import cpp
+from . import cpp, ptx
 from .archs import Arch
 from .rules import Rule, fill
 
@@ -136,6 +136,8 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
         findings += _block_size(rel, blanked, raw_lines, dead, names, by_check["block-size"])
     if "arch-stub" in by_check:
         findings += _arch_stub(rel, blanked, raw_lines, dead, ctx.undefined, by_check["arch-stub"])
+    if "warp-matrix-asm" in by_check and "asm" in text:
+        findings += _warp_matrix_asm(rel, text, raw_lines, dead, by_check["warp-matrix-asm"])
     order = {c.rule.id: i for i, c in enumerate(rules)}
     findings.sort(key=lambda f: (f.line, order[f.rule]))
     return findings
@@ -179,6 +181,25 @@ def _arch_stub(rel, blanked, raw_lines, dead, undefined, rule) -> list[Finding]:
                           f"On AMD this #if takes the branch at line {taken.line} (`{' '.join(taken.code.split())}`): "
                           f"the code of `#{chain[0].word} {chain[0].condition}`{what} is not compiled, so the unit "
                           "compiles and the kernel traps where it reaches the stub."))
+    return found
+
+
+WARP_MATRIX = re.compile(r"\b(?:mma\.sync|ldmatrix)\b")
+
+
+def _warp_matrix_asm(rel, text, raw_lines, dead, rule) -> list[Finding]:
+    """asm statements with mma.sync / ldmatrix that the ptx-inline-asm fixup translates: they run as
+    shuffles and FMAs over the 32-lane warp (ptx.py), correct and slow."""
+    found = []
+    for stmt in ptx.statements(text):
+        line = cpp.line_of(text, stmt.start)
+        if line in dead or not WARP_MATRIX.search(stmt.template):
+            continue
+        try:
+            ptx.translate(stmt, cuda_warps=True)
+        except ptx.Unsupported:
+            continue
+        found.append(_hit(rule, rel, raw_lines, line, 1, rule.message))
     return found
 
 
