@@ -139,3 +139,15 @@ def test_flat_rocm_library_includes_get_the_librarys_folder(tmp_path):
     texts = ["#include <hiprand_kernel.h>\n#include <hipblas.h>\n#include <hipfft.h>\n", '#include "hiprand_kernel.h"\n']
     assert sysdeps.flags_for(texts, (str(system),)) == ("-isystem", str(system / "hiprand"))
     assert sysdeps.flags_for(["#include <hiprand/hiprand_kernel.h>\n"], (str(system),)) == ()
+
+
+def test_hip_leaked_macros_are_plain_object_like_names_no_hip_macro_uses(tmp_path):
+    hip = tmp_path / "include" / "hip"
+    (hip / "amd_detail").mkdir(parents=True)
+    (hip / "hip_runtime.h").write_text("#ifndef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n#define HIP_INCLUDE_HIP_HIP_RUNTIME_H\n#endif\n")
+    (hip / "amd_detail" / "amd_device_functions.h").write_text(
+        "#define MASK1 0x00ff00ff\n#define MASK2 0xff00ff00\n#define HW_ID 4\n#define GETREG_IMMED(a, b) ((a) | (b))\n"
+        "#define HW_ID_CU_ID_SIZE 4\n#define __hip_x 1\n#define hipFoo 2\n#define CUDA_SUCCESS hipSuccess\n"
+        "#define AMD_X_H\n#define USES \\\n  HW_ID_CU_ID_SIZE\n")
+    assert sysdeps.hip_leaked_macros((str(tmp_path / "include"),)) == frozenset({"MASK1", "MASK2", "HW_ID", "USES"})
+    assert sysdeps.hip_leaked_macros((str(tmp_path),)) == frozenset()

@@ -663,3 +663,34 @@ def test_vector_functions_header_becomes_hips_runtime_header():
     text = '#include <vector_functions.h>\n#include "vector_functions.h"\n'
     assert features.builtin_types(text) == '#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>\n'
     assert features.builtin_types(text, lambda name: True) == '#include <hip/hip_runtime.h>\n#include "vector_functions.h"\n'
+
+
+def test_hipify_perl_cast_that_ends_inside_template_arguments_is_redone():
+    # optimum-quanto 0.2.7 marlin_cuda_kernel.cu: hipify-perl 7.2 closes its const void* cast at the
+    # first comma of Marlin<...>'s template arguments
+    hip = ("    hipFuncSetAttribute(reinterpret_cast<const void*>( \\\n"
+           "      Marlin<THREADS), THREAD_M_BLOCKS, STAGES, GROUP_BLOCKS>, \\\n"
+           "      hipFuncAttributeMaxDynamicSharedMemorySize, SHARED_MEM);\n")
+    out = features.func_pointer_cast(hip)
+    assert "Marlin<THREADS, THREAD_M_BLOCKS, STAGES, GROUP_BLOCKS>)" in out
+    assert out.count("reinterpret_cast<const void*>") == 1
+    fine = "hipFuncSetAttribute(reinterpret_cast<const void*>(k<float, 4>), hipFuncAttributeMaxDynamicSharedMemorySize, n);\n"
+    assert features.func_pointer_cast(fine) == fine
+
+
+def test_hip_header_macros_undone_where_the_file_uses_the_name():
+    # optimum-quanto 0.2.7 marlin/fp8_marlin.cu against HIP 7.2's amd_device_functions.h `#define MASK1 0x00ff00ff`
+    hip = ("#include <hip/hip_runtime.h>\n__device__ int f() {\n  constexpr int MASK1 = 0x80000000;\n"
+           "  constexpr int MASK2 = MASK1 >> 7;\n  return MASK2;\n}\n")
+    out = features.hip_macros_undone(hip, frozenset({"MASK1", "MASK2", "HW_ID"}))
+    assert "#undef MASK1\n#undef MASK2\n" in out and "HW_ID" not in out
+    assert out.index("#include <hip/hip_runtime.h>") < out.index("#undef MASK1") < out.index("__device__ int f()")
+    assert features.hip_macros_undone(hip, frozenset({"HW_ID"})) == hip
+
+
+def test_helpers_go_inside_an_include_guard_below_a_translator_include():
+    # optimum-quanto 0.2.7 marlin_cuda_kernel.cu after hipify: hip_runtime.h above the file's own guard
+    text = ('#include "hip/hip_runtime.h"\n/* license */\n#ifndef MARLIN_CUDA_KERNEL_CUH\n#define MARLIN_CUDA_KERNEL_CUH\n'
+            "#include <hip/hip_fp16.h>\n__device__ void f() { use(); }\n#endif\n")
+    out = features.insert_after_includes(text, "// block\n")
+    assert out.index("#include <hip/hip_fp16.h>") < out.index("// block") < out.index("__device__ void f()")

@@ -165,3 +165,16 @@ def test_mma_and_ldmatrix_become_the_warp_emulation() -> None:
     code = _translate('asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(x), "=r"(y) '
                       ': "r"(smem));')
     assert "rocmig_ptx::ldmatrix_b16(((rocmig_ptx::u64)_p2), 1u, true)" in code
+
+
+def test_pipeline_primitives_become_completed_copies() -> None:
+    # gptqmodel 7.7.0 awq/quantization_new/gemm/gemm_cuda.cu, optimum-quanto 0.2.7 awq/v2/gemm_cuda.cu
+    text = ("#include <cuda_pipeline_primitives.h>\n__global__ void k(const int4* g) {\n  __shared__ int4 s[32];\n"
+            "  __pipeline_memcpy_async(&s[threadIdx.x], &g[threadIdx.x], sizeof(int4));\n"
+            "  __pipeline_commit();\n  __pipeline_wait_prior(0);\n}\n")
+    out = ptx.rewrite(text)
+    assert "rocmig_ptx::pipeline_memcpy_async(&s[threadIdx.x], &g[threadIdx.x], sizeof(int4));" in out
+    assert "rocmig_ptx::pipeline_commit();" in out and "rocmig_ptx::pipeline_wait_prior(0);" in out
+    assert "\n#include <cuda_pipeline_primitives.h>" not in out and "#define ROCMIG_PTX_HELPERS" in out
+    own = "__device__ void __pipeline_commit() {}\n__global__ void k() { __pipeline_commit(); }\n"
+    assert ptx.rewrite(own) == own

@@ -250,6 +250,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     atomics_declared = features.half_atomics_declared(blanked)
     hipblas_major = sysdeps.hipblas_major(system_dirs)
+    tree_macros = {m.group(1) for text in blanked for m in sysdeps.MACRO_DEFINE.finditer(text)}
+    hip_macros = sysdeps.hip_leaked_macros(system_dirs) - tree_macros
     bf16_declared = fixups.declares_bf16([cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()
                                           if posixpath.splitext(rel)[1] not in UNIT_SUFFIXES])
     states: dict[str, FileState] = {}
@@ -277,7 +279,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
                                         half_declared=half_declared, headers=headers,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_declared,
-                                        own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_declared)
+                                        own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_declared,
+                                        hip_macros=hip_macros)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)

@@ -144,17 +144,33 @@ def _line_end(text: str, at: int) -> int:
     return len(text) if newline < 0 else newline + 1
 
 
+def _include_guard(blanked: str) -> bool:
+    """True when the file's first conditional is `#ifndef X` / `#define X` and its #endif is the file's
+    last directive: an include guard, also where a translator put an #include above it."""
+    directives = list(NESTING.finditer(blanked))
+    if not directives or directives[0].group(1) != "ifndef":
+        return False
+    guard = INCLUDE_GUARD.match(blanked, directives[0].start())
+    if not guard or guard.group(1) != guard.group(2):
+        return False
+    depth = 0
+    for n, m in enumerate(directives):
+        depth += -1 if m.group(1) == "endif" else 1
+        if depth == 0:
+            return n == len(directives) - 1
+    return False
+
+
 def insert_after_includes(text: str, block: str) -> str:
     """`text` with `block` placed after its last #include line (at the top when it has none). When that
     include sits in an #if block, `block` goes after the block's #endif, so that every branch that
     follows sees it (cupy 14.2.0's cupy_cub.cu ends its includes inside `#ifndef CUPY_USE_HIP ...
-    #else`); a header's include guard (`#ifndef X` / `#define X` first) is not such a block."""
+    #else`); a file's include guard (_include_guard) is not such a block."""
     includes = list(INCLUDE_LINE.finditer(text))
     if not includes:
         return block + text
     blanked = cpp.blank(text)
-    guard = INCLUDE_GUARD.match(blanked)
-    base = 1 if guard and guard.group(1) == guard.group(2) else 0
+    base = 1 if _include_guard(blanked) else 0
     last = includes[-1]
     end, depth = _line_end(text, last.end()), 0
     for m in NESTING.finditer(blanked):
@@ -1066,9 +1082,62 @@ def dispatch_scalar_type(text: str) -> str:
     return text
 
 
+def hip_macros_undone(text: str, names: frozenset[str]) -> str:
+    """#undef after the includes for each macro of `names` (sysdeps.hip_leaked_macros, less those the
+    tree #defines itself) that this file's code uses as an identifier: HIP's amd_device_functions.h
+    defines MASK1 and MASK2, so optimum-quanto 0.2.7's `constexpr int MASK1 = 0x80000000;` reads
+    `constexpr int 0x00ff00ff = ...` ("expected unqualified-id"); CUDA defines no such macro."""
+    if not names:
+        return text
+    code = "\n".join(line for line in cpp.blank(text).split("\n") if not line.lstrip().startswith("#"))
+    used = sorted(names & set(re.findall(r"\b[A-Z_][A-Z0-9_]*\b", code)))
+    if not used:
+        return text
+    block = ("// HIP's headers define these names as macros; this file's own identifiers of the same name\n"
+             + "".join(f"#undef {name}\n" for name in used))
+    return insert_after_includes(text, block)
+
+
+SPLIT_CAST = re.compile(r"reinterpret_cast\s*<\s*const\s+void\s*\*\s*>\s*\(")
+
+
+def _unclosed_template(code: str) -> bool:
+    """True when `code` (blanked) opens a template argument list (`name<`) that it does not close."""
+    depth = 0
+    for k, c in enumerate(code):
+        if c == "<" and k and re.match(r"\w", code[k - 1]) and code[k + 1:k + 2] not in ("<", "="):
+            depth += 1
+        elif c == ">" and depth:
+            depth -= 1
+    return depth > 0
+
+
+def split_casts_undone(text: str) -> str:
+    """hipify-perl 7.2 casts the first argument of cudaFuncSetAttribute and its kin to const void*
+    but closes the cast at the first comma, inside a template argument list:
+    `reinterpret_cast<const void*>(Marlin<THREADS), STAGES>` (optimum-quanto 0.2.7's Marlin). Such a
+    cast is taken out again (func_pointer_cast then casts the whole argument)."""
+    if "reinterpret_cast" not in text:
+        return text
+    blanked = cpp.blank(text)
+    edits = []
+    for m in SPLIT_CAST.finditer(blanked):
+        depth, k = 1, m.end()
+        while k < len(blanked) and depth:
+            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
+            k += 1
+        if not depth and _unclosed_template(blanked[m.end():k - 1]):
+            edits.append((m.start(), m.end(), k - 1))
+    for start, inner, close in reversed(edits):
+        text = text[:start] + text[inner:close] + text[close + 1:]
+    return text
+
+
 def func_pointer_cast(text: str) -> str:
-    """The kernel argument of HIP's function-attribute calls cast to const void* (see module doc)."""
-    return _cast_arg(text, FUNC_POINTER_ARG, FUNC_POINTER_CALL, "reinterpret_cast<const void*>", VOID_POINTER)
+    """The kernel argument of HIP's function-attribute calls cast to const void* (see module doc), after
+    hipify-perl's casts that end inside a template argument list are taken out (split_casts_undone)."""
+    return _cast_arg(split_casts_undone(text), FUNC_POINTER_ARG, FUNC_POINTER_CALL, "reinterpret_cast<const void*>",
+                     VOID_POINTER)
 
 
 # HIP function -> index of its `void**` out argument that CUDA's cuda_runtime.h also takes as `T**`

@@ -39,7 +39,10 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
   cudart-calling-convention  CUDART_CB / CUDARTAPI / CUDAAPI dropped (CUDA defines them empty outside Windows)
   func-pointer-cast     the kernel argument of hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
-                        hipFuncSetSharedMemConfig -> reinterpret_cast<const void*>(...), as CUDA's template overloads do
+                        hipFuncSetSharedMemConfig -> reinterpret_cast<const void*>(...), as CUDA's template overloads do;
+                        hipify-perl's own cast that ends inside a template argument list is taken out first
+  hip-macro-undef       #undef after the includes of the HIP headers' plain-named macros (MASK1, MASK2, HW_ID, ...)
+                        that the file uses as its own identifiers
   out-pointer-cast      the T** out argument of hipHostGetDevicePointer / hipMallocHost -> (void**)(...), as
                         CUDA's template overloads do (HIP 7.2 has T** templates for hipMalloc and others only)
   own-hip-branch        a chain's CUDA-compiler tests put back where the chain has its own HIP branch
@@ -381,7 +384,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               headers: HeaderLookup | None = None,
               hipblas_major: int | None = None, bf16_declared: bool = False,
               own_macros: frozenset[str] = frozenset(),
-              atomics_declared: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
+              atomics_declared: frozenset[str] = frozenset(),
+              hip_macros: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -393,7 +397,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major);
     bf16_declared: a header of the tree declares a bfloat16 type name itself (declares_bf16).
     own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept;
-    atomics_declared: the 16-bit types whose atomicAdd the tree declares (features.half_atomics_declared).
+    atomics_declared: the 16-bit types whose atomicAdd the tree declares (features.half_atomics_declared);
+    hip_macros: plain-named macros of the HIP headers that the tree does not #define (sysdeps.hip_leaked_macros).
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -460,6 +465,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          "their HIP headers'", features.runtime_guard),
         ("func-pointer-cast", "kernel arguments of hipFuncGetAttributes / hipFuncSetAttribute / ... -> const void*",
          features.func_pointer_cast),
+        ("hip-macro-undef", "#undef of HIP header macros (MASK1, HW_ID, ...) whose names the file uses as identifiers",
+         lambda t: features.hip_macros_undone(t, hip_macros)),
         ("out-pointer-cast", "T** out arguments of hipHostGetDevicePointer / hipMallocHost -> void**",
          features.out_pointer_cast),
         ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",

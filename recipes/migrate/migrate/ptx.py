@@ -39,7 +39,9 @@ HELPERS = (Path(__file__).with_name("ptx_helpers.h"))
 ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__)\s*)?\(")
 OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-CVTA_CALL = re.compile(r"(?<![\w.:])__cvta_(generic_to_shared|shared_to_generic)\s*\(")
+CVTA_CALL = re.compile(r"(?<![\w.:])__(cvta_generic_to_shared|cvta_shared_to_generic|pipeline_memcpy_async|pipeline_commit|"
+                       r"pipeline_wait_prior)\s*\(")
+PIPELINE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cuda_pipeline(?:_primitives)?\.h[>"][^\n]*$', re.M)
 CONSTRAINT_WIDTH = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "n": 64, "i": 64}
 UTYPE = {16: "rocmig_ptx::u16", 32: "rocmig_ptx::u32", 64: "rocmig_ptx::u64"}
 STYPE = {16: "short", 32: "int", 64: "long long"}
@@ -747,19 +749,24 @@ def translate(stmt: Statement, cuda_warps: bool) -> str:
 
 
 def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -> str:
-    """`text` with every translatable asm statement replaced (see module doc) and __cvta_generic_to_shared
-    / __cvta_shared_to_generic calls (absent from HIP) mapped to the helpers; the helpers are inserted
+    """`text` with every translatable asm statement replaced (see module doc), and the calls of
+    __cvta_generic_to_shared / __cvta_shared_to_generic and of cuda_pipeline_primitives.h's
+    __pipeline_memcpy_async / __pipeline_commit / __pipeline_wait_prior (all absent from HIP; the copy is
+    complete on return, as cp.async's) mapped to the helpers, the header's include commented out; the helpers are inserted
     after the includes when anything changed. dead: 1-based lines not compiled on AMD (left alone)."""
-    if "asm" not in text and "__cvta_" not in text:
+    if "asm" not in text and "__cvta_" not in text and "__pipeline_" not in text:
         return text
     from .features import insert_after_includes  # features imports nothing of this module
     dead = dead or set()
     blanked = cpp.blank(text)
     changed = False
+    own = set(re.findall(r"\b__(pipeline_\w+|cvta_\w+)\s*\([^;{]*\)\s*\{", blanked))  # the file defines it
     for m in reversed(list(CVTA_CALL.finditer(blanked))):
-        if cpp.line_of(text, m.start()) not in dead:
-            text = text[:m.start()] + f"rocmig_ptx::cvta_{m.group(1)}" + text[m.end() - 1:]
+        if cpp.line_of(text, m.start()) not in dead and m.group(1) not in own:
+            text = text[:m.start()] + f"rocmig_ptx::{m.group(1)}" + text[m.end() - 1:]
             changed = True
+    if changed and "nvcuda::experimental" not in blanked:
+        text = PIPELINE_INCLUDE.sub(lambda m: "// " + m.group(0).strip() + ": rocmig_ptx's pipeline helpers instead", text)
     blanked = cpp.blank(text)
     for stmt in reversed(statements(text, blanked)):
         if cpp.line_of(text, stmt.start) in dead:

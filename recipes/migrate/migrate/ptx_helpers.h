@@ -111,25 +111,34 @@ __device__ inline void* cvta_shared_to_generic(u64 a) {
 template <class T> __device__ inline T* shared_ptr(u64 a) { return (T*)cvta_shared_to_generic(a); }
 template <class T> __device__ inline T* global_ptr(u64 a) { return (T*)(__UINTPTR_TYPE__)a; }
 
-// cp.async.{ca,cg}.shared.global [dst], [src], cp_size{, src_size}: the copy is done when the
-// instruction returns (a completed copy is one the later cp.async.wait_* would wait for); bytes from
-// src_size up to cp_size are zero (PTX: the rest of the destination is filled with zeros).
-__device__ inline void cp_async(u64 dst, u64 src, u32 cp_size, u32 src_size) {
-  unsigned char* d = shared_ptr<unsigned char>(dst);
-  const unsigned char* s = global_ptr<const unsigned char>(src);
-  if (src_size >= cp_size) {
-    if (cp_size == 16) {
+// A copy of `size` bytes (4, 8 or 16, aligned to it) whose bytes from `src_size` on are zero.
+__device__ inline void copy_zfill(unsigned char* d, const unsigned char* s, u32 size, u32 src_size) {
+  if (src_size >= size) {
+    if (size == 16) {
       typedef u32 v4 __attribute__((ext_vector_type(4)));
       *(v4*)d = *(const v4*)s;
-    } else if (cp_size == 8) {
+    } else if (size == 8) {
       *(u64*)d = *(const u64*)s;
     } else {
       *(u32*)d = *(const u32*)s;
     }
     return;
   }
-  for (u32 i = 0; i < cp_size; ++i) d[i] = i < src_size ? s[i] : 0;
+  for (u32 i = 0; i < size; ++i) d[i] = i < src_size ? s[i] : 0;
 }
+// cp.async.{ca,cg}.shared.global [dst], [src], cp_size{, src_size}: the copy is done when the
+// instruction returns (a completed copy is one the later cp.async.wait_* would wait for); bytes from
+// src_size up to cp_size are zero (PTX: the rest of the destination is filled with zeros).
+__device__ inline void cp_async(u64 dst, u64 src, u32 cp_size, u32 src_size) {
+  copy_zfill(shared_ptr<unsigned char>(dst), global_ptr<const unsigned char>(src), cp_size, src_size);
+}
+// cuda_pipeline_primitives.h: __pipeline_memcpy_async(dst, src, size, zfill) copies size - zfill bytes
+// and zeroes zfill; done on return, so __pipeline_commit and __pipeline_wait_prior have nothing to do.
+__device__ inline void pipeline_memcpy_async(void* dst, const void* src, unsigned long size, unsigned long zfill = 0) {
+  copy_zfill((unsigned char*)dst, (const unsigned char*)src, (u32)size, (u32)(size - zfill));
+}
+__device__ inline void pipeline_commit() {}
+__device__ inline void pipeline_wait_prior(unsigned long) {}
 
 // Warp-wide matrix instructions. Each 32-lane group of the wavefront is one CUDA warp (wave64 runs two
 // side by side), as the width-32 shuffles of migrate's warp rewrites; fragments are laid out as the PTX

@@ -91,3 +91,34 @@ def hipblas_major(system_dirs: tuple[str, ...]) -> int | None:
                 m = HIPBLAS_MAJOR.search(f.read())
             return int(m.group(1)) if m else None
     return None
+
+
+MACRO_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\(?)(.*)$", re.M)
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def hip_leaked_macros(system_dirs: tuple[str, ...]) -> frozenset[str]:
+    """Object-like macros that the HIP headers under the first of `system_dirs` holding
+    hip/hip_runtime.h define with plain names (amd_device_functions.h's MASK1, MASK2, HW_ID, XCC_ID, ...;
+    not _-, hip- / HIP- or CUDA_-prefixed, nor include guards ending in _H) and that no other HIP macro
+    expands to, so an #undef after the includes changes no HIP code: a CUDA program's own identifier of
+    that name ("constexpr int MASK1 = ...") would otherwise become a number. Empty without HIP headers."""
+    root = next((os.path.join(d, "hip") for d in system_dirs
+                 if os.path.isfile(os.path.join(d, "hip", "hip_runtime.h"))), None)
+    if root is None:
+        return frozenset()
+    names: set[str] = set()
+    used: set[str] = set()
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            if not name.endswith(".h"):
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                text = f.read().replace("\\\n", " ")
+            for m in MACRO_DEFINE.finditer(text):
+                used.update(IDENTIFIER.findall(m.group(3)))
+                macro = m.group(1)
+                if not m.group(2) and not macro.startswith(("_", "CUDA_")) and not macro.lower().startswith("hip") \
+                        and not macro.endswith("_H"):
+                    names.add(macro)
+    return frozenset(names - used)
