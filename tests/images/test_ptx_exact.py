@@ -61,6 +61,10 @@ def _same(ref: int, got: int, lanes: tuple[int, ...]) -> bool:
 
 
 def _lanes(case: Case, ctype: str) -> tuple[int, ...]:
+    """Float lanes of an output whose NaNs may differ in payload; bf16 results are compared exactly
+    (both sides give the canonical 0x7FFF)."""
+    if "bf16" in case.name and ctype != "float":
+        return ()
     if "f16x2" in case.name or "awq_scale" in case.name:
         return (16, 16)
     if ctype == "float":

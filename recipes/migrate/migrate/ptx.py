@@ -13,7 +13,8 @@ Instructions translated (d destination, a/b/c sources; .b/.u/.s 16/32/64 unless 
   lop3.b32, prmt.b32 (default mode), add / sub / mul / fma .f16 and .f16x2 (.rn or none), add / sub /
   mul / fma .f32 (.rn or none; no .ftz / .sat), integer add / sub / mul.lo / mul.wide / mad.lo / min / max /
   and / or / xor / not / shl / shr, setp with an integer compare into a predicate, selp, cvt between
-  integer widths, cvt.rn.f16.f32, cvt.f32.f16, cvt.rn.f16x2.f32, cvta(.to).shared / .global,
+  integer widths, cvt.rn.f16.f32, cvt.f32.f16, cvt.rn.f16x2.f32, cvt.rn.bf16(x2).f32, cvt.f32.bf16,
+  cvt.rn.f32.s32 / .u32, cvt.rzi / .rni .s32.f32 (saturating, NaN -> 0), cvta(.to).shared / .global,
   cp.async.ca / .cg (.shared.global, L2 hints, src-size zero fill) as a completed copy, cp.async.commit_group
   / wait_group / wait_all (nothing left to wait for), ld / st .global / .shared / generic with cache hints
   and .v2 / .v4, ld / st .relaxed / .acquire / .release / .volatile and atom / red (add, min, max, and, or,
@@ -33,13 +34,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cpp
+from . import cpp, features
 
 HELPERS = (Path(__file__).with_name("ptx_helpers.h"))
 ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__)\s*)?\(")
 OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-CVTA_CALL = re.compile(r"(?<![\w.:])__(cvta_generic_to_shared|cvta_shared_to_generic|pipeline_memcpy_async|pipeline_commit|"
+HELPER_CALL = re.compile(r"(?<![\w.:])__(cvta_generic_to_shared|cvta_shared_to_generic|pipeline_memcpy_async|pipeline_commit|"
                        r"pipeline_wait_prior)\s*\(")
 PIPELINE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cuda_pipeline(?:_primitives)?\.h[>"][^\n]*$', re.M)
 CONSTRAINT_WIDTH = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "n": 64, "i": 64}
@@ -450,8 +451,8 @@ class Translator:
         self.write(args[0], width, f"({self.pred(args[3])} ? {self.read(args[1], width)} : {self.read(args[2], width)})")
 
     def op_cvt(self, mods: list[str], args: list[str]) -> None:
-        if len(args) == 3 and mods == ["rn", "f16x2", "f32"]:
-            return self.write(args[0], 32, f"rocmig_ptx::cvt_rn_f16x2_f32({self.read(args[1], 32)}, "
+        if len(args) == 3 and mods in (["rn", "f16x2", "f32"], ["rn", "bf16x2", "f32"]):
+            return self.write(args[0], 32, f"rocmig_ptx::cvt_rn_{mods[1]}_f32({self.read(args[1], 32)}, "
                                            f"{self.read(args[2], 32)})")
         if len(args) != 2:
             raise Unsupported("cvt." + ".".join(mods))
@@ -459,6 +460,15 @@ class Translator:
             return self.write(args[0], 16, f"rocmig_ptx::b16((_Float16)rocmig_ptx::f32({self.read(args[1], 32)}))")
         if mods == ["f32", "f16"]:
             return self.write(args[0], 32, f"rocmig_ptx::b32((float)rocmig_ptx::f16({self.read(args[1], 16)}))")
+        if mods == ["rn", "bf16", "f32"]:
+            return self.write(args[0], 16, f"rocmig_ptx::bf16_rn({self.read(args[1], 32)})")
+        if mods == ["f32", "bf16"]:
+            return self.write(args[0], 32, f"((rocmig_ptx::u32){self.read(args[1], 16)} << 16)")
+        if mods in (["rn", "f32", "s32"], ["rn", "f32", "u32"]):
+            cast = "(int)" if mods[2] == "s32" else ""
+            return self.write(args[0], 32, f"rocmig_ptx::b32((float){cast}{self.read(args[1], 32)})")
+        if mods in (["rzi", "s32", "f32"], ["rni", "s32", "f32"]):
+            return self.write(args[0], 32, f"rocmig_ptx::cvt_s32_f32({self.read(args[1], 32)}, {str(mods[0] == 'rni').lower()})")
         if len(mods) == 2 and all(re.fullmatch(r"[us](16|32|64)", t) for t in mods):
             dkind, dwidth = self._type(mods[:1])
             skind, swidth = self._type(mods[1:])
@@ -756,12 +766,11 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
     after the includes when anything changed. dead: 1-based lines not compiled on AMD (left alone)."""
     if "asm" not in text and "__cvta_" not in text and "__pipeline_" not in text:
         return text
-    from .features import insert_after_includes  # features imports nothing of this module
     dead = dead or set()
     blanked = cpp.blank(text)
     changed = False
     own = set(re.findall(r"\b__(pipeline_\w+|cvta_\w+)\s*\([^;{]*\)\s*\{", blanked))  # the file defines it
-    for m in reversed(list(CVTA_CALL.finditer(blanked))):
+    for m in reversed(list(HELPER_CALL.finditer(blanked))):
         if cpp.line_of(text, m.start()) not in dead and m.group(1) not in own:
             text = text[:m.start()] + f"rocmig_ptx::{m.group(1)}" + text[m.end() - 1:]
             changed = True
@@ -779,4 +788,4 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
         changed = True
     if not changed or "#define ROCMIG_PTX_HELPERS" in text:
         return text
-    return insert_after_includes(text, HELPERS.read_text(encoding="utf-8"))
+    return features.insert_after_includes(text, HELPERS.read_text(encoding="utf-8"))

@@ -101,6 +101,22 @@ __host__ __device__ inline u32 cvt_rn_f16x2_f32(u32 a, u32 b) {
   return ((u32)b16((_Float16)f32(a)) << 16) | b16((_Float16)f32(b));
 }
 
+// bf16: round to nearest even from float, NaN -> the canonical 0x7FFF (PTX cvt.rn.bf16.f32).
+__host__ __device__ inline u16 bf16_rn(u32 f) {
+  if ((f & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFFu;
+  return (u16)((f + 0x7FFFu + ((f >> 16) & 1u)) >> 16);
+}
+__host__ __device__ inline u32 cvt_rn_bf16x2_f32(u32 a, u32 b) { return ((u32)bf16_rn(a) << 16) | bf16_rn(b); }
+// cvt.{rzi,rni}.s32.f32: toward zero / to nearest even, saturated to the int range, NaN -> 0.
+__host__ __device__ inline u32 cvt_s32_f32(u32 bits, bool nearest) {
+  const float f = f32(bits);
+  if (f != f) return 0u;
+  const float r = nearest ? __builtin_rintf(f) : __builtin_truncf(f);
+  if (r >= 2147483648.0f) return 0x7FFFFFFFu;
+  if (r < -2147483648.0f) return 0x80000000u;
+  return (u32)(int)r;
+}
+
 // Shared (LDS) addresses: CUDA's shared window offsets are AMDGPU's address space 3 offsets.
 __device__ inline u64 cvta_generic_to_shared(const void* p) {
   return (u32)(__UINTPTR_TYPE__)(const __attribute__((address_space(3))) char*)p;
