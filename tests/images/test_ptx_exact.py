@@ -316,6 +316,7 @@ __device__ inline void mma_fp16_accum(const uint32_t* a, const uint32_t* b, uint
 """
 
 MARLIN_KERNEL = """#include <cuda_runtime.h>
+#include <cuda_bf16.h>
 #include "marlin_mma.cuh"
 
 __global__ void tile_kernel(const int4* A, const int4* B, float* C, uint32_t* H) {
@@ -330,7 +331,9 @@ __global__ void tile_kernel(const int4* A, const int4* B, float* C, uint32_t* H)
   mma(a, b, c);
   mma_fp16_accum(a, b, h);
   C[threadIdx.x] = c[0] + c[1] + c[2] + c[3];
-  H[threadIdx.x] = h[0] ^ h[1];
+  __nv_bfloat162 scale = __float2bfloat162_rn(c[0]);
+  __nv_bfloat162 pair = __floats2bfloat162_rn(c[1], c[2]);
+  H[threadIdx.x] = h[0] ^ h[1] ^ *reinterpret_cast<uint32_t*>(&scale) ^ *reinterpret_cast<uint32_t*>(&pair);
 }
 """
 

@@ -694,3 +694,13 @@ def test_helpers_go_inside_an_include_guard_below_a_translator_include():
             "#include <hip/hip_fp16.h>\n__device__ void f() { use(); }\n#endif\n")
     out = features.insert_after_includes(text, "// block\n")
     assert out.index("#include <hip/hip_fp16.h>") < out.index("// block") < out.index("__device__ void f()")
+
+
+def test_bf16_pair_conversions_become_helpers_unless_the_file_has_them():
+    # optimum-quanto 0.2.7 marlin/fp8_marlin.cu
+    hip = "#include <hip/hip_bf16.h>\n__device__ void f(float s, __hip_bfloat162* o) { o[0] = __float2bfloat162_rn(s); o[1] = __floats2bfloat162_rn(s, 2.f); }\n"
+    out = features.bf16_pairs(hip)
+    assert "o[0] = rocmig_float2bfloat162_rn(s); o[1] = rocmig_floats2bfloat162_rn(s, 2.f);" in out
+    assert out.count("#define ROCMIG_BF16_PAIRS") == 1
+    own = "__device__ __hip_bfloat162 __float2bfloat162_rn(float x) { return y; }\n__device__ void g() { __float2bfloat162_rn(1.f); }\n"
+    assert features.bf16_pairs(own) == own

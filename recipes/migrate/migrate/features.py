@@ -457,6 +457,32 @@ def bf16_rn(text: str) -> str:
     return text
 
 
+BF16_PAIR = re.compile(r"(?<![\w.:>])__(float2bfloat162_rn|floats2bfloat162_rn)(\s*\()")
+BF16_PAIR_HELPERS = (
+    "#ifndef ROCMIG_BF16_PAIRS\n#define ROCMIG_BF16_PAIRS\n"
+    "// CUDA's __float2bfloat162_rn / __floats2bfloat162_rn (absent from HIP 7.2): both halves rounded to\n"
+    "// nearest even by HIP's __float2bfloat16, the first argument in the low half\n"
+    "__host__ __device__ inline __hip_bfloat162 rocmig_float2bfloat162_rn(float a) {\n"
+    "  return __halves2bfloat162(__float2bfloat16(a), __float2bfloat16(a));\n}\n"
+    "__host__ __device__ inline __hip_bfloat162 rocmig_floats2bfloat162_rn(float a, float b) {\n"
+    "  return __halves2bfloat162(__float2bfloat16(a), __float2bfloat16(b));\n}\n#endif\n")
+
+
+def bf16_pairs(text: str) -> str:
+    """__float2bfloat162_rn(x) / __floats2bfloat162_rn(a, b) -> rocmig_ helpers (BF16_PAIR_HELPERS) where the
+    file neither defines nor declares them itself (optimum-quanto 0.2.7's fp8_marlin.cu)."""
+    if "bfloat162_rn" not in text:
+        return text
+    blanked = cpp.blank(text)
+    hits = [m for m in BF16_PAIR.finditer(blanked)
+            if not re.search(rf"#\s*define\s+__{m.group(1)}\b|\b\w+\s+__{m.group(1)}\s*\(\s*(?:const\s+)?float\s+\w", blanked)]
+    if not hits:
+        return text
+    for m in reversed(hits):
+        text = text[:m.start()] + "rocmig_" + m.group(1) + text[m.start(2):]
+    return insert_after_includes(text, BF16_PAIR_HELPERS)
+
+
 GRID_CONSTANT = re.compile(r"\b__grid_constant__\s*")
 
 
