@@ -32,13 +32,15 @@ class Case:
     """One asm statement: ins/outs are (C type, name, generator) with generator one of bits (random
     bits of the type), shift (0..70), float (a float in [-2^20, 2^20]); init: outputs read before the asm
     (`+r`) start from the input of that name; mem: the statement reads or writes `mem`, four uint32_t
-    that start as four more random inputs and are outputs afterwards."""
+    that start as four more random inputs and are outputs afterwards; host: for a CUDA intrinsic rather than
+    asm (`asm` is then CUDA code calling it), the rocmig helper call the host side runs instead."""
     name: str
     asm: str
     ins: tuple[tuple[str, str, str], ...]
     outs: tuple[tuple[str, str], ...]
     init: dict[str, str] = field(default_factory=dict)
     mem: bool = False
+    host: str = ""
 
 
 def _u(name: str, gen: str = "bits") -> tuple[str, str, str]:
@@ -78,6 +80,10 @@ CASES: list[Case] = [
          (("float", "a", "float"), ("float", "b", "bits")), (("uint32_t", "d"),)),
     Case("cvt_rn_f16_f32", 'asm("cvt.rn.f16.f32 %0, %1;" : "=h"(d) : "f"(a));', (("float", "a", "float"),),
          (("uint16_t", "d"),)),
+    *(Case(name, f"{{ __half2 r = __{name}(*reinterpret_cast<const __half2*>(&a), *reinterpret_cast<const __half2*>(&b)); "
+                 f"d = *reinterpret_cast<uint32_t*>(&r); }}", (_u("a", "h2mix"), _u("b", "h2mix")), (("uint32_t", "d"),),
+           host=f"d = rocmig_ptx::h2minmax(a, b, {str('max' in name).lower()}, {str('nan' in name).lower()});")
+      for name in ("hmax2", "hmin2", "hmax2_nan", "hmin2_nan")),
     Case("cvt_rn_bf16x2_f32", 'asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(a), "f"(b));',
          (("float", "a", "bits"), ("float", "b", "float")), (("uint32_t", "d"),)),
     Case("cvt_rn_bf16_f32", 'asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(d) : "f"(a));', (("float", "a", "bits"),),
@@ -315,7 +321,10 @@ def inputs(case: Case, rng: random.Random) -> list[int]:
     sizes = {"uint16_t": 16, "uint32_t": 32, "int32_t": 32, "float": 32, "uint64_t": 64, "int64_t": 64}
     out = []
     for ctype, _name, gen in case.ins:
-        if gen == "shift":
+        if gen == "h2mix":  # two halves from signed zeros, infinities, NaNs, +-1 and random bits
+            special = (0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7FFF, 0xFE01, 0x3C00, 0xBC00)
+            out.append(sum((rng.choice(special) if rng.random() < 0.6 else rng.getrandbits(16)) << (16 * k) for k in (0, 1)))
+        elif gen == "shift":
             out.append(rng.randrange(0, 71))
         elif gen == "float":
             out.append(struct.unpack("<I", struct.pack("<f", rng.uniform(-2.0**20, 2.0**20) * rng.choice((1, 2.0**-30))))[0])
@@ -338,6 +347,7 @@ def harness(cases: list[Case], bodies: list[str], qualifier: str) -> str:
     sample's own (global memory on the GPU), which the caller fills with the sample's last four input
     words before the call (a kernel must not write what ld.global.nc reads); qualifier: `__device__` (nvcc) or `` (host)."""
     src = ["#include <cstdint>", "#include <cstring>", "#include <cstdio>",
+           "#if defined(__CUDACC__)\n#include <cuda_fp16.h>\n#endif",
            "template <class T> __host__ __device__ T from_bits(uint64_t b) { T v; memcpy(&v, &b, sizeof v); return v; }",
            "template <class T> __host__ __device__ uint64_t to_bits(T v) { uint64_t b = 0; memcpy(&b, &v, sizeof v); return b; }"]
     for i, (case, body) in enumerate(zip(cases, bodies)):

@@ -100,8 +100,8 @@ def test_translated_ptx_matches_nvidia(tmp_path: Path) -> None:
     cases, data, bodies = [], [], []
     for raw in reference["cases"]:
         case = Case(raw["name"], raw["asm"], tuple(tuple(x) for x in raw["ins"]), tuple(tuple(x) for x in raw["outs"]),
-                    raw["init"], raw["mem"])
-        bodies.append(_translated(case.asm))
+                    raw["init"], raw["mem"], raw["host"])
+        bodies.append(case.host or _translated(case.asm))
         cases.append(case)
         data.append([[int(v, 16) for v in sample] for sample in raw["inputs"]])
     got: dict[tuple[int, int], list[int]] = {}

@@ -573,6 +573,20 @@ def test_a_half_atomic_add_the_tree_declares_in_another_file_is_kept():
     assert "ROCMIG_ATOMIC_ADD_HALF" not in migrated.final["q_gemm_kernel.cuh"]
 
 
+def test_a_half_atomic_add_declared_where_a_unit_never_looks_is_not_its_own():
+    """gptqmodel 7.7.0: exllamav2's compat.cuh declares atomicAdd(half2*, half2) for exllamav2's units;
+    marlin/marlin_template.h (a unit of another extension, which never includes it) calls
+    atomicAdd(&C_half2[a], ...) and needs the CAS overloads ("no matching function for call to 'atomicAdd'")."""
+    compat = "__device__ __forceinline__ void atomicAdd(half2* address, half2 val) { atomicAdd_half2(address, val); }\n"
+    kernel = '#include "compat.cuh"\n#include <hip/hip_fp16.h>\n__global__ void k(half2* o, half2 v) { atomicAdd(o, v); }\n'
+    marlin = "#include <hip/hip_fp16.h>\n__global__ void m(half2* c, half2 v) { atomicAdd(&c[0], v); }\n"
+    migrated = advice.migrate_tree({"exllamav2/compat.cuh": (compat, compat), "exllamav2/q_gemm.cu": (kernel, kernel),
+                                    "marlin/marlin.cu": (marlin, marlin)},
+                                   rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert "ROCMIG_ATOMIC_ADD_HALF" not in migrated.final["exllamav2/q_gemm.cu"]
+    assert "ROCMIG_ATOMIC_ADD_HALF" in migrated.final["marlin/marlin.cu"]
+
+
 def test_merged_error_overloads_keep_the_first_definition():
     # the CUDA samples' helper_cuda.h after hipify: _cudaGetErrorEnum(cudaError_t) and, under
     # CUDA_DRIVER_API, _cudaGetErrorEnum(CUresult) both take hipError_t
@@ -704,3 +718,15 @@ def test_bf16_pair_conversions_become_helpers_unless_the_file_has_them():
     assert out.count("#define ROCMIG_BF16_PAIRS") == 1
     own = "__device__ __hip_bfloat162 __float2bfloat162_rn(float x) { return y; }\n__device__ void g() { __float2bfloat162_rn(1.f); }\n"
     assert features.bf16_pairs(own) == own
+
+
+def test_half2_min_max_get_cudas_definitions_and_other_types_hips():
+    # gptqmodel 7.7.0 qqq/qqq_gemm.cu clamps half2 values; HIP 7.2 declares __hmax2 / __hmin2 for bf16 only
+    hip = ("#include <hip/hip_fp16.h>\n__device__ half2 clamp(half2 t, half2 lo, half2 hi) {\n"
+           "  return __hmin2(__hmax2(t, lo), hi);\n}\n")
+    out = features.half2_minmax(hip, "#ifndef ROCMIG_PTX_HELPERS\n#define ROCMIG_PTX_HELPERS\n#endif\n")
+    assert "return rocmig_hmin2(rocmig_hmax2(t, lo), hi);" in out
+    assert "template <class T> __host__ __device__ inline T rocmig_hmax2(T a, T b) { return __hmax2(a, b); }" in out
+    assert out.count("#define ROCMIG_PTX_HELPERS") == 1 and out.count("#define ROCMIG_HALF2_MINMAX") == 1
+    own = "__device__ half2 __hmax2(const half2 a, const half2 b) { return a; }\n__device__ half2 f(half2 x) { return __hmax2(x, x); }\n"
+    assert features.half2_minmax(own, "") == own

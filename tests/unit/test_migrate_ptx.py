@@ -164,7 +164,7 @@ def test_mma_and_ldmatrix_become_the_warp_emulation() -> None:
     assert "rocmig_ptx::mma_8bit<16>(_a, _b, _c, _d, true, true, true);" in code
     code = _translate('asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(x), "=r"(y) '
                       ': "r"(smem));')
-    assert "rocmig_ptx::ldmatrix_b16(((rocmig_ptx::u64)_p2), 1u, true)" in code
+    assert "_m = ((rocmig_ptx::u64)_p2);" in code and "rocmig_ptx::ldmatrix_b16(_m, 1u, true)" in code
 
 
 def test_pipeline_primitives_become_completed_copies() -> None:
@@ -178,3 +178,37 @@ def test_pipeline_primitives_become_completed_copies() -> None:
     assert "\n#include <cuda_pipeline_primitives.h>" not in out and "#define ROCMIG_PTX_HELPERS" in out
     own = "__device__ void __pipeline_commit() {}\n__global__ void k() { __pipeline_commit(); }\n"
     assert ptx.rewrite(own) == own
+
+
+@pytest.mark.parametrize(("asm", "expected"), [
+    # a .s result fills a wider register with its sign (PTX ISA: ld / cvt sign-extend signed types)
+    ('asm("ld.global.s16 %0, [%1];" : "=r"(d) : "l"(p));', "_p0 = (rocmig_ptx::u64)(long long)(short)(_a[0]);"),
+    ('asm("cvt.s16.s32 %0, %1;" : "=r"(d) : "r"(a));', "_p0 = (rocmig_ptx::u64)(long long)(short)((int)((rocmig_ptx::u32)_p1));"),
+    # the address is read before a destination that is also the address register is written
+    ('asm("ld.global.v2.u64 {%0, %1}, [%0];" : "+l"(p), "=l"(q));', "{ const rocmig_ptx::u64* _a = "),
+    # cp.async's ignore-src predicate: true zero-fills the whole copy
+    ('asm volatile("{ .reg .pred p; setp.ne.b32 p, %2, 0; cp.async.ca.shared.global [%0], [%1], 16, p; }" '
+     ':: "r"(s), "l"(g), "r"(z));', "(_r_p ? 0u : ((rocmig_ptx::u32)(16ull)))"),
+    # asm volatile loads happen every time (a spin on a flag stays a loop)
+    ('asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(flag));', "volatile const rocmig_ptx::u32* _a"),
+    # a "memory" clobber stays a compiler barrier
+    ('asm volatile("" ::: "memory");', "__atomic_signal_fence(__ATOMIC_SEQ_CST);"),
+    # a "+r" operand's expression is evaluated once
+    ('asm("add.u32 %0, %0, %1;" : "+r"(x[i++]) : "r"(a));', "auto& _o0 = (x[i++]);"),
+    # 16-bit products multiply as unsigned 32-bit values (u16 * u16 would be int)
+    ('asm("mul.lo.u16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));', "((rocmig_ptx::u32)((rocmig_ptx::u16)_p1) * (rocmig_ptx::u32)"),
+])
+def test_review_cases_of_exact_semantics(asm: str, expected: str) -> None:
+    code = _translate(asm)
+    assert expected in code
+    assert code.count("x[i++]") <= 1
+
+
+@pytest.mark.parametrize("asm", [
+    'asm("mul.f32 %0, %1, 2;" : "=f"(d) : "f"(a));',  # an integer literal in a float instruction
+    'asm("add.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "n"(1));',
+    'asm("{ .reg .pred p; setp.ne.b32 p, %1, 0; add.u32 %0, p, 1; }" : "=r"(d) : "r"(a));',  # a predicate as a value
+])
+def test_ambiguous_operands_are_refused(asm: str) -> None:
+    with pytest.raises(ptx.Unsupported):
+        _translate(asm)

@@ -93,6 +93,20 @@ def _macro_scope(texts: dict[str, tuple[str, str]], copied: frozenset[str], unde
     return scoped
 
 
+def _atomics_scope(texts: dict[str, tuple[str, str]], undefined: frozenset[str], include_dirs: tuple[str, ...],
+                   system_dirs: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """{file: the 16-bit float types whose atomicAdd a file compiled together with it declares
+    (features.half_atomics_declared)}: gptqmodel 7.7.0's exllamav2 declares atomicAdd(half2*, half2) for
+    its own units, which its Marlin units never include (they need the CAS overloads)."""
+    declaring = {rel: found for rel, (cuda, _hip) in texts.items()
+                 if "atomicAdd" in cuda and (found := features.half_atomics_declared([cpp.blank(cuda)]))}
+    if not declaring:
+        return {}
+    graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, undefined, include_dirs, system_dirs)
+    together = scopes({rel: graph.reach(rel) for rel in texts}, list(texts))
+    return {rel: frozenset().union(*(declaring[f] for f in together[rel] if f in declaring)) for rel in texts}
+
+
 def scopes(reach: dict[str, set[str]], rels: list[str]) -> dict[str, set[str]]:
     """For each file, the files compiled together with it: its own include closure and those of
     every unit that includes it. reach: {unit or file: files it reaches through includes, itself included}."""
@@ -248,7 +262,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
     macros_for = _macro_scope(texts, copied, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
-    atomics_declared = features.half_atomics_declared(blanked)
+    atomics_for = _atomics_scope(texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     tree_macros = {m.group(1) for text in blanked for m in sysdeps.MACRO_DEFINE.finditer(text)}
     hip_macros = sysdeps.hip_leaked_macros(system_dirs) - tree_macros
@@ -279,7 +293,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
                                         half_declared=half_declared, headers=headers,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_declared,
-                                        own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_declared,
+                                        own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
                                         hip_macros=hip_macros)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}

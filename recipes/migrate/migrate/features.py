@@ -423,8 +423,8 @@ def half_atomic_add(text: str, declared: frozenset[str] = frozenset()) -> str:
     """A file that names a 16-bit float type (HALF_TYPE) and calls atomicAdd gets CUDA's atomicAdd
     overloads for __half / __half2 and __hip_bfloat16 / __hip_bfloat162 (HALF_ATOMIC_TYPES:
     compare-and-swap loops, each under its HIP header's include guard) after its includes. A type whose
-    atomicAdd the file or the tree (`declared`: half_atomics_declared) defines itself keeps its own:
-    a second overload of the same parameters would not compile."""
+    atomicAdd the file or a file compiled with it (`declared`: half_atomics_declared of those) defines
+    itself keeps its own: a second overload of the same parameters would not compile."""
     if "atomicAdd" not in text:
         return text
     blanked = cpp.blank(text)
@@ -1121,6 +1121,38 @@ def hip_macros_undone(text: str, names: frozenset[str]) -> str:
         return text
     block = ("// HIP's headers define these names as macros; this file's own identifiers of the same name\n"
              + "".join(f"#undef {name}\n" for name in used))
+    return insert_after_includes(text, block)
+
+
+HALF2_MINMAX = re.compile(r"(?<![\w.:>])__(hmax2|hmin2|hmax2_nan|hmin2_nan)(\s*\()")
+HALF2_MINMAX_BLOCK = (
+    "#ifndef ROCMIG_HALF2_MINMAX\n#define ROCMIG_HALF2_MINMAX\n"
+    "// CUDA's __hmax2 / __hmin2 (/ _nan) on __half2, absent from HIP 7.2 (which has them for bf16 only):\n"
+    "// lane by lane as cuda_fp16.hpp defines them (rocmig_ptx::hminmax); other types go to HIP's own\n"
+    "__host__ __device__ inline __half2 rocmig_h2minmax(__half2 a, __half2 b, bool max, bool nan_wins) {\n"
+    "  return __builtin_bit_cast(__half2, rocmig_ptx::h2minmax(__builtin_bit_cast(unsigned, a), "
+    "__builtin_bit_cast(unsigned, b), max, nan_wins));\n}\n"
+    + "".join(f"__host__ __device__ inline __half2 rocmig_{name}(__half2 a, __half2 b) {{ return rocmig_h2minmax(a, b, "
+              f"{'true' if 'max' in name else 'false'}, {'true' if 'nan' in name else 'false'}); }}\n"
+              f"template <class T> __host__ __device__ inline T rocmig_{name}(T a, T b) {{ return __{name}(a, b); }}\n"
+              for name in ("hmax2", "hmin2", "hmax2_nan", "hmin2_nan"))
+    + "#endif\n")
+
+
+def half2_minmax(text: str, helpers: str) -> str:
+    """__hmax2 / __hmin2 / __hmax2_nan / __hmin2_nan -> rocmig_ overloads (HALF2_MINMAX_BLOCK, after the
+    rocmig_ptx `helpers` text), where the file does not define the names itself (gptqmodel 7.7.0's
+    qqq_gemm.cu clamps half2 values with them; HIP 7.2 declares them for __hip_bfloat162 only)."""
+    if "__hm" not in text:
+        return text
+    blanked = cpp.blank(text)
+    hits = [m for m in HALF2_MINMAX.finditer(blanked)
+            if not re.search(rf"\b\w+\s+__{m.group(1)}\s*\(\s*(?:const\s+)?\w+\s+\w+\s*,", blanked)]
+    if not hits:
+        return text
+    for m in reversed(hits):
+        text = text[:m.start()] + "rocmig_" + m.group(1) + text[m.start(2):]
+    block = ("" if "#define ROCMIG_PTX_HELPERS" in text else helpers) + HALF2_MINMAX_BLOCK
     return insert_after_includes(text, block)
 
 

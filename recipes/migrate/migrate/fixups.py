@@ -26,7 +26,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   ptx-inline-asm        asm statements whose every PTX instruction has an exact C++ form (lop3, prmt, f16x2
                         arithmetic, cp.async as a completed copy, ld/st with cache hints, ...) -> that C++
@@ -445,6 +445,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("bf16-rn-conversion", "__float2bfloat16_rn -> __float2bfloat16 (HIP's rounds to nearest even)", features.bf16_rn),
         ("bf16-pair-conversion", "__float2bfloat162_rn / __floats2bfloat162_rn -> pairs of HIP's __float2bfloat16",
          features.bf16_pairs),
+        ("half2-min-max", "__hmax2 / __hmin2 (/ _nan) on __half2 -> CUDA's lane-wise definitions (HIP has bf16 ones only)",
+         lambda t: features.half2_minmax(t, ptx.HELPERS.read_text(encoding="utf-8"))),
         ("grid-constant", "__grid_constant__ dropped from kernel parameters (HIP has no such keyword)",
          features.grid_constant),
         ("int-min-max", "umin / umax / llmin / llmax / ullmin / ullmax -> CUDA's definitions", features.int_minmax),

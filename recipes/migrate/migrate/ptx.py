@@ -37,7 +37,7 @@ from pathlib import Path
 from . import cpp, features
 
 HELPERS = (Path(__file__).with_name("ptx_helpers.h"))
-ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__)\s*)?\(")
+ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*((?:volatile|__volatile__)\s*)?\(")
 OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 HELPER_CALL = re.compile(r"(?<![\w.:])__(cvta_generic_to_shared|cvta_shared_to_generic|pipeline_memcpy_async|pipeline_commit|"
@@ -45,7 +45,7 @@ HELPER_CALL = re.compile(r"(?<![\w.:])__(cvta_generic_to_shared|cvta_shared_to_g
 PIPELINE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cuda_pipeline(?:_primitives)?\.h[>"][^\n]*$', re.M)
 CONSTRAINT_WIDTH = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "n": 64, "i": 64}
 UTYPE = {16: "rocmig_ptx::u16", 32: "rocmig_ptx::u32", 64: "rocmig_ptx::u64"}
-STYPE = {16: "short", 32: "int", 64: "long long"}
+STYPE = {8: "signed char", 16: "short", 32: "int", 64: "long long"}
 SPECIAL = {f"%{reg}.{axis}": f"{var}.{axis}" for reg, var in
            (("tid", "threadIdx"), ("ntid", "blockDim"), ("ctaid", "blockIdx"), ("nctaid", "gridDim"))
            for axis in "xyz"}
@@ -102,12 +102,15 @@ class Operand:
 @dataclass
 class Statement:
     """A parsed asm statement: text offsets [start, end) of `asm ... )`, its template (escapes decoded),
-    operands in %N order (outputs first), extended (has a ':' part: `%%` is a literal %)."""
+    operands in %N order (outputs first), extended (has a ':' part: `%%` is a literal %), volatile
+    (`asm volatile`: its loads and stores happen every time), memory (a "memory" clobber: a compiler barrier)."""
     start: int
     end: int
     template: str
     operands: list[Operand]
     extended: bool
+    volatile: bool = False
+    memory: bool = False
 
 
 def _split_sections(body: str, blanked: str) -> list[str]:
@@ -165,7 +168,8 @@ def statements(text: str, blanked: str | None = None) -> list[Statement]:
         except Unsupported:
             continue
         template = _decode("".join(STRING.findall(sections[0])))
-        found.append(Statement(m.start(), k, template, outputs + inputs, len(sections) > 1))
+        memory = len(sections) > 3 and '"memory"' in sections[3].replace(" ", "")
+        found.append(Statement(m.start(), k, template, outputs + inputs, len(sections) > 1, bool(m.group(1)), memory))
     return found
 
 
@@ -213,7 +217,7 @@ class Translator:
             return f"(({UTYPE[width]})_p{n})"
         if token in self.regs:
             if self.regs[token] == 0:
-                return f"({self._name(token)} ? 1u : 0u)"
+                raise Unsupported(f"predicate {token!r} as a value")
             return f"(({UTYPE[width]}){self._name(token)})"
         if token in SPECIAL:
             return f"(({UTYPE[width]}){SPECIAL[token]})"
@@ -233,15 +237,18 @@ class Translator:
             return self._name(token)
         raise Unsupported(f"predicate {token!r}")
 
-    def write(self, token: str, width: int, expr: str) -> None:
+    def write(self, token: str, width: int, expr: str, signed: bool = False) -> None:
+        """`token` = the `width`-bit value `expr`; signed: a .s result, which PTX sign-extends into a
+        wider destination register (an "=l" operand of ld.s32, a 32-bit one of cvt.s16.s32)."""
         token = token.strip()
+        value = f"(rocmig_ptx::u64)(long long)({STYPE[width]})({expr})" if signed else f"({UTYPE[width]})({expr})"
         if token.startswith("\x00"):
             n = int(token[1:])
             if n >= len(self.stmt.operands) or not self.stmt.operands[n].output:
                 raise Unsupported(f"output %{n}")
-            self.code.append(f"_p{n} = ({UTYPE[width]})({expr});")
+            self.code.append(f"_p{n} = {value};")
         elif self.regs.get(token, -1) > 0:
-            self.code.append(f"{self._name(token)} = ({UTYPE[width]})({expr});")
+            self.code.append(f"{self._name(token)} = ({UTYPE[self.regs[token]]}){value};")
         else:
             raise Unsupported(f"destination {token!r}")
 
@@ -314,9 +321,11 @@ class Translator:
             half = width // len(pieces)
             if half not in (16, 32) or len(pieces) != 2:
                 raise Unsupported("mov unpack " + dst)
-            value = self.read(src, width)
-            self.write(pieces[0], half, value)
-            return self.write(pieces[1], half, f"({value} >> {half})")
+            self.code.append(f"{{ rocmig_ptx::u64 _v = {self.read(src, width)};")  # read before either write
+            self.write(pieces[0], half, "_v")
+            self.write(pieces[1], half, f"(_v >> {half})")
+            self.code.append("}")
+            return None
         self.write(dst, width, self.read(src, width))
 
     def op_lop3(self, mods: list[str], args: list[str]) -> None:
@@ -339,6 +348,12 @@ class Translator:
             raise Unsupported(f"{op}." + ".".join(mods))
         ftype = mods[-1]
         width = 16 if ftype == "f16" else 32
+        for token in args[1:]:  # an integer literal or "n" operand would be read as bits, not as a number
+            token = token.strip()
+            if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?", token) or (
+                    token.startswith("\x00") and int(token[1:]) < len(self.stmt.operands)
+                    and self.stmt.operands[int(token[1:])].letter in ("n", "i")):
+                raise Unsupported(f"{op}.{ftype} with an integer immediate")
         n = 3 if op == "fma" else 2
         if len(args) != n + 1:
             raise Unsupported(op)
@@ -359,7 +374,8 @@ class Translator:
         if op in ("mul", "mad"):
             if extra != ["lo"]:
                 raise Unsupported(f"{op}." + ".".join(mods))
-            value = f"({self.read(args[1], width)} * {self.read(args[2], width)})"
+            wide = "(rocmig_ptx::u32)" if width == 16 else ""  # u16 * u16 would multiply as int
+            value = f"({wide}{self.read(args[1], width)} * {wide}{self.read(args[2], width)})"
             if op == "mad":
                 value = f"({value} + {self.read(args[3], width)})"
             return self.write(args[0], width, value)
@@ -468,14 +484,15 @@ class Translator:
             cast = "(int)" if mods[2] == "s32" else ""
             return self.write(args[0], 32, f"rocmig_ptx::b32((float){cast}{self.read(args[1], 32)})")
         if mods in (["rzi", "s32", "f32"], ["rni", "s32", "f32"]):
-            return self.write(args[0], 32, f"rocmig_ptx::cvt_s32_f32({self.read(args[1], 32)}, {str(mods[0] == 'rni').lower()})")
+            return self.write(args[0], 32, f"rocmig_ptx::cvt_s32_f32({self.read(args[1], 32)}, {str(mods[0] == 'rni').lower()})",
+                              signed=True)
         if len(mods) == 2 and all(re.fullmatch(r"[us](16|32|64)", t) for t in mods):
             dkind, dwidth = self._type(mods[:1])
             skind, swidth = self._type(mods[1:])
             value = self.read(args[1], swidth)
             if skind == "s":
                 value = f"({STYPE[swidth]}){value}"
-            return self.write(args[0], dwidth, value)
+            return self.write(args[0], dwidth, value, signed=dkind == "s")
         raise Unsupported("cvt." + ".".join(mods))
 
     def op_cvta(self, mods: list[str], args: list[str]) -> None:
@@ -554,13 +571,18 @@ class Translator:
         dsts = _vector(args[0]) if args[0].startswith("{") else [args[0]]
         if len(dsts) != access.lanes or len(args) != 2:
             raise Unsupported("ld operands")
-        pointer = self._address(args[1], access.space, f"const {access.ctype}" if not access.order else access.ctype)
-        reg = access.width if access.width != 8 else 32
+        signed = access.kind == "s"
         if access.order:
-            return self.write(dsts[0], reg, f"rocmig_ptx::bits(__hip_atomic_load({pointer}, {access.order}, {access.scope}))")
+            pointer = self._address(args[1], access.space, access.ctype)
+            return self.write(dsts[0], access.width, f"__hip_atomic_load({pointer}, {access.order}, {access.scope})",
+                              signed=signed)
+        volatile = "volatile " if self.stmt.volatile else ""  # asm volatile: loaded every time, as written
+        pointer = self._address(args[1], access.space, f"{volatile}const {access.ctype}")
+        self.code.append(f"{{ {volatile}const {access.ctype}* _a = {pointer};")  # the address before any write
         for lane, dst in enumerate(dsts):
             if dst.strip() != "_":
-                self.write(dst, reg, f"{pointer}[{lane}]")
+                self.write(dst, access.width, f"_a[{lane}]", signed=signed)
+        self.code.append("}")
 
     def op_st(self, mods: list[str], args: list[str]) -> None:
         access = self._memory(mods)
@@ -572,6 +594,8 @@ class Translator:
             self.code.append(f"__hip_atomic_store({pointer}, {self._value(srcs[0], access)}, {access.order}, "
                              f"{access.scope});")
             return
+        if self.stmt.volatile:
+            pointer = f"(({'volatile ' + access.ctype}*){pointer})"
         for lane, src in enumerate(srcs):
             self.code.append(f"{pointer}[{lane}] = ({access.ctype}){self.read(src, max(access.width, 16))};")
 
@@ -619,9 +643,10 @@ class Translator:
         dsts = _vector(args[0]) if args[0].startswith("{") else [args[0]]
         if len(dsts) != int(rest[1][1:]):
             raise Unsupported("ldmatrix operands")
-        address = self.read(_bracket(args[1]), 64)
+        self.code.append(f"{{ rocmig_ptx::u64 _m = {self.read(_bracket(args[1]), 64)};")  # before any write
         for m, dst in enumerate(dsts):
-            self.write(dst, 32, f"rocmig_ptx::ldmatrix_b16({address}, {m}u, {'true' if trans else 'false'})")
+            self.write(dst, 32, f"rocmig_ptx::ldmatrix_b16(_m, {m}u, {'true' if trans else 'false'})")
+        self.code.append("}")
 
     def op_mma(self, mods: list[str], args: list[str]) -> None:
         satfinite = "satfinite" in mods
@@ -687,7 +712,9 @@ class Translator:
         dst = _bracket(args[0])
         src = _bracket(args[1])
         size = self.read(args[2], 32)
-        src_size = self.read(args[3], 32) if len(args) == 4 else size
+        src_size = self.read(args[3], 32) if len(args) == 4 and self.regs.get(args[3].strip()) != 0 else size
+        if len(args) == 4 and self.regs.get(args[3].strip()) == 0:  # ignore-src: true zero-fills all
+            src_size = f"({self.pred(args[3])} ? 0u : {size})"
         self.code.append(f"rocmig_ptx::cp_async({self.read(dst, 64)}, {self.read(src, 64)}, {size}, {src_size});")
 
     def _barrier(self, mods: list[str], args: list[str]) -> None:
@@ -743,7 +770,9 @@ def translate(stmt: Statement, cuda_warps: bool) -> str:
         tr.instruction(text)
     binds = []
     for n, op in enumerate(stmt.operands):
-        if op.output and not op.readwrite:
+        if op.readwrite:  # "+r": one lvalue, read now and written back at the end
+            binds.append(f"auto& _o{n} = ({op.expr}); rocmig_ptx::u64 _p{n} = rocmig_ptx::bits(_o{n});")
+        elif op.output:
             binds.append(f"rocmig_ptx::u64 _p{n} = 0;")
         elif op.letter == "f":
             binds.append(f"rocmig_ptx::u64 _p{n} = rocmig_ptx::bits((float)({op.expr}));")
@@ -751,10 +780,11 @@ def translate(stmt: Statement, cuda_warps: bool) -> str:
             binds.append(f"rocmig_ptx::u64 _p{n} = rocmig_ptx::bits((double)({op.expr}));")
         else:
             binds.append(f"rocmig_ptx::u64 _p{n} = rocmig_ptx::bits({op.expr});")
-    outs = [f"rocmig_ptx::assign<{op.width}>({op.expr}, _p{n});"
+    outs = [f"rocmig_ptx::assign<{op.width}>({f'_o{n}' if op.readwrite else op.expr}, _p{n});"
             for n, op in enumerate(stmt.operands) if op.output]
     summary = "; ".join(_instructions(stmt.template, stmt.extended)).replace("\x00", "%").replace("*/", "* /")
-    body = " ".join(binds + tr.code + outs)
+    fence = ["__atomic_signal_fence(__ATOMIC_SEQ_CST);"] if stmt.memory else []  # the clobber's compiler barrier
+    body = " ".join(fence + binds + tr.code + outs + fence)
     return f"do {{ /* PTX: {summary} */ {body} }} while (0)"
 
 

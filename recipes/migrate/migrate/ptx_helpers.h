@@ -77,30 +77,73 @@ __host__ __device__ inline u64 shl64(u64 a, u32 n) { return n > 63 ? 0ull : a <<
 __host__ __device__ inline u64 shr_u64(u64 a, u32 n) { return n > 63 ? 0ull : a >> n; }
 __host__ __device__ inline u64 shr_s64(u64 a, u32 n) { return (u64)((long long)a >> (n > 63 ? 63 : n)); }
 
+// f16 / f16x2 / f32 arithmetic, round to nearest even, one rounding per instruction (fma: one rounding):
+// no contraction inside these bodies, whatever -ffp-contract the file is built with.
+__host__ __device__ inline u32 add_f16x2(u32 a, u32 b) {
 #pragma clang fp contract(off)
-// f16 / f16x2 / f32 arithmetic, round to nearest even, one rounding per instruction (fma: one rounding).
-__host__ __device__ inline u32 add_f16x2(u32 a, u32 b) { return b32(f16x2(a) + f16x2(b)); }
-__host__ __device__ inline u32 sub_f16x2(u32 a, u32 b) { return b32(f16x2(a) - f16x2(b)); }
-__host__ __device__ inline u32 mul_f16x2(u32 a, u32 b) { return b32(f16x2(a) * f16x2(b)); }
+  return b32(f16x2(a) + f16x2(b));
+}
+__host__ __device__ inline u32 sub_f16x2(u32 a, u32 b) {
+#pragma clang fp contract(off)
+  return b32(f16x2(a) - f16x2(b));
+}
+__host__ __device__ inline u32 mul_f16x2(u32 a, u32 b) {
+#pragma clang fp contract(off)
+  return b32(f16x2(a) * f16x2(b));
+}
 __host__ __device__ inline u32 fma_f16x2(u32 a, u32 b, u32 c) {
+#pragma clang fp contract(off)
   return b32(__builtin_elementwise_fma(f16x2(a), f16x2(b), f16x2(c)));
 }
-__host__ __device__ inline u16 add_f16(u16 a, u16 b) { return b16(f16(a) + f16(b)); }
-__host__ __device__ inline u16 sub_f16(u16 a, u16 b) { return b16(f16(a) - f16(b)); }
-__host__ __device__ inline u16 mul_f16(u16 a, u16 b) { return b16(f16(a) * f16(b)); }
+__host__ __device__ inline u16 add_f16(u16 a, u16 b) {
+#pragma clang fp contract(off)
+  return b16(f16(a) + f16(b));
+}
+__host__ __device__ inline u16 sub_f16(u16 a, u16 b) {
+#pragma clang fp contract(off)
+  return b16(f16(a) - f16(b));
+}
+__host__ __device__ inline u16 mul_f16(u16 a, u16 b) {
+#pragma clang fp contract(off)
+  return b16(f16(a) * f16(b));
+}
 __host__ __device__ inline u16 fma_f16(u16 a, u16 b, u16 c) {
+#pragma clang fp contract(off)
   return b16(__builtin_elementwise_fma(f16(a), f16(b), f16(c)));
 }
-__host__ __device__ inline u32 add_f32(u32 a, u32 b) { return b32(f32(a) + f32(b)); }
-__host__ __device__ inline u32 sub_f32(u32 a, u32 b) { return b32(f32(a) - f32(b)); }
-__host__ __device__ inline u32 mul_f32(u32 a, u32 b) { return b32(f32(a) * f32(b)); }
-__host__ __device__ inline u32 fma_f32(u32 a, u32 b, u32 c) { return b32(__builtin_fmaf(f32(a), f32(b), f32(c))); }
-#pragma clang fp contract(on)
+__host__ __device__ inline u32 add_f32(u32 a, u32 b) {
+#pragma clang fp contract(off)
+  return b32(f32(a) + f32(b));
+}
+__host__ __device__ inline u32 sub_f32(u32 a, u32 b) {
+#pragma clang fp contract(off)
+  return b32(f32(a) - f32(b));
+}
+__host__ __device__ inline u32 mul_f32(u32 a, u32 b) {
+#pragma clang fp contract(off)
+  return b32(f32(a) * f32(b));
+}
+__host__ __device__ inline u32 fma_f32(u32 a, u32 b, u32 c) {
+#pragma clang fp contract(off)
+  return b32(__builtin_fmaf(f32(a), f32(b), f32(c)));
+}
 // cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower half.
 __host__ __device__ inline u32 cvt_rn_f16x2_f32(u32 a, u32 b) {
   return ((u32)b16((_Float16)f32(a)) << 16) | b16((_Float16)f32(b));
 }
 
+// CUDA's __hmax / __hmin on one half's bits (cuda_fp16.hpp): a NaN input gives the other input, two NaNs
+// (or, with nan_wins, any NaN) the canonical NaN 0x7FFF, and +0 is above -0.
+__host__ __device__ inline u16 hminmax(u16 a, u16 b, bool max, bool nan_wins) {
+  const bool a_nan = (a & 0x7FFFu) > 0x7C00u, b_nan = (b & 0x7FFFu) > 0x7C00u;
+  if (a_nan || b_nan) return (nan_wins || (a_nan && b_nan)) ? (u16)0x7FFFu : (a_nan ? b : a);
+  const int ka = (a & 0x8000u) ? -(int)(a & 0x7FFFu) - 1 : (int)a;  // ordered like the values, -0 < +0
+  const int kb = (b & 0x8000u) ? -(int)(b & 0x7FFFu) - 1 : (int)b;
+  return (max ? ka > kb : ka < kb) ? a : b;
+}
+__host__ __device__ inline u32 h2minmax(u32 a, u32 b, bool max, bool nan_wins) {
+  return (u32)hminmax((u16)a, (u16)b, max, nan_wins) | ((u32)hminmax((u16)(a >> 16), (u16)(b >> 16), max, nan_wins) << 16);
+}
 // bf16: round to nearest even from float, NaN -> the canonical 0x7FFF (PTX cvt.rn.bf16.f32).
 __host__ __device__ inline u16 bf16_rn(u32 f) {
   if ((f & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFFu;
