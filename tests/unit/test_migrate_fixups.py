@@ -611,3 +611,14 @@ def test_helpers_go_after_the_if_block_that_holds_the_last_include():
     assert features.insert_after_includes(nested, "// H\n") == nested.replace("<x.h>\n#endif\n", "<x.h>\n#endif\n// H\n")
     plain = "#include <a.h>\n#if X\nint x;\n#endif\n"
     assert features.insert_after_includes(plain, "// H\n") == "#include <a.h>\n// H\n#if X\nint x;\n#endif\n"
+
+
+def test_long_inserted_blocks_are_cut_in_the_report_diff():
+    before = "#include <x.h>\nint f();\n"
+    block = "".join(f"// helper line {i}\n" for i in range(40))
+    after = "#include <x.h>\n" + block + "int f();\n"
+    lines, diff = fixups._changed(before, after, "a.cu", "ptx-inline-asm")
+    assert "+// helper line 7" in diff and "+// helper line 8" not in diff
+    assert "+... (32 more added lines: see the migrated file)" in diff and " int f();" in diff
+    short = "#include <x.h>\n// one\nint f();\n"
+    assert "+// one" in fixups._changed(before, short, "a.cu", "x")[1]

@@ -101,8 +101,29 @@ def _changed(before: str, after: str, rel: str, fix_id: str) -> tuple[tuple[int,
     for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "equal":
             lines.extend(range(i1 + 1, max(i2, i1 + 1) + 1))
-    diff = "\n".join(difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel} ({fix_id})", n=1, lineterm=""))
+    diff = "\n".join(_shortened(list(difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel} ({fix_id})", n=1, lineterm=""))))
     return tuple(sorted(set(lines))), diff
+
+
+LONG_ADDITION = 16  # added lines in a row that the report's diff shows in full
+
+
+def _shortened(diff: list[str]) -> list[str]:
+    """`diff` (unified, lines) with each run of more than LONG_ADDITION added lines cut to its first 8 and a
+    count: a helper block of 200 lines inserted once per file (ptx_helpers.h) would fill the report; the
+    migrated file holds it whole."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in diff + [""]:
+        if line.startswith("+") and not line.startswith("+++"):
+            run.append(line)
+            continue
+        if len(run) > LONG_ADDITION:
+            run = run[:8] + [f"+... ({len(run) - 8} more added lines: see the migrated file)"]
+        out.extend(run)
+        run = []
+        out.append(line)
+    return out[:-1]
 
 
 INCLUDE_NAME = re.compile(r'^([ \t]*#[ \t]*include[ \t]*[<"])([^>"\n]+)([>"])')
