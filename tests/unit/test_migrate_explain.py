@@ -436,3 +436,18 @@ def test_a_hip_runtime_call_in_device_code_is_the_device_runtime_and_on_the_host
         "`hipGetErrorString` is called in device code: __device__ __forceinline__ void cdpAssert(")
     host = explain.Location("common.h", 9, "no matching function for call to 'hipMemPrefetchAsync'")
     assert explain.explain(host, "u.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")[0]["rule"] == "hip-api-signature-differs"
+
+
+def test_a_finding_on_a_multi_line_statement_explains_an_error_further_down_it(tmp_path):
+    # gptqmodel 7.7.0 awq/quantization_new/gemm/gemm_cuda.cu: the asm starts at line 2, clang names the
+    # "l" operand six lines below ("invalid input constraint 'l' in asm")
+    lines = ["void f() {", '  asm volatile("{"', '               "  .reg .pred p;"',
+             '               "  setp.ne.b32 p, %0, 0;"', '               "  @p cp.async.cg.shared.global" L2(128) " [%1], [%2], %3;"',
+             '               "}" ::"r"((int)mask),', '               "r"(smem),', '               "l"(src),',
+             '               "n"(16));', "  x = 1;", "}"]
+    asm = finding("inline-ptx-asm", "g.cu", 2)
+    where = explain.Location("g.cu", 8, "invalid input constraint 'l' in asm")
+    why, made = explain.explain(where, "g.cu", lambda rel: [asm], checks(tmp_path), lambda rel, n: lines[n - 1])
+    assert why["rule"] == "inline-ptx-asm" and why["line"] == 2 and made is None
+    after = explain.Location("g.cu", 10, "use of undeclared identifier 'x'")
+    assert explain.explain(after, "g.cu", lambda rel: [asm], checks(tmp_path), lambda rel, n: lines[n - 1])[0] is None

@@ -212,3 +212,18 @@ def test_review_cases_of_exact_semantics(asm: str, expected: str) -> None:
 def test_ambiguous_operands_are_refused(asm: str) -> None:
     with pytest.raises(ptx.Unsupported):
         _translate(asm)
+
+
+def test_string_macros_in_templates_are_expanded_from_the_live_definition() -> None:
+    # gptqmodel 7.7.0 awq/quantization_new/gemm/gemm_cuda.cu: nvcc's version test picks the L2 hint
+    text = ('#if (__CUDACC_VER_MAJOR__ >= 11) && (__CUDACC_VER_MINOR__ >= 4)\n#define L2_CACHEHINT(size) ".L2::" #size "B"\n'
+            "#else\n#define L2_CACHEHINT(size)\n#endif\n"
+            '__device__ void f(unsigned s, const void* g) {\n  asm volatile("cp.async.cg.shared.global" L2_CACHEHINT(128) '
+            '" [%0], [%1], 16;" :: "r"(s), "l"(g));\n}\n')
+    out = ptx.rewrite(text)
+    assert "rocmig_ptx::cp_async(" in out and not ptx.statements(out)
+    macros = ptx.string_macros(text, set(range(1, 3)))
+    assert macros == {"L2_CACHEHINT": ("size", "")}
+    live_cuda = ptx.string_macros(text, {3, 4, 5})
+    (stmt,) = ptx.statements(text, None, live_cuda)
+    assert "cp.async.cg.shared.global.L2::128B [%0]" in stmt.template.replace("\x00", "%")

@@ -3,7 +3,8 @@
 A unit fails on AMD for a reason the report should name. The first compiler error is read for its
 location and message, then, in order:
 
-1. an open finding of the file the error lies in, within NEAR lines of the error;
+1. an open finding of the file the error lies in, within NEAR lines of the error, or on the first line
+   of the statement that holds the error's line (an asm statement whose fifth line has the operand);
 2. a diagnostic rule (rules.yaml, key `diagnostic`) whose regex matches the error message and whose
    check holds: it becomes a new finding at the error's line;
 3. an open finding on an #if / #elif line whose block holds the error: the test chose the code that
@@ -301,6 +302,18 @@ def _enclosing_conditional(findings: list[dict], where: Location,
     return best
 
 
+STATEMENT_LINES = 40  # lines of one statement that a finding on its first line explains
+
+
+def _same_statement(finding: dict, where: Location, line_text: Callable[[str, int], str]) -> bool:
+    """True when the error's line lies further down the statement the finding's line starts (no `;`
+    outside string literals in between): a multi-line asm statement whose operand the compiler names."""
+    if not 0 < where.line - finding["line"] <= STATEMENT_LINES:
+        return False
+    span = [line_text(where.rel, n) for n in range(finding["line"], where.line)]
+    return bool(span[0].strip()) and ";" not in cpp.blank("\n".join(span))
+
+
 def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], rules: list[Diagnostic],
             line_text: Callable[[str, int], str]) -> tuple[dict | None, dict | None]:
     """(explanation, new finding) of one failed compile: explanation is {rule, file, line, how} or
@@ -315,6 +328,10 @@ def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], r
             # the nearest line first; on one line an error finding before a warning
             best = min(near, key=lambda x: (abs(x["line"] - where.line), x["severity"] != "error"))
             return _explained(best, "a finding at the error's line"), None
+        spanning = [x for x in _open(here, ("error", "warning")) if _same_statement(x, where, line_text)]
+        if spanning:
+            best = max(spanning, key=lambda x: (x["line"], x["severity"] == "error"))
+            return _explained(best, "a finding on the statement that holds the error's line"), None
     made = _diagnosed(where, unit, line_text(where.rel, where.line) if where.rel and where.line else "", rules)
     if made:
         return _explained(made, "the compiler's error"), made

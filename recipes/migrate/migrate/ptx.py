@@ -146,9 +146,54 @@ def _decode(literals: str) -> str:
     return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(1)), literals)
 
 
-def statements(text: str, blanked: str | None = None) -> list[Statement]:
-    """The asm statements of `text` that parse (string-literal template, constraint operands);
-    statements using macros in the template or named operands are left out."""
+# nvcc's own macros, which hipcc never defines: an #if on them is false on AMD
+NVCC_ONLY = frozenset({"__NVCC__", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"})
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\((\w*)\))?[ \t]*(.*)$", re.M)
+TEMPLATE_PART = re.compile(r'\s*(?:"(?:[^"\\\n]|\\.)*"|#\w+)')
+MACRO_USE = re.compile(r"\b(\w+)\b(?:\s*\(([^()]*)\))?")
+
+
+def string_macros(text: str, dead: set[int]) -> dict[str, tuple[str | None, str]]:
+    """{name: (parameter or None, body)} of the file's macros whose body is string literals, `#param`
+    or nothing (`#define L2_CACHEHINT(size) ".L2::" #size "B"`, AWQ's asm templates), from the
+    #defines not in `dead` lines; a name defined twice in live code is left out."""
+    found: dict[str, tuple[str | None, str]] = {}
+    seen: set[str] = set()
+    for m in DEFINE.finditer(text):
+        name, param, body = m.group(1), m.group(2), m.group(3).strip()
+        if cpp.line_of(text, m.start()) in dead:
+            continue
+        if name in seen:
+            found.pop(name, None)
+            continue
+        seen.add(name)
+        parts = TEMPLATE_PART.findall(body)
+        if "".join(parts).strip() == body.strip() and all(p.strip()[0] == '"' or p.strip()[1:] == param for p in parts):
+            found[name] = (param, body)
+    return found
+
+
+def _expand(template: str, macros: dict[str, tuple[str | None, str]]) -> str:
+    """An asm template's text with the string macros of `macros` expanded (`#param` stringified)."""
+    def one(m: re.Match[str]) -> str:
+        name, arg = m.group(1), m.group(2)
+        if name not in macros:
+            return m.group(0)
+        param, body = macros[name]
+        if param is None:
+            return " " + body + (f"({arg})" if arg is not None else "") + " "
+        if arg is None:
+            return m.group(0)
+        return " " + re.sub(rf"#{param}\b", '"' + arg.strip() + '"', body) + " "
+    pieces = STRING.split(template)  # even indexes: code between the literals
+    return "".join(MACRO_USE.sub(one, piece) if k % 2 == 0 else f'"{piece}"' for k, piece in enumerate(pieces))
+
+
+def statements(text: str, blanked: str | None = None,
+               macros: dict[str, tuple[str | None, str]] | None = None) -> list[Statement]:
+    """The asm statements of `text` that parse (a template of string literals, after expanding the
+    file's string `macros` (string_macros), and constraint operands); statements with other macros in
+    the template or with named operands are left out."""
     blanked = cpp.blank(text) if blanked is None else blanked
     found = []
     for m in ASM_START.finditer(blanked):
@@ -160,6 +205,8 @@ def statements(text: str, blanked: str | None = None) -> list[Statement]:
             continue
         body, scan = text[m.end():k - 1], blanked[m.end():k - 1]
         sections = _split_sections(body, scan)
+        if macros and STRING.sub("", sections[0]).strip():
+            sections[0] = _expand(sections[0], macros)
         if STRING.sub("", sections[0]).strip():
             continue
         try:
@@ -807,7 +854,8 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
     if changed and "nvcuda::experimental" not in blanked:
         text = PIPELINE_INCLUDE.sub(lambda m: "// " + m.group(0).strip() + ": rocmig_ptx's pipeline helpers instead", text)
     blanked = cpp.blank(text)
-    for stmt in reversed(statements(text, blanked)):
+    macros = string_macros(text, cpp.dead_lines(blanked, cpp.HIPCC_UNDEFINED | NVCC_ONLY) | dead)
+    for stmt in reversed(statements(text, blanked, macros)):
         if cpp.line_of(text, stmt.start) in dead:
             continue
         try:
