@@ -730,3 +730,12 @@ def test_half2_min_max_get_cudas_definitions_and_other_types_hips():
     assert out.count("#define ROCMIG_PTX_HELPERS") == 1 and out.count("#define ROCMIG_HALF2_MINMAX") == 1
     own = "__device__ half2 __hmax2(const half2 a, const half2 b) { return a; }\n__device__ half2 f(half2 x) { return __hmax2(x, x); }\n"
     assert features.half2_minmax(own, "") == own
+
+
+def test_half2_min_max_goes_below_helpers_the_file_already_has():
+    # gptqmodel 7.7.0 qqq_gemm.cu: ptx-inline-asm inserted the helpers first, the overloads use them
+    helpers = "#ifndef ROCMIG_PTX_HELPERS\n#define ROCMIG_PTX_HELPERS\nnamespace rocmig_ptx {\n" + features.HELPERS_END
+    hip = "#include <hip/hip_fp16.h>\n" + helpers + "__device__ half2 f(half2 a, half2 b) { return __hmax2(a, b); }\n"
+    out = features.half2_minmax(hip, helpers)
+    assert out.count("#define ROCMIG_PTX_HELPERS") == 1
+    assert out.index(features.HELPERS_END) < out.index("#define ROCMIG_HALF2_MINMAX") < out.index("__device__ half2 f")

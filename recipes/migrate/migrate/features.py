@@ -1124,6 +1124,7 @@ def hip_macros_undone(text: str, names: frozenset[str]) -> str:
     return insert_after_includes(text, block)
 
 
+HELPERS_END = "}  // namespace rocmig_ptx\n#endif\n"  # the last lines of ptx_helpers.h
 HALF2_MINMAX = re.compile(r"(?<![\w.:>])__(hmax2|hmin2|hmax2_nan|hmin2_nan)(\s*\()")
 HALF2_MINMAX_BLOCK = (
     "#ifndef ROCMIG_HALF2_MINMAX\n#define ROCMIG_HALF2_MINMAX\n"
@@ -1152,8 +1153,11 @@ def half2_minmax(text: str, helpers: str) -> str:
         return text
     for m in reversed(hits):
         text = text[:m.start()] + "rocmig_" + m.group(1) + text[m.start(2):]
-    block = ("" if "#define ROCMIG_PTX_HELPERS" in text else helpers) + HALF2_MINMAX_BLOCK
-    return insert_after_includes(text, block)
+    end = text.find(HELPERS_END)
+    if end >= 0:  # the file has the helpers already: the overloads go right below them
+        end += len(HELPERS_END)
+        return text[:end] + HALF2_MINMAX_BLOCK + text[end:]
+    return insert_after_includes(text, helpers + HALF2_MINMAX_BLOCK)
 
 
 SPLIT_CAST = re.compile(r"reinterpret_cast\s*<\s*const\s+void\s*\*\s*>\s*\(")
