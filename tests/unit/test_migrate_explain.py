@@ -50,7 +50,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
                                 "hip-name": explain.redeclares_hip(texts or {}),
-                                "device-code": explain.in_device_code(texts or {})})
+                                "device-code": explain.in_device_code(texts or {}),
+                                "arch-gated": explain.declared_for_nvidia_only(texts or {})})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -225,7 +226,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
-     "'device-code')"),
+     "'device-code', 'arch-gated')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -285,6 +286,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                  "[-Whip-omp-target-directives]"),
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
         "hipblas-half-type": "no matching function for call to 'hipblasHgemm'",
+        "cuda-arch-gated-declaration": "no member named 'num2float' in 'gptq_marlin::ScalarType<__hip_bfloat16>'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
@@ -293,7 +295,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "tree-redefined": lambda name, where: "x",
                                                         "uses-deviceptr": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
-                                                        "device-code": lambda name, where: "x"})}
+                                                        "device-code": lambda name, where: "x",
+                                                        "arch-gated": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -451,3 +454,21 @@ def test_a_finding_on_a_multi_line_statement_explains_an_error_further_down_it(t
     assert why["rule"] == "inline-ptx-asm" and why["line"] == 2 and made is None
     after = explain.Location("g.cu", 10, "use of undeclared identifier 'x'")
     assert explain.explain(after, "g.cu", lambda rel: [asm], checks(tmp_path), lambda rel, n: lines[n - 1])[0] is None
+
+
+def test_a_member_declared_only_for_newer_nvidia_gpus_is_explained(tmp_path):
+    # optimum-quanto 0.2.7 marlin/gptq_marlin_dtypes.cuh and fp8_marlin.cu
+    dtypes = ("template <> class ScalarType<nv_bfloat16> {\n public:\n  using scalar_t = nv_bfloat16;\n"
+              "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+              "  static __device__ float inline num2float(const nv_bfloat16 x) { return __bfloat162float(x); }\n"
+              "#endif\n};\n")
+    user = '#include "dtypes.cuh"\n__device__ float f(nv_bfloat16 v) { return ScalarType<nv_bfloat16>::num2float(v); }\n'
+    texts = {"dtypes.cuh": dtypes, "fp8_marlin.cu": user}
+    where = explain.Location("fp8_marlin.cu", 2, "no member named 'num2float' in 'ScalarType<__hip_bfloat16>'")
+    why, made = explain.explain(where, "fp8_marlin.cu", lambda rel: [], checks(tmp_path, texts), lambda rel, n: "x")
+    assert why["rule"] == "cuda-arch-gated-declaration" and "dtypes.cuh:4" in made["note"]
+    # declared for AMD too (an #else, or no #if): not this finding
+    both = dtypes.replace("#endif\n", "#else\n  static __device__ float inline num2float(const nv_bfloat16 x) { return 0.f; }\n#endif\n")
+    why, _made = explain.explain(where, "fp8_marlin.cu", lambda rel: [], checks(tmp_path, {"dtypes.cuh": both, "fp8_marlin.cu": user}),
+                                 lambda rel, n: "x")
+    assert why is None or why["rule"] != "cuda-arch-gated-declaration"

@@ -144,6 +144,42 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
     return check
 
 
+# macros that hipcc never defines: an #if that needs them is never taken on AMD
+NVIDIA_ONLY = cpp.HIPCC_UNDEFINED | {"__CUDA_ARCH__"}
+
+
+def declared_for_nvidia_only(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "arch-gated" check over the tree's files ({rel: text}): every declaration of the name the
+    error names (_declares, line by line) lies in a branch of an #if on __CUDA_ARCH__ that is never
+    taken on AMD (hipcc does not define it): optimum-quanto 0.2.7's ScalarType<nv_bfloat16> declares
+    num2float under `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800`. Returns the note naming the
+    first such #if, or ""."""
+    def check(name: str, where: Location) -> str:
+        if not where.rel or not name:
+            return ""
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        gated: list[tuple[str, int, str]] = []
+        for rel, text in sorted(texts.items()):
+            if name not in text or not pattern.search(text):
+                continue
+            blanked = cpp.blank(text)
+            spans = [(b.line, b.end, b.condition) for chain in cpp.if_chains(blanked, NVIDIA_ONLY) for b in chain
+                     if b.on_amd is False and "__CUDA_ARCH__" in b.condition]
+            for number, line in enumerate(blanked.split("\n"), 1):
+                if name not in line or not pattern.search(line) or not _declares(line, name):
+                    continue
+                span = next((s for s in spans if s[0] < number < (s[1] or number + 1)), None)
+                if span is None:
+                    return ""
+                gated.append((rel, span[0], span[2]))
+        if not gated:
+            return ""
+        rel, line, condition = gated[0]
+        return (f"`{name}` is declared only under `#if {condition.strip()}` ({rel}:{line}), which hipcc never "
+                "takes: it does not define __CUDA_ARCH__")
+    return check
+
+
 def _typedef_name(text: str, line: int) -> str:
     """The name a `typedef ... NAME;` on 1-based `line` of `text` declares ("" when there is none):
     "typedef redefinition with different types" names only the types."""
