@@ -458,7 +458,9 @@ def test_a_finding_on_a_multi_line_statement_explains_an_error_further_down_it(t
 
 def test_a_member_declared_only_for_newer_nvidia_gpus_is_explained(tmp_path):
     # optimum-quanto 0.2.7 marlin/gptq_marlin_dtypes.cuh and fp8_marlin.cu
-    dtypes = ("template <> class ScalarType<nv_bfloat16> {\n public:\n  using scalar_t = nv_bfloat16;\n"
+    dtypes = ("template <> class ScalarType<half> {\n public:\n"
+              "  static __device__ float inline num2float(const half x) { return __half2float(x); }\n};\n"
+              "template <> class ScalarType<nv_bfloat16> {\n public:\n  using scalar_t = nv_bfloat16;\n"
               "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
               "  static __device__ float inline num2float(const nv_bfloat16 x) { return __bfloat162float(x); }\n"
               "#endif\n};\n")
@@ -466,9 +468,12 @@ def test_a_member_declared_only_for_newer_nvidia_gpus_is_explained(tmp_path):
     texts = {"dtypes.cuh": dtypes, "fp8_marlin.cu": user}
     where = explain.Location("fp8_marlin.cu", 2, "no member named 'num2float' in 'ScalarType<__hip_bfloat16>'")
     why, made = explain.explain(where, "fp8_marlin.cu", lambda rel: [], checks(tmp_path, texts), lambda rel, n: "x")
-    assert why["rule"] == "cuda-arch-gated-declaration" and "dtypes.cuh:4" in made["note"]
+    assert why["rule"] == "cuda-arch-gated-declaration" and "dtypes.cuh:8" in made["note"]
     # declared for AMD too (an #else, or no #if): not this finding
     both = dtypes.replace("#endif\n", "#else\n  static __device__ float inline num2float(const nv_bfloat16 x) { return 0.f; }\n#endif\n")
     why, _made = explain.explain(where, "fp8_marlin.cu", lambda rel: [], checks(tmp_path, {"dtypes.cuh": both, "fp8_marlin.cu": user}),
                                  lambda rel, n: "x")
-    assert why is None or why["rule"] != "cuda-arch-gated-declaration"
+    assert why["rule"] == "cuda-arch-gated-declaration"  # a member: the gated class's own declaration counts
+    undeclared = explain.Location("fp8_marlin.cu", 2, "use of undeclared identifier 'num2float'")
+    why, _made = explain.explain(undeclared, "fp8_marlin.cu", lambda rel: [], checks(tmp_path, texts), lambda rel, n: "x")
+    assert why is None or why["rule"] != "cuda-arch-gated-declaration"  # a free name declared for AMD too

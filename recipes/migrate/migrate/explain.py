@@ -151,13 +151,15 @@ NVIDIA_ONLY = cpp.HIPCC_UNDEFINED | {"__CUDA_ARCH__"}
 def declared_for_nvidia_only(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "arch-gated" check over the tree's files ({rel: text}): every declaration of the name the
     error names (_declares, line by line) lies in a branch of an #if on __CUDA_ARCH__ that is never
-    taken on AMD (hipcc does not define it): optimum-quanto 0.2.7's ScalarType<nv_bfloat16> declares
-    num2float under `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800`. Returns the note naming the
-    first such #if, or ""."""
+    taken on AMD (hipcc does not define it); for "no member named" one such declaration is enough (the
+    other classes' members do not help this class): optimum-quanto 0.2.7's ScalarType<nv_bfloat16>
+    declares num2float under `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800`, ScalarType<half>
+    for every arch. Returns the note naming the first such #if, or ""."""
     def check(name: str, where: Location) -> str:
         if not where.rel or not name:
             return ""
         pattern = re.compile(rf"\b{re.escape(name)}\b")
+        member = where.message.startswith("no member named")  # another class's declaration does not count
         gated: list[tuple[str, int, str]] = []
         for rel, text in sorted(texts.items()):
             if name not in text or not pattern.search(text):
@@ -169,9 +171,10 @@ def declared_for_nvidia_only(texts: Mapping[str, str]) -> Callable[[str, Locatio
                 if name not in line or not pattern.search(line) or not _declares(line, name):
                     continue
                 span = next((s for s in spans if s[0] < number < (s[1] or number + 1)), None)
-                if span is None:
+                if span is not None:
+                    gated.append((rel, span[0], span[2]))
+                elif not member:  # declared for AMD too: not the cause of an undeclared name
                     return ""
-                gated.append((rel, span[0], span[2]))
         if not gated:
             return ""
         rel, line, condition = gated[0]
