@@ -227,3 +227,18 @@ def test_string_macros_in_templates_are_expanded_from_the_live_definition() -> N
     live_cuda = ptx.string_macros(text, {3, 4, 5})
     (stmt,) = ptx.statements(text, None, live_cuda)
     assert "cp.async.cg.shared.global.L2::128B [%0]" in stmt.template.replace("\x00", "%")
+
+
+def test_inserted_helpers_do_not_count_as_the_trees_warp_code() -> None:
+    # llm.c's llmc/cuda_utils.cuh: a stochastic-rounding asm beside 32-lane warp reductions; the helpers'
+    # own `__lane_id() & 31` made the reductions "mixed" (warp-width-mixed) when they were analysed
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    cuda = ("#include <cuda_runtime.h>\n__device__ unsigned sr(unsigned a, unsigned b) {\n  unsigned d;\n"
+            '  asm("prmt.b32 %0, %1, %2, 0x5140;" : "=r"(d) : "r"(a), "r"(b));\n  return d;\n}\n'
+            "__device__ float warpReduceSum(float val) {\n  for (int offset = 16; offset > 0; offset /= 2) {\n"
+            "    val += __shfl_xor_sync(0xFFFFFFFF, val, offset);\n  }\n  return val;\n}\n")
+    hip = cuda.replace("cuda_runtime.h", "hip/hip_runtime.h")
+    migrated = advice.migrate_tree({"u.cuh": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert "#define ROCMIG_PTX_HELPERS" in migrated.final["u.cuh"]
+    assert not [f for f in migrated.findings["u.cuh"] if f.rule == "warp-width-mixed" and f.status == "open"]

@@ -107,6 +107,26 @@ def _atomics_scope(texts: dict[str, tuple[str, str]], undefined: frozenset[str],
     return {rel: frozenset().union(*(declaring[f] for f in together[rel] if f in declaring)) for rel in texts}
 
 
+HELPER_OPEN = re.compile(r"^[ \t]*#[ \t]*ifndef[ \t]+ROCMIG_\w+")
+DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b")
+
+
+def helpers_blanked(text: str) -> str:
+    """`text` with the blocks the fixups inserted (`#ifndef ROCMIG_...` to its #endif: rocmig_ptx's warp
+    emulation, CAS loops, ...) as empty lines, for the warp analysis: their lane arithmetic
+    (`__lane_id() & 31`) is rocmig's own, checked by its tests, not code of the tree to advise on."""
+    lines = text.split("\n")
+    depth = 0
+    for k, line in enumerate(lines):
+        if depth == 0 and not HELPER_OPEN.match(line):
+            continue
+        m = DIRECTIVE.match(line)
+        if m:
+            depth += -1 if m.group(1) == "endif" else 1
+        lines[k] = ""
+    return "\n".join(lines)
+
+
 def scopes(reach: dict[str, set[str]], rels: list[str]) -> dict[str, set[str]]:
     """For each file, the files compiled together with it: its own include closure and those of
     every unit that includes it. reach: {unit or file: files it reaches through includes, itself included}."""
@@ -303,7 +323,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     cxx20 = {c.rule.id for c in compiled if c.rule.scope == "cxx20"}
     raw = {rel: [f for f in scan.scan_file(rel, cuda, compiled, ctx) if rel in pytorch_files or f.rule not in cxx20]
            for rel, (cuda, _hip) in texts.items() if rel not in copied}
-    analysed = {rel: warp.expand_macros(text, macros_for.get(rel, {})) for rel, text in final_texts.items()
+    analysed = {rel: warp.expand_macros(helpers_blanked(text), macros_for.get(rel, {})) for rel, text in final_texts.items()
                 if rel not in copied}
     file_ops = {rel: warp.ops(_projected(states[rel], analysed[rel], raw[rel], full_mask), ctx.symbols,
                               cpp.dead_lines(cpp.blank(text), ctx.undefined | cpp.HIPCC_UNDEFINED))
