@@ -359,7 +359,7 @@ def test_real_asm_shapes_compile_on_both_archs(tmp_path: Path) -> None:
     assert ptx_findings and all(f["status"] == "fixed" for f in ptx_findings), ptx_findings
     migrated = (tmp_path / "out" / "run" / "hip" / "pipeline.cu").read_text(encoding="utf-8")
     assert not ptx.statements(migrated)
-    assert "rocmig_ptx::cp_async(" in migrated and "(__lane_id() & 31)" in migrated
+    assert "rocmig_ptx::cp_async(" in migrated and "rocmig_ptx::lane32()" in migrated
     flags = (tmp_path / "out" / "run" / "hip" / "flags.cuh").read_text(encoding="utf-8")
     assert "__hip_atomic_store(" in flags and "__ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM" in flags
     assert "__hip_atomic_compare_exchange_strong(" in flags and not ptx.statements(flags)

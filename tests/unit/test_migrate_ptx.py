@@ -63,7 +63,7 @@ def test_instructions_without_an_exact_form_are_refused(asm: str) -> None:
 
 def test_laneid_is_the_lane_of_cudas_32_lane_warp_only_in_a_cuda_only_tree() -> None:
     asm = 'asm("mov.u32 %0, %%laneid;" : "=r"(lane));'
-    assert "(__lane_id() & 31)" in _translate(asm, cuda_warps=True)
+    assert "rocmig_ptx::lane32()" in _translate(asm, cuda_warps=True)
     with pytest.raises(ptx.Unsupported):
         _translate(asm, cuda_warps=False)
 
@@ -231,11 +231,12 @@ def test_string_macros_in_templates_are_expanded_from_the_live_definition() -> N
 
 def test_inserted_helpers_do_not_count_as_the_trees_warp_code() -> None:
     # llm.c's llmc/cuda_utils.cuh: a stochastic-rounding asm beside 32-lane warp reductions; the helpers'
-    # own `__lane_id() & 31` made the reductions "mixed" (warp-width-mixed) when they were analysed
+    # own `__lane_id() & 31` (and a translated %laneid) made the reductions "mixed" (warp-width-mixed)
     from migrate import advice, rules
     from migrate.archs import Arch
     cuda = ("#include <cuda_runtime.h>\n__device__ unsigned sr(unsigned a, unsigned b) {\n  unsigned d;\n"
-            '  asm("prmt.b32 %0, %1, %2, 0x5140;" : "=r"(d) : "r"(a), "r"(b));\n  return d;\n}\n'
+            '  asm("prmt.b32 %0, %1, %2, 0x5140;" : "=r"(d) : "r"(a), "r"(b));\n'
+            '  unsigned l;\n  asm("mov.u32 %0, %%laneid;" : "=r"(l));\n  return d + l;\n}\n'
             "__device__ float warpReduceSum(float val) {\n  for (int offset = 16; offset > 0; offset /= 2) {\n"
             "    val += __shfl_xor_sync(0xFFFFFFFF, val, offset);\n  }\n  return val;\n}\n")
     hip = cuda.replace("cuda_runtime.h", "hip/hip_runtime.h")

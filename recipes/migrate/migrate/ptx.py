@@ -269,7 +269,7 @@ class Translator:
         if token in SPECIAL:
             return f"(({UTYPE[width]}){SPECIAL[token]})"
         if token == "%laneid" and self.cuda_warps:
-            return f"(({UTYPE[width]})(__lane_id() & 31))"
+            return f"(({UTYPE[width]})rocmig_ptx::lane32())"
         m = re.fullmatch(r"(-?)(0[xX][0-9a-fA-F]+|\d+)[uU]?", token)
         if m:
             return f"(({UTYPE[width]})({m.group(1)}{m.group(2)}ull))"
