@@ -223,7 +223,7 @@ def test_migrate_fail_on_met_is_a_result_line_not_an_error(tmp_path):
     _dev_image_or_skip()
     src = tmp_path / "src"
     src.mkdir()
-    (src / "k.cu").write_text('__global__ void k() { asm volatile("bar.sync 0;"); }\n')
+    (src / "k.cu").write_text('__global__ void k() { asm volatile("nanosleep.u32 100;"); }\n')
     result = _run("migrate", str(src), "--arch", "gfx942", "--out", str(tmp_path / "out"), "--jobs", "1", timeout=600)
     assert result.returncode == 1, result.stderr
     assert "error:" not in result.stderr, result.stderr

@@ -243,3 +243,21 @@ def test_inserted_helpers_do_not_count_as_the_trees_warp_code() -> None:
     migrated = advice.migrate_tree({"u.cuh": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
     assert "#define ROCMIG_PTX_HELPERS" in migrated.final["u.cuh"]
     assert not [f for f in migrated.findings["u.cuh"] if f.rule == "warp-width-mixed" and f.status == "open"]
+
+
+def test_an_open_finding_names_what_blocked_the_translation_and_async_copies_warn() -> None:
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    cuda = ("#include <cuda_runtime.h>\n__global__ void k(unsigned long long* t, const int4* g) {\n"
+            "  __shared__ int4 s[32];\n"
+            '  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t[0]));\n'
+            '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(&s[0])), "l"(g));\n'
+            "  __pipeline_memcpy_async(&s[1], g + 1, 16);\n}\n")
+    hip = cuda.replace("cuda_runtime.h", "hip/hip_runtime.h")
+    migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    by_rule = {(f.rule, f.line): f for f in migrated.findings["k.cu"]}
+    assert by_rule[("inline-ptx-asm", 4)].status == "open"
+    assert by_rule[("inline-ptx-asm", 4)].note == "not translated: operand '%globaltimer'"
+    assert by_rule[("inline-ptx-asm", 5)].status == "fixed"
+    assert by_rule[("ptx-async-copy-synchronous", 5)].status == "open"
+    assert by_rule[("ptx-async-copy-synchronous", 6)].status == "open"

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from . import cpp, features, fixups, includes, linemap, scan, sysdeps, warp
+from . import cpp, features, fixups, includes, linemap, ptx, scan, sysdeps, warp
 from .archs import Arch
 from .rules import Rule
 
@@ -181,6 +181,9 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
     analysed_lines = analysed.split("\n")
     for finding in findings:
         finding = _status(finding, by_id[finding.rule], state, blanked_lines, dead)
+        if finding.rule == "inline-ptx-asm" and finding.status == "open" and not finding.note:
+            why = ptx.untranslated(state.cuda, finding.line)
+            finding = replace(finding, note=f"not translated: {why}") if why else finding
         final = state.final_line(finding.line)
         if finding.status == "fixed" and final is not None and analysed_lines[final] != final_lines[final]:
             finding = replace(finding, note="the project's own macro of this warp operation, compiled on AMD, is its "

@@ -835,6 +835,22 @@ def translate(stmt: Statement, cuda_warps: bool) -> str:
     return f"do {{ /* PTX: {summary} */ {body} }} while (0)"
 
 
+def untranslated(text: str, line: int) -> str:
+    """Why the asm statement that starts on 1-based `line` of `text` has no translation (the first
+    instruction, modifier or operand refused, e.g. "operand '%globaltimer'"), "" when it has one or
+    when no parsed statement starts there; a template that is not string literals says so."""
+    for stmt in statements(text, None, string_macros(text, set())):
+        if cpp.line_of(text, stmt.start) != line:
+            continue
+        try:
+            translate(stmt, cuda_warps=True)
+        except Unsupported as e:
+            return str(e).replace("\x00", "%")
+        return ""
+    return "the template is not string literals (a macro or named operands)" if ASM_START.search(
+        cpp.blank(text.split("\n")[line - 1] if 0 < line <= text.count("\n") + 1 else "")) else ""
+
+
 def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -> str:
     """`text` with every translatable asm statement replaced (see module doc), and the calls of
     __cvta_generic_to_shared / __cvta_shared_to_generic and of cuda_pipeline_primitives.h's

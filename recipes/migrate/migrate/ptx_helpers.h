@@ -1,6 +1,7 @@
 #ifndef ROCMIG_PTX_HELPERS
 #define ROCMIG_PTX_HELPERS
-// Exact C++ forms of the PTX instructions of this file's inline asm (rocmig migrate, fixup ptx-inline-asm).
+// C++ forms of PTX instructions (rocmig migrate, fixup ptx-inline-asm): exact for the scalar instructions;
+// cp.async copies at once; mma.sync / ldmatrix are emulated over the 32-lane warp (see below).
 // Every PTX register is held as its bits (16, 32 or 64); the semantics follow the PTX ISA 8.5 reference.
 namespace rocmig_ptx {
 typedef unsigned short u16;

@@ -137,7 +137,13 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
     if "arch-stub" in by_check:
         findings += _arch_stub(rel, blanked, raw_lines, dead, ctx.undefined, by_check["arch-stub"])
     if "warp-matrix-asm" in by_check and "asm" in text:
-        findings += _warp_matrix_asm(rel, text, raw_lines, dead, by_check["warp-matrix-asm"])
+        findings += _emulated_asm(rel, text, raw_lines, dead, by_check["warp-matrix-asm"], WARP_MATRIX)
+    if "async-copy" in by_check and ("cp.async" in text or "__pipeline_memcpy_async" in text):
+        rule = by_check["async-copy"]
+        findings += _emulated_asm(rel, text, raw_lines, dead, rule, ASYNC_COPY)
+        findings += [_hit(rule, rel, raw_lines, n, m.start() + 1, rule.message)
+                     for n, row in enumerate(blanked.split("\n"), 1) if n not in dead
+                     for m in [PIPELINE_COPY.search(row)] if m]
     order = {c.rule.id: i for i, c in enumerate(rules)}
     findings.sort(key=lambda f: (f.line, order[f.rule]))
     return findings
@@ -187,13 +193,17 @@ def _arch_stub(rel, blanked, raw_lines, dead, undefined, rule) -> list[Finding]:
 WARP_MATRIX = re.compile(r"\b(?:mma\.sync|ldmatrix)\b")
 
 
-def _warp_matrix_asm(rel, text, raw_lines, dead, rule) -> list[Finding]:
-    """asm statements with mma.sync / ldmatrix that the ptx-inline-asm fixup translates: they run as
-    shuffles and FMAs over the 32-lane warp (ptx.py), correct and slow."""
+ASYNC_COPY = re.compile(r"\bcp\.async\.c[ag]\b")
+PIPELINE_COPY = re.compile(r"(?<![\w.:])__pipeline_memcpy_async\s*\(")
+
+
+def _emulated_asm(rel, text, raw_lines, dead, rule, kind: re.Pattern) -> list[Finding]:
+    """asm statements whose template matches `kind` (mma.sync / ldmatrix; cp.async) that the
+    ptx-inline-asm fixup translates into an emulation (ptx.py): right results, another cost."""
     found = []
     for stmt in ptx.statements(text):
         line = cpp.line_of(text, stmt.start)
-        if line in dead or not WARP_MATRIX.search(stmt.template):
+        if line in dead or not kind.search(stmt.template):
             continue
         try:
             ptx.translate(stmt, cuda_warps=True)
