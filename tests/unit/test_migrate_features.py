@@ -716,6 +716,9 @@ def test_bf16_pair_conversions_become_helpers_unless_the_file_has_them():
     out = features.bf16_pairs(hip)
     assert "o[0] = rocmig_float2bfloat162_rn(s); o[1] = rocmig_floats2bfloat162_rn(s, 2.f);" in out
     assert out.count("#define ROCMIG_BF16_PAIRS") == 1
+    # DeepSpeed 0.19.8's conversion_utils.h includes cuda_bf16.h only under BF16_AVAILABLE: without it the
+    # helpers must not name __hip_bfloat162 ("unknown type name"), so they sit under hip_bf16.h's guard
+    assert "defined(_HIP_INCLUDE_HIP_AMD_DETAIL_HIP_BF16_H_)" in out.split("rocmig_float2bfloat162_rn(float a)")[0]
     own = "__device__ __hip_bfloat162 __float2bfloat162_rn(float x) { return y; }\n__device__ void g() { __float2bfloat162_rn(1.f); }\n"
     assert features.bf16_pairs(own) == own
 

@@ -107,7 +107,7 @@ def _atomics_scope(texts: dict[str, tuple[str, str]], undefined: frozenset[str],
     return {rel: frozenset().union(*(declaring[f] for f in together[rel] if f in declaring)) for rel in texts}
 
 
-HELPER_OPEN = re.compile(r"^[ \t]*#[ \t]*ifndef[ \t]+ROCMIG_\w+")
+HELPER_OPEN = re.compile(r"^[ \t]*#[ \t]*(?:ifndef[ \t]+|if[ \t]+!defined\(\s*)ROCMIG_\w+")
 DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b")
 
 

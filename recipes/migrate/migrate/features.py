@@ -458,8 +458,8 @@ def bf16_rn(text: str) -> str:
 
 
 BF16_PAIR = re.compile(r"(?<![\w.:>])__(float2bfloat162_rn|floats2bfloat162_rn)(\s*\()")
-BF16_PAIR_HELPERS = (
-    "#ifndef ROCMIG_BF16_PAIRS\n#define ROCMIG_BF16_PAIRS\n"
+BF16_PAIR_HELPERS = (  # under hip_bf16.h's include guard: a file may include it only in some builds
+    "#if !defined(ROCMIG_BF16_PAIRS) && defined(_HIP_INCLUDE_HIP_AMD_DETAIL_HIP_BF16_H_)\n#define ROCMIG_BF16_PAIRS\n"
     "// CUDA's __float2bfloat162_rn / __floats2bfloat162_rn (absent from HIP 7.2): both halves rounded to\n"
     "// nearest even by HIP's __float2bfloat16, the first argument in the low half\n"
     "__host__ __device__ inline __hip_bfloat162 rocmig_float2bfloat162_rn(float a) {\n"
@@ -1126,8 +1126,8 @@ def hip_macros_undone(text: str, names: frozenset[str]) -> str:
 
 HELPERS_END = "}  // namespace rocmig_ptx\n#endif\n"  # the last lines of ptx_helpers.h
 HALF2_MINMAX = re.compile(r"(?<![\w.:>])__(hmax2|hmin2|hmax2_nan|hmin2_nan)(\s*\()")
-HALF2_MINMAX_BLOCK = (
-    "#ifndef ROCMIG_HALF2_MINMAX\n#define ROCMIG_HALF2_MINMAX\n"
+HALF2_MINMAX_BLOCK = (  # under hip_fp16.h's include guard, as the bf16 pairs
+    "#if !defined(ROCMIG_HALF2_MINMAX) && defined(HIP_INCLUDE_HIP_AMD_DETAIL_HIP_FP16_H)\n#define ROCMIG_HALF2_MINMAX\n"
     "// CUDA's __hmax2 / __hmin2 (/ _nan) on __half2, absent from HIP 7.2 (which has them for bf16 only):\n"
     "// lane by lane as cuda_fp16.hpp defines them (rocmig_ptx::hminmax); other types go to HIP's own\n"
     "__host__ __device__ inline __half2 rocmig_h2minmax(__half2 a, __half2 b, bool max, bool nan_wins) {\n"
