@@ -321,6 +321,16 @@ def evaluate(expr: str, names: dict[str, str], depth: int = 0) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def closing_paren(blanked: str, start: int) -> int | None:
+    """Offset just past the ')' that closes the '(' ending at `start` in a blanked text (strings and
+    comments already spaces), or None when it does not close."""
+    depth, k = 1, start
+    while k < len(blanked) and depth:
+        depth += {"(": 1, ")": -1}.get(blanked[k], 0)
+        k += 1
+    return None if depth else k
+
+
 def split_args(text: str, scan: str | None = None, angle: bool = True) -> list[str]:
     """Split `text` at top-level commas (outside (), [], {} and, with `angle`, <>). Nesting is read from
     `scan` when given: a copy of `text` of the same length with strings and comments blanked."""

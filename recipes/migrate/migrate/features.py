@@ -205,12 +205,11 @@ def _cast_first_arg(text: str, name: str, cast: str) -> str:
     blanked = cpp.blank(text)
     out, pos = [], 0
     for m in re.finditer(rf"(?<![\w.:]){name}\s*\(", blanked):
-        depth, k = 1, m.end()
-        while k < len(blanked) and depth:
-            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
-            k += 1
+        k = cpp.closing_paren(blanked, m.end())
+        if k is None:
+            continue
         arg = text[m.end():k - 1]
-        if depth or arg.replace(" ", "").startswith(cast.replace(" ", "")) or m.start() < pos:
+        if arg.replace(" ", "").startswith(cast.replace(" ", "")) or m.start() < pos:
             continue
         out.append(text[pos:m.end()] + f"{cast}({arg.strip()})")
         pos = k - 1
@@ -457,6 +456,19 @@ def bf16_rn(text: str) -> str:
     return text
 
 
+def _calls_renamed(text: str, calls: re.Pattern, own: str) -> str | None:
+    """`text` with each call `__NAME(` that `calls` finds (group 1: NAME, group 2: the spaces and '(')
+    made `rocmig_NAME(`, except names the file declares itself (`own`: a regex with {name}); None when
+    no call is left to rename."""
+    blanked = cpp.blank(text)
+    hits = [m for m in calls.finditer(blanked) if not re.search(own.replace("{name}", m.group(1)), blanked)]
+    if not hits:
+        return None
+    for m in reversed(hits):
+        text = text[:m.start()] + "rocmig_" + m.group(1) + text[m.start(2):]
+    return text
+
+
 BF16_PAIR = re.compile(r"(?<![\w.:>])__(float2bfloat162_rn|floats2bfloat162_rn)(\s*\()")
 BF16_PAIR_HELPERS = (  # under hip_bf16.h's include guard: a file may include it only in some builds
     "#if !defined(ROCMIG_BF16_PAIRS) && defined(_HIP_INCLUDE_HIP_AMD_DETAIL_HIP_BF16_H_)\n#define ROCMIG_BF16_PAIRS\n"
@@ -473,14 +485,8 @@ def bf16_pairs(text: str) -> str:
     file neither defines nor declares them itself (optimum-quanto 0.2.7's fp8_marlin.cu)."""
     if "bfloat162_rn" not in text:
         return text
-    blanked = cpp.blank(text)
-    hits = [m for m in BF16_PAIR.finditer(blanked)
-            if not re.search(rf"#\s*define\s+__{m.group(1)}\b|\b\w+\s+__{m.group(1)}\s*\(\s*(?:const\s+)?float\s+\w", blanked)]
-    if not hits:
-        return text
-    for m in reversed(hits):
-        text = text[:m.start()] + "rocmig_" + m.group(1) + text[m.start(2):]
-    return insert_after_includes(text, BF16_PAIR_HELPERS)
+    renamed = _calls_renamed(text, BF16_PAIR, r"#\s*define\s+__{name}\b|\b\w+\s+__{name}\s*\(\s*(?:const\s+)?float\s+\w")
+    return text if renamed is None else insert_after_includes(renamed, BF16_PAIR_HELPERS)
 
 
 GRID_CONSTANT = re.compile(r"\b__grid_constant__\s*")
@@ -1146,13 +1152,10 @@ def half2_minmax(text: str, helpers: str) -> str:
     qqq_gemm.cu clamps half2 values with them; HIP 7.2 declares them for __hip_bfloat162 only)."""
     if "__hm" not in text:
         return text
-    blanked = cpp.blank(text)
-    hits = [m for m in HALF2_MINMAX.finditer(blanked)
-            if not re.search(rf"\b\w+\s+__{m.group(1)}\s*\(\s*(?:const\s+)?\w+\s+\w+\s*,", blanked)]
-    if not hits:
+    renamed = _calls_renamed(text, HALF2_MINMAX, r"\b\w+\s+__{name}\s*\(\s*(?:const\s+)?\w+\s+\w+\s*,")
+    if renamed is None:
         return text
-    for m in reversed(hits):
-        text = text[:m.start()] + "rocmig_" + m.group(1) + text[m.start(2):]
+    text = renamed
     end = text.find(HELPERS_END)
     if end >= 0:  # the file has the helpers already: the overloads go right below them
         end += len(HELPERS_END)
@@ -1184,11 +1187,8 @@ def split_casts_undone(text: str) -> str:
     blanked = cpp.blank(text)
     edits = []
     for m in SPLIT_CAST.finditer(blanked):
-        depth, k = 1, m.end()
-        while k < len(blanked) and depth:
-            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
-            k += 1
-        if not depth and _unclosed_template(blanked[m.end():k - 1]):
+        k = cpp.closing_paren(blanked, m.end())
+        if k is not None and _unclosed_template(blanked[m.end():k - 1]):
             edits.append((m.start(), m.end(), k - 1))
     for start, inner, close in reversed(edits):
         text = text[:start] + text[inner:close] + text[close + 1:]

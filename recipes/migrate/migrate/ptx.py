@@ -197,11 +197,8 @@ def statements(text: str, blanked: str | None = None,
     blanked = cpp.blank(text) if blanked is None else blanked
     found = []
     for m in ASM_START.finditer(blanked):
-        depth, k = 1, m.end()
-        while k < len(blanked) and depth:
-            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
-            k += 1
-        if depth:
+        k = cpp.closing_paren(blanked, m.end())
+        if k is None:
             continue
         body, scan = text[m.end():k - 1], blanked[m.end():k - 1]
         sections = _split_sections(body, scan)

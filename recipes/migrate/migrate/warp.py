@@ -188,11 +188,8 @@ def calls(text: str, blanked: str | None = None) -> list[Call]:
         m = CALL.search(blanked, pos)
         if not m:
             return found
-        depth, k = 1, m.end()
-        while k < len(blanked) and depth:
-            depth += {"(": 1, ")": -1}.get(blanked[k], 0)
-            k += 1
-        if depth:
+        k = cpp.closing_paren(blanked, m.end())
+        if k is None:
             return found
         inner = blanked[m.end():k - 1]
         args = [] if not inner.strip() else cpp.split_args(text[m.end():k - 1], scan=inner, angle=False)
