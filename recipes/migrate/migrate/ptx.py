@@ -30,13 +30,20 @@ Instructions translated (d destination, a/b/c sources; .b/.u/.s 16/32/64 unless 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import cpp, features
 
-HELPERS = (Path(__file__).with_name("ptx_helpers.h"))
+HELPERS = Path(__file__).with_name("ptx_helpers.h")
+
+
+@functools.cache
+def helpers_text() -> str:
+    """The text of ptx_helpers.h, read once per run (each file the fixups touch may insert it)."""
+    return HELPERS.read_text(encoding="utf-8")
 ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*((?:volatile|__volatile__)\s*)?\(")
 OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
@@ -879,4 +886,4 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
         changed = True
     if not changed or "#define ROCMIG_PTX_HELPERS" in text:
         return text
-    return features.insert_after_includes(text, HELPERS.read_text(encoding="utf-8"))
+    return features.insert_after_includes(text, helpers_text())
