@@ -1,12 +1,16 @@
 """The dev image: hipcc of the cell's ROCm, hipify-perl, hip* dev headers, kernels compile per offload arch."""
 
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.images.checks import assert_cell_labels, assert_no_cuda
 from tests.images.conftest import inspect_image, slice_cells
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "recipes" / "migrate"))
+from migrate import sysdeps  # noqa: E402
 
 CELLS = slice_cells("dev")
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
@@ -98,6 +102,29 @@ def test_openmp_pragma_compiles_and_links(dev):
     host.run_test("cat > /tmp/omp.cpp <<'EOF'\n" + source + "\nEOF")
     result = host.run("hipcc -fopenmp /tmp/omp.cpp -o /tmp/omp && OMP_NUM_THREADS=2 /tmp/omp")
     assert result.rc == 0, result.stderr[-1500:]
+
+
+def test_openmp_target_directives_in_a_hip_unit_run_on_the_host(dev):
+    """A HIP unit with OpenMP target directives (a benchmark's OpenMP variant beside its kernels)
+    compiles with the flags migrate gives an OpenMP unit (sysdeps.flags_for) and its target region runs
+    on the host, OpenMP's host fallback: the sum of squares below 100 is 328350. Without the flags'
+    -Wno-error clang stops at the directive."""
+    cell, host = dev
+    source = ("#include <hip/hip_runtime.h>\n#include <cstdio>\n#pragma omp declare target\n"
+              "static int sq(int x) { return x * x; }\n#pragma omp end declare target\n"
+              "__global__ void k(int* p) { p[threadIdx.x] = threadIdx.x; }\n"
+              "int main() { int a[100]; long s = 0;\n"
+              "#pragma omp target teams distribute parallel for map(from: a[0:100])\n"
+              "for (int i = 0; i < 100; i++) a[i] = sq(i);\n"
+              "#pragma omp parallel for reduction(+:s)\nfor (int i = 0; i < 100; i++) s += a[i];\n"
+              "printf(\"%ld\\n\", s); return 0; }")
+    host.run_test("cat > /tmp/omp_target.cu <<'EOF'\n" + source + "\nEOF")
+    flags = " ".join(sysdeps.flags_for([source]))
+    build = f"hipcc -x hip --offload-arch=gfx942 {{flags}} /tmp/omp_target.cu -o /tmp/omp_target"
+    result = host.run(build.format(flags=flags) + " && OMP_NUM_THREADS=2 /tmp/omp_target")
+    assert result.rc == 0 and result.stdout.strip() == "328350", result.stdout + result.stderr[-1500:]
+    plain = host.run(build.format(flags="-fopenmp"))
+    assert plain.rc != 0 and "HIP does not support OpenMP target directives" in plain.stderr
 
 
 @pytest.mark.xfail(strict=True, reason="Debian librocwmma-dev 7.2.4-1~exp1 ships rocwmma.hpp without its "

@@ -282,8 +282,6 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "hip-overloaded-api-address": "address of overloaded function 'hipMalloc' does not match required type 'void'",
         "hip-api-signature-differs": "no matching function for call to 'hipMemPrefetchAsync'",
         "cuda-device-runtime-api": "no matching function for call to 'hipGetErrorString'",
-        "openmp-target-in-hip": ("HIP does not support OpenMP target directives; directive has been ignored "
-                                 "[-Whip-omp-target-directives]"),
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
         "hipblas-half-type": "no matching function for call to 'hipblasHgemm'",
         "cuda-arch-gated-declaration": "no member named 'num2float' in 'gptq_marlin::ScalarType<__hip_bfloat16>'",

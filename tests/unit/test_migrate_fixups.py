@@ -361,6 +361,18 @@ def test_deprecated_tensor_op_gemm_algo_becomes_hipblas_default():
     assert apply(aliased)[0] == aliased
 
 
+def test_cublas_status_text_becomes_hipblas_status_to_string():
+    """HeCBench ludb-cuda's error check prints cublasGetStatusString(status); hipify-perl 7.2 lists it
+    (and cublasGetStatusName) as unsupported in HIP mode; hipBLAS has hipblasStatusToString."""
+    cuda = ('    printf("cuBLAS error %s at %d\\n", cublasGetStatusString(status), __LINE__);\n'
+            "  const char* n = cublasGetStatusName (s);\n")
+    out, fixes = apply(cuda, cuda.replace("cuBLAS", "hipBLAS"))
+    assert out.count("hipblasStatusToString(") == 1 and "hipblasStatusToString (s)" in out, out
+    assert "blas-status-string" in [f.id for f in fixes]
+    own = "const char* cublasGetStatusString(int s) { return \"x\"; }\nint a = cublasGetStatusString(1)[0];\n"
+    assert apply(own)[0] == own
+
+
 def test_translator_self_define_is_commented_out_and_hip_macro_survives(tmp_path):
     """LightGBM 4.7.0 include/LightGBM/cuda/cuda_rocm_interop.h: hipify-perl 7.2 turns the project's
     `#define cudaDeviceProp hipDeviceProp_t` into `#define hipDeviceProp_t hipDeviceProp_t`, which hides

@@ -329,3 +329,12 @@ def test_a_cudnn_include_is_reported_at_its_line():
             '#include <cudnn_ops_infer.h>\n#include "cudnn.h"\n')
     assert {h for h in hits(text) if h[1] == "cudnn-no-hip-header"} == {(2, "cudnn-no-hip-header"), (5, "cudnn-no-hip-header"),
                                                                       (6, "cudnn-no-hip-header")}
+
+
+def test_openmp_target_directives_are_a_warning_and_other_omp_pragmas_nothing():
+    """HeCBench mr-cuda's sprp32.h: `#pragma omp declare target` in a header a HIP unit includes."""
+    text = ("#ifdef _OPENMP\n#pragma omp declare target\n#endif\nint f(int x);\n#pragma omp end declare target\n"
+            "void g(int* a) {\n  #pragma omp target teams distribute parallel for map(a[0:4])\n"
+            "  for (int i = 0; i < 4; i++) a[i] = i;\n  #pragma omp parallel for\n  for (int i = 0; i < 4; i++) a[i]++;\n}\n")
+    found = [f for f in findings(text) if f.rule == "openmp-target-in-hip"]
+    assert [(f.line, f.severity) for f in found] == [(2, "warning"), (5, "warning"), (7, "warning")]

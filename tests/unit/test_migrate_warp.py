@@ -489,3 +489,53 @@ def test_a_macro_ends_at_its_last_continued_line_and_nested_calls_are_still_rewr
     nested = "x = __shfl_xor_sync(0xffffffff, __shfl_sync(0xffffffff, v, s), 1);"
     model = warp.Model(re.compile(r"0xffffffff"), legacy=False, any_mask=False, own_macros=frozenset({"__shfl_xor_sync"}))
     assert warp.rewrite(nested, model) == "x = __shfl_xor_sync(0xffffffff, __shfl(v, s, 32), 1);"
+
+
+# One program of a benchmark collection (HeCBench's jaccard-cuda) names CUDA's all-lanes mask `mask`
+# by a #define; another program of the same tree uses `mask` for other values, and a third has HIP code
+# paths, so the tree-wide constants cannot say what `mask` is.
+COLLECTION_SCAN = """#define mask 0xFFFFFFFF
+__global__ void scan(const int* x, int* out) {
+  int v = x[blockIdx.x * blockDim.x + threadIdx.x];
+  int last = __shfl_sync(mask, v, blockDim.x - 1, blockDim.x);
+  for (int j = 1; j < blockDim.x; j *= 2) {
+    int n = __shfl_up_sync(mask, v, j, blockDim.x);
+    if (threadIdx.x >= j) v += n;
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = v * 1000 + last;
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_files_own_full_mask_define_counts_in_a_collection_tree(seed):
+    """The file's own `#define mask 0xFFFFFFFF` makes its *_sync calls take the exact form although
+    the tree defines `mask` otherwise elsewhere; the results are CUDA's on wave64 and wave32."""
+    tree = {"jaccard/main.cu": COLLECTION_SCAN,
+            "other/main.cu": "unsigned int mask = 3;\n__global__ void k(int* p) { p[0] = mask; }\n",
+            "hip/main.cu": "#ifdef __HIP_PLATFORM_AMD__\n#define X 1\n#endif\n"}
+    migrated = advice.migrate_tree({rel: (text, hipified(text)) for rel, text in tree.items()}, rules.load_rules(), ARCHS)
+    final = migrated.final["jaccard/main.cu"]
+    assert "__shfl(v, blockDim.x - 1, blockDim.x)" in final and "__shfl_up(v, j, blockDim.x)" in final, final
+    assert not [f for f in migrated.findings["jaccard/main.cu"] if f.status == "open" and f.severity == "error"]
+    args = lambda: [ints(random.Random(seed), 32, -5, 9), [0] * 32]  # noqa: E731
+    cuda = Machine(COLLECTION_SCAN, "cuda", 32).launch("scan", 1, 32, args())
+    for wave in (64, 32):
+        assert Machine(final, "hip", wave).launch("scan", 1, 32, args()) == cuda, wave
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_hip_code_paths_count_only_for_the_files_compiled_with_them(seed):
+    """A collection of programs: one program has a HIP path (a header with `__HIP_PLATFORM_AMD__`), so
+    its pre-9 forms and warpSize may mean the wavefront and stay; LEGACY, a CUDA-only program beside it,
+    gets CUDA's 32-lane forms and CUDA's results on wave64 and wave32."""
+    hip_program = '#include "bench.h"\n' + LEGACY.replace("legacy", "other")
+    tree = {"legacy/main.cu": LEGACY, "mr/main.cu": hip_program,
+            "mr/bench.h": "#ifdef __HIP_PLATFORM_AMD__\n#define BENCH_HIP 1\n#endif\n"}
+    migrated = advice.migrate_tree({rel: (text, hipified(text)) for rel, text in tree.items()}, rules.load_rules(), ARCHS)
+    assert "__shfl_down(v, o)" in migrated.final["mr/main.cu"] and "warpSize" in migrated.final["mr/main.cu"]
+    final = migrated.final["legacy/main.cu"]
+    assert "__shfl_down(v, o, 32)" in final and "warpSize" not in final, final
+    cuda = run(LEGACY, "cuda", 32, "legacy", seed)
+    for wave in (64, 32):
+        assert Machine(final, "hip", wave).launch("legacy", 1, 128, KERNELS["legacy"][4](random.Random(seed), 128)) == cuda

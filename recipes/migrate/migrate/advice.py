@@ -57,6 +57,14 @@ class FileState:
         return None
 
 
+def _full_mask_names(tree_symbols: dict[str, str], blanked: str) -> list[str]:
+    """Names that stand for CUDA's all-32-lanes mask 0xffffffff in one file: the tree's unambiguous
+    constants of that value, and the file's own (`#define mask 0xFFFFFFFF` in one program of a
+    collection whose other programs use `mask` for other values keeps its meaning in its file)."""
+    names = {**tree_symbols, **{k: v for k, v in cpp.symbols(blanked).items() if v}}
+    return sorted(n for n, v in names.items() if cpp.evaluate(v, names) == scan.FULL_MASK_VALUE)
+
+
 def _projected(state: FileState, analysed: str, raw: list[scan.Finding], full_mask: re.Pattern) -> str:
     """The migrated text as analysed (warp.expand_macros of state.final) with the mask rewrite
     suggested for each warp-mask-32bit line put in place:
@@ -72,16 +80,14 @@ def _projected(state: FileState, analysed: str, raw: list[scan.Finding], full_ma
 
 
 def _macro_scope(texts: dict[str, tuple[str, str]], copied: frozenset[str], undefined: frozenset[str],
-                 include_dirs: tuple[str, ...], system_dirs: tuple[str, ...]) -> dict[str, warp.Macros]:
+                 reach: dict[str, set[str]]) -> dict[str, warp.Macros]:
     """{file: the project's own warp macros (warp.own_macros of the translations) that apply to it}: those
     defined in a file that it, and every unit that includes it, reach through their includes. undefined:
-    macros hipcc leaves undefined."""
+    macros hipcc leaves undefined; reach: {file: files it reaches through includes, itself included}."""
     own = {rel: found for rel, (_cuda, hip) in texts.items() if rel not in copied
            and (found := warp.own_macros(cpp.blank(hip), undefined))}
     if not own:
         return {}
-    graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, undefined, include_dirs, system_dirs)
-    reach = {rel: graph.reach(rel) for rel in texts}
     units = [rel for rel in texts if posixpath.splitext(rel)[1] in UNIT_SUFFIXES]
     scoped: dict[str, warp.Macros] = {}
     for rel in texts:
@@ -93,18 +99,32 @@ def _macro_scope(texts: dict[str, tuple[str, str]], copied: frozenset[str], unde
     return scoped
 
 
-def _atomics_scope(texts: dict[str, tuple[str, str]], undefined: frozenset[str], include_dirs: tuple[str, ...],
-                   system_dirs: tuple[str, ...]) -> dict[str, frozenset[str]]:
+def _atomics_scope(texts: dict[str, tuple[str, str]], together: dict[str, set[str]]) -> dict[str, frozenset[str]]:
     """{file: the 16-bit float types whose atomicAdd a file compiled together with it declares
     (features.half_atomics_declared)}: gptqmodel 7.7.0's exllamav2 declares atomicAdd(half2*, half2) for
-    its own units, which its Marlin units never include (they need the CAS overloads)."""
+    its own units, which its Marlin units never include (they need the CAS overloads). together:
+    scopes()."""
     declaring = {rel: found for rel, (cuda, _hip) in texts.items()
                  if "atomicAdd" in cuda and (found := features.half_atomics_declared([cpp.blank(cuda)]))}
     if not declaring:
         return {}
-    graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, undefined, include_dirs, system_dirs)
-    together = scopes({rel: graph.reach(rel) for rel in texts}, list(texts))
     return {rel: frozenset().union(*(declaring[f] for f in together[rel] if f in declaring)) for rel in texts}
+
+
+def _warp_facts(blanked: dict[str, str], together: dict[str, set[str]],
+                tree_blanked: list[str] | None) -> dict[str, tuple[bool, bool]]:
+    """{file: (cuda_only, own_warp_size)}: whether no file compiled with it has a HIP code path
+    (warp.hip_aware) and whether one declares its own warpSize (warp.declares_warp_size). Decided over
+    the files compiled together (scopes()): one program of a benchmark collection with a HIP path does
+    not make the CUDA-only programs beside it HIP-aware. blanked: {file: its blanked CUDA text};
+    tree_blanked: the whole tree's blanked CUDA texts when the files are a part of it (a PyTorch
+    extension's units): then the whole tree decides."""
+    if tree_blanked is not None:
+        facts = (not warp.hip_aware(tree_blanked), warp.declares_warp_size(tree_blanked))
+        return {rel: facts for rel in blanked}
+    aware = {rel for rel, text in blanked.items() if warp.hip_aware([text])}
+    own_size = {rel for rel, text in blanked.items() if warp.declares_warp_size([text])}
+    return {rel: (not (together[rel] & aware), bool(together[rel] & own_size)) for rel in blanked}
 
 
 HELPER_OPEN = re.compile(r"^[ \t]*#[ \t]*(?:ifndef[ \t]+|if[ \t]+!defined\(\s*)ROCMIG_\w+")
@@ -274,18 +294,22 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     are kept as they are, not fixed and not scanned, and still resolve includes; toolkit_dirs: the CUDA
     toolkit's include folders (hipify-clang's CUDA headers), which tell a project's own header from a
     toolkit header (None: not known)."""
-    blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else \
-        [cpp.blank(cuda) for cuda, _hip in texts.values()]
+    blanked_of = {rel: cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()}
+    blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else list(blanked_of.values())
     ctx = scan.tree_context(blanked, archs)
     if not pytorch_files:
         ctx = replace(ctx, undefined=ctx.undefined | (cpp.ROCM_BUILD_MACROS - defines))
     compiled = scan.compile_rules(rules, ctx)
     by_id = {c.rule.id: c for c in compiled}
-    mask_names = [n for n, v in ctx.symbols.items() if cpp.evaluate(v, ctx.symbols) == scan.FULL_MASK_VALUE]
-    cuda_only, own_warp_size = not warp.hip_aware(blanked), warp.declares_warp_size(blanked)
-    macros_for = _macro_scope(texts, copied, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
+    mask_names = {rel: _full_mask_names(ctx.symbols, text) for rel, text in blanked_of.items()}
+    hipcc_undefined = ctx.undefined | cpp.HIPCC_UNDEFINED
+    pre_graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, hipcc_undefined, include_dirs, system_dirs)
+    reach = {rel: pre_graph.reach(rel) for rel in texts}
+    together = scopes(reach, list(texts))
+    warp_facts = _warp_facts(blanked_of, together, blanked if tree_cuda is not None else None)
+    macros_for = _macro_scope(texts, copied, hipcc_undefined, reach)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
-    atomics_for = _atomics_scope(texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
+    atomics_for = _atomics_scope(texts, together)
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     tree_macros = {m.group(1) for text in blanked for m in sysdeps.MACRO_DEFINE.finditer(text)}
     hip_macros = sysdeps.hip_leaked_macros(system_dirs) - tree_macros
@@ -312,8 +336,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
             continue
         cuda_lines, hip_lines = cuda.split("\n"), hip.split("\n")
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
-        final, fixes = fixups.apply_all(rel, cuda, hip, mask_names, in_to_hip, ctx.undefined,
-                                        cuda_only=cuda_only, own_warp_size=own_warp_size, pytorch=rel in pytorch_files,
+        final, fixes = fixups.apply_all(rel, cuda, hip, mask_names[rel], in_to_hip, ctx.undefined,
+                                        cuda_only=warp_facts[rel][0], own_warp_size=warp_facts[rel][1], pytorch=rel in pytorch_files,
                                         half_declared=half_declared, headers=headers,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_declared,
                                         own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
@@ -322,17 +346,17 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
-    full_mask = fixups.full_mask_regex(mask_names)
+    full_mask = {rel: fixups.full_mask_regex(names) for rel, names in mask_names.items()}
     cxx20 = {c.rule.id for c in compiled if c.rule.scope == "cxx20"}
     raw = {rel: [f for f in scan.scan_file(rel, cuda, compiled, ctx) if rel in pytorch_files or f.rule not in cxx20]
            for rel, (cuda, _hip) in texts.items() if rel not in copied}
     analysed = {rel: warp.expand_macros(helpers_blanked(text), macros_for.get(rel, {})) for rel, text in final_texts.items()
                 if rel not in copied}
-    file_ops = {rel: warp.ops(_projected(states[rel], analysed[rel], raw[rel], full_mask), ctx.symbols,
+    file_ops = {rel: warp.ops(_projected(states[rel], analysed[rel], raw[rel], full_mask[rel]), ctx.symbols,
                               cpp.dead_lines(cpp.blank(text), ctx.undefined | cpp.HIPCC_UNDEFINED))
                 for rel, text in final_texts.items() if rel not in copied}
     findings: dict[str, list[scan.Finding]] = {rel: [] for rel in copied}
     for rel in raw:
-        found = decide(rel, raw[rel], by_id, states, scope_of[rel], file_ops, full_mask, ctx.undefined, analysed[rel])
+        found = decide(rel, raw[rel], by_id, states, scope_of[rel], file_ops, full_mask[rel], ctx.undefined, analysed[rel])
         findings[rel] = sorted(found, key=lambda x: x.line)
     return Migrated(final_texts, {rel: st.fixes for rel, st in states.items()}, findings, graph, states)

@@ -660,6 +660,20 @@ def gemm_tensor_op(text: str) -> str:
     return GEMM_TENSOR_OP.sub("HIPBLAS_GEMM_DEFAULT", text)
 
 
+BLAS_STATUS_TEXT = re.compile(r"(?<![\w.:>])cublasGetStatus(?:String|Name)(?=\s*\()")
+
+
+def blas_status_string(text: str) -> str:
+    """cublasGetStatusString(s) / cublasGetStatusName(s) -> hipblasStatusToString(s): the text for a
+    hipBLAS status (hipblas.h of ROCm 7.2; hipify-perl 7.2 lists both cuBLAS names as unsupported in its
+    HIP mode). hipBLAS returns the status's name ("HIPBLAS_STATUS_NOT_INITIALIZED") for both, where
+    cuBLAS's String gives a sentence: the same use, an error message, with other words. A tree that
+    defines the name itself keeps it."""
+    if "cublasGetStatus" not in text or re.search(r"\bcublasGetStatus(?:String|Name)\s*\([^)]*\)\s*\{", text):
+        return text
+    return BLAS_STATUS_TEXT.sub("hipblasStatusToString", text)
+
+
 def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: False) -> str:
     """<builtin_types.h> and <vector_functions.h> (make_float4, ...) -> <hip/hip_runtime.h>, which declares
     both the runtime types and the make_<vector> functions; a quoted include of either name too (it

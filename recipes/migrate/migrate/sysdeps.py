@@ -2,7 +2,10 @@
 toolchain's hipBLAS, whose API the fixups follow.
 
 A unit (or a header it includes from the tree) that includes <omp.h> or has an `#pragma omp` line is
-compiled with -fopenmp (clang 22 with libomp-22-dev in the debian lane). A unit that includes <mpi.h>
+compiled with -fopenmp (clang 22 with libomp-22-dev in the debian lane) and
+-Wno-error=hip-omp-target-directives: clang ignores OpenMP target directives in HIP code and makes that
+an error by default; ignored, a target region runs on the host as OpenMP's host fallback runs it where
+no offload device is configured (gcc -fopenmp under nvcc). A unit that includes <mpi.h>
 gets the compile flags of the MPI installation: `pkg-config --cflags mpi` (Debian's mpi-default-dev
 alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else nothing.
 """
@@ -50,7 +53,7 @@ def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str,
     name that `system_dirs` (hipcc's search path) hold only under the library's folder."""
     out: list[str] = []
     if any(OPENMP.search(t) for t in texts):
-        out.append("-fopenmp")
+        out += ["-fopenmp", "-Wno-error=hip-omp-target-directives"]
     if any(MPI.search(t) for t in texts):
         out.extend(mpi_flags())
     flat = {m.group(1) for t in texts for m in FLAT_INCLUDE.finditer(t)} & set(HEADER_LAYOUT)
