@@ -120,7 +120,7 @@ def test_openmp_target_directives_in_a_hip_unit_run_on_the_host(dev):
               "printf(\"%ld\\n\", s); return 0; }")
     host.run_test("cat > /tmp/omp_target.cu <<'EOF'\n" + source + "\nEOF")
     flags = " ".join(sysdeps.flags_for([source]))
-    build = f"hipcc -x hip --offload-arch=gfx942 {{flags}} /tmp/omp_target.cu -o /tmp/omp_target"
+    build = "hipcc -x hip --offload-arch=gfx942 {flags} /tmp/omp_target.cu -o /tmp/omp_target"
     result = host.run(build.format(flags=flags) + " && OMP_NUM_THREADS=2 /tmp/omp_target")
     assert result.rc == 0 and result.stdout.strip() == "328350", result.stdout + result.stderr[-1500:]
     plain = host.run(build.format(flags="-fopenmp"))
