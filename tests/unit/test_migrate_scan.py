@@ -338,3 +338,16 @@ def test_openmp_target_directives_are_a_warning_and_other_omp_pragmas_nothing():
             "  for (int i = 0; i < 4; i++) a[i] = i;\n  #pragma omp parallel for\n  for (int i = 0; i < 4; i++) a[i]++;\n}\n")
     found = [f for f in findings(text) if f.rule == "openmp-target-in-hip"]
     assert [(f.line, f.severity) for f in found] == [(2, "warning"), (5, "warning"), (7, "warning")]
+
+
+def test_fp8_finding_stays_open_after_hipify_renames_the_type_to_fnuz():
+    """hipify-perl 7.2 turns __nv_fp8_e4m3 into __hip_fp8_e4m3_fnuz (another encoding: OCP byte 0x40 is
+    2.0, FNUZ 1.0); the rename is no fix, so the warning stays open on the translated line."""
+    from migrate import advice
+
+    cuda = ("#include <cuda_fp8.h>\n__global__ void k(const __nv_fp8_e4m3* w, float* o) {\n"
+            "  o[threadIdx.x] = float(w[threadIdx.x]);\n}\n")
+    hip = cuda.replace("<cuda_fp8.h>", "<hip/hip_fp8.h>").replace("__nv_fp8_e4m3", "__hip_fp8_e4m3_fnuz")
+    migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), [GFX942, GFX1100])
+    fp8 = [(f.line, f.status) for f in migrated.findings["k.cu"] if f.rule == "fp8-cuda-type"]
+    assert (2, "open") in fp8, fp8
