@@ -111,20 +111,31 @@ def _ui(ctx: click.Context, stdout: bool = False) -> UI:
     return ui.with_stream(sys.stdout) if stdout else ui
 
 
+def default_root(cwd: Path) -> Path:
+    """The project root when --root is not given: `cwd` when it holds matrix.yaml, else the checkout
+    this buildctl was installed from (`pip install -e .`, used from another folder: `buildctl migrate
+    ~/src/project`), else `cwd` (where load_project then says matrix.yaml is missing)."""
+    if (cwd / "matrix.yaml").is_file():
+        return cwd
+    checkout = Path(__file__).resolve().parents[1]
+    return checkout if (checkout / "matrix.yaml").is_file() else cwd
+
+
 @click.group()
 @click.version_option(__version__, prog_name="buildctl (rocmig)")
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
-              help="project root holding matrix.yaml, images/ and templates/")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="project root holding matrix.yaml, images/ and templates/ [default: the working directory "
+                   "when it holds matrix.yaml, else the checkout buildctl runs from]")
 @click.option("-q", "--quiet", is_flag=True, help="only results, warnings and errors (no progress lines)")
 @click.option("-v", "--verbose", is_flag=True, help="more detail (e.g. every BuildKit progress line of a build)")
 @click.option("--allow-eol", is_flag=True, help="plan and build cells whose ROCm release or arch is end-of-life")
 @click.pass_context
-def main(ctx: click.Context, root: Path, quiet: bool, verbose: bool, allow_eol: bool) -> None:
+def main(ctx: click.Context, root: Path | None, quiet: bool, verbose: bool, allow_eol: bool) -> None:
     """rocmig's buildctl: ROCm container images from matrix.yaml (not BuildKit's buildctl).
 
     Output is plain and unwrapped when stdout/stderr is not a terminal (pipes, CI logs).
     """
-    ctx.obj = {"root": root, "ui": UI.stderr(quiet=quiet, verbose=verbose), "allow_eol": allow_eol}
+    ctx.obj = {"root": root if root is not None else default_root(Path(".")), "ui": UI.stderr(quiet=quiet, verbose=verbose), "allow_eol": allow_eol}
 
 
 @main.group("matrix", invoke_without_command=True)
@@ -518,7 +529,7 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
     if code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
         # The recipe's bad-input / interrupt line is the whole message: one line, as every error of buildctl.
         raise ChildExit(recipe_error(lines) or f"migrate recipe exited with status {code} in {cell.ref}", code)
-    matched = annotate_report(project.root, mounts)
+    failed, matched = annotate_report(project.root, mounts)
     ui = _ui(ctx, stdout=True)
     if code not in (0, EXIT_NEGATIVE):
         # hipcc missing (3), a crash, an OOM kill: a failed recipe run (5), its output shown for the diagnosis.
@@ -527,10 +538,10 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
         _print_diagnosis("\n".join(lines))
         raise ChildExit(f"migrate recipe exited with status {code} in {cell.ref}: {recipe_error(lines) or 'no message'}",
                         EXIT_BUILD)
-    if lines and (mounts.out / "report.json").exists():
+    if lines and failed:
         # The recipe's result line is its last; the library's matches belong to it, so it stays the last line.
-        lines[-1] += (f"; error case library (buildctl doctor): {matched} failed compile result(s) matched a "
-                      f"known ROCm error, named in report.md")
+        lines[-1] += (f"; error case library (buildctl doctor): {matched} of {failed} failed compile result(s) "
+                      f"matched a known ROCm error, named in report.md")
     for line in lines:
         ui.result(escape(line))
     # 1: the --fail-on threshold was met, a result the recipe's summary line states (docs/migrate.md).

@@ -26,6 +26,9 @@ from buildctl.load import Project
 from buildctl.plan import Cell, _arch_name
 
 RECIPE_DIR = "/opt/rocmig/recipes/migrate"
+# The recipe's archs.OTHER_ARCHS, the same words in the recipe's own --arch error (tests compare them)
+OTHER_ARCHS = ("or any other processor hipcc compiles for, such as gfx908, gfx1030, gfx11-generic: "
+               "`clang --target=amdgcn-amd-amdhsa -mcpu=help` lists them")
 OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}|gfx[0-9]+(-[0-9]+)?-generic")
 
 def split_archs(project: Project, values: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -40,8 +43,7 @@ def split_archs(project: Project, values: tuple[str, ...]) -> tuple[tuple[str, .
             matrix += names
         except ConfigError as exc:
             if not OFFLOAD_ARCH.fullmatch(value):
-                raise ConfigError(f"{exc}; migrate also takes any gfx offload arch hipcc compiles for "
-                                  "(gfx908, gfx1030, gfx11-generic, ...)") from None
+                raise ConfigError(f"{exc}; {OTHER_ARCHS}") from None
             names = [value]
         every += names
     return tuple(dict.fromkeys(matrix)), tuple(dict.fromkeys(every))
@@ -216,9 +218,10 @@ def relabel_logs(mounts: Mounts) -> None:
             log.write_text(relabelled, encoding="utf-8")
 
 
-def annotate_report(root: Path, mounts: Mounts) -> int:
+def annotate_report(root: Path, mounts: Mounts) -> tuple[int, int]:
     """Relabel the report's container paths, match each failed unit's first compiler error against the
-    error case library (buildctl.doctor) and rewrite the report; returns how many compile results matched.
+    error case library (buildctl.doctor) and rewrite the report; returns (failed compile results with a
+    first error, how many of them matched).
 
     The recipe runs inside the image, where the catalog is not; its own report writer (recipes/migrate,
     loaded from the project root) renders the result into report.md and report.html. A report without
@@ -227,17 +230,18 @@ def annotate_report(root: Path, mounts: Mounts) -> int:
     relabel_logs(mounts)
     path = mounts.out / "report.json"
     if not path.exists():
-        return 0
+        return 0, 0
     data = json.loads(mounts.relabel(path.read_text()))
     if not data.get("complete"):
-        return 0
+        return 0, 0
     handbook = (root / "docs" / "troubleshooting.md").resolve().as_uri()
-    matched = 0
+    failed = matched = 0
     for entry in data["files"]:
         for finding in entry.get("findings", []):
             finding["doc"] = f"{handbook}#{finding['rule']}"
         for result in entry.get("compile", {}).values():
             if result.get("status") == "failed" and result.get("first_error"):
+                failed += 1
                 matches = diagnose(result["first_error"], limit=1)
                 result["doctor"] = [{"id": m.entry.id, "title": m.entry.title, "fix": m.entry.fix[0],
                                      "doc": f"{handbook}#{m.entry.id}"} for m in matches]
@@ -249,4 +253,4 @@ def annotate_report(root: Path, mounts: Mounts) -> int:
     report = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(report)
     report.write_all(mounts.out, data)
-    return matched
+    return failed, matched

@@ -176,7 +176,7 @@ def test_baseline_delta(tmp_path):
 @pytest.mark.parametrize("setup, expect", [
     ("missing", "no such file or directory"),
     ("empty", "no CUDA sources found"),
-    ("unknown-arch", "--arch gfx000: unknown offload arch; valid:"),
+    ("unknown-arch", "--arch: unknown value 'gfx000' (allowed:"),
 ])
 def test_bad_input_in_image(tmp_path, setup, expect):
     image_or_skip()

@@ -33,8 +33,8 @@ def test_single_file_with_doctor_matches(tmp_path):
     # stdout is the one result line, ending with the error case library's count
     (line,) = result.stdout.splitlines()
     assert line.startswith("migrate: 1 unit;") and f"report: {out / 'report.html'} (also report.md, report.json);" in line
-    assert line.endswith("; error case library (buildctl doctor): 2 failed compile result(s) matched a known ROCm "
-                         "error, named in report.md"), line
+    assert line.endswith("; error case library (buildctl doctor): 2 of 2 failed compile result(s) matched a "
+                         "known ROCm error, named in report.md"), line
     report = json.loads((out / "report.json").read_text())
     (entry,) = [f for f in report["files"] if f["unit"]]
     compiled = entry["compile"]["gfx942"]
@@ -59,13 +59,15 @@ __global__ void scale_{name}(float* x, float a) {{ x[threadIdx.x] *= a * WIDTH{t
 DECL = "#include <cstdint>\nstatic constexpr int WIDTH = 4;\n"
 
 
-def _migrated_files(src, out):
+def _migrated_files(src, out, lines: list[str] | None = None):
     """`buildctl migrate SRC --arch gfx942 --arch gfx1100 --out OUT --fail-on never`, which must exit 0;
-    report.json's files by path."""
+    report.json's files by path. lines: receives the stdout lines."""
     result = subprocess.run([sys.executable, "-m", "buildctl", "migrate", str(src), "--arch", "gfx942",
                              "--arch", "gfx1100", "--out", str(out), "--fail-on", "never"],
                             capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert result.returncode == 0, result.stderr
+    if lines is not None:
+        lines.extend(result.stdout.splitlines())
     return {f["path"]: f for f in json.loads((out / "report.json").read_text())["files"]}
 
 
@@ -109,7 +111,10 @@ def test_units_without_a_leading_include_share_the_pch_of_the_implicit_hip_heade
     (src / "CMakeLists.txt").write_text("add_compile_definitions(USE_ROCM)\n")
     for name in ("d", "e"):
         (src / f"{name}.cu").write_text(PORTED.format(name=name))
-    files = _migrated_files(src, out)
+    lines: list[str] = []
+    files = _migrated_files(src, out, lines)
+    (line,) = lines
+    assert line.startswith("migrate: 2 units;") and "error case library" not in line, line  # nothing failed
     for name in ("d.cu", "e.cu"):
         assert files[name]["translator"]["name"] == "none"
         for arch in ("gfx942", "gfx1100"):

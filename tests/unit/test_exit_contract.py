@@ -215,7 +215,7 @@ def test_migrate_recipe_bad_input_is_one_buildctl_error_line(tmp_path):
     assert result.returncode == 2, result.stderr
     lines = [ln for ln in result.stderr.strip().splitlines() if not ln.startswith("warning: ")]
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("buildctl: error: --arch gfx9999: unknown offload arch"), lines[0]
+    assert lines[0].startswith("buildctl: error: --arch: unknown value 'gfx9999' (allowed:"), lines[0]
 
 
 def test_migrate_fail_on_met_is_a_result_line_not_an_error(tmp_path):
@@ -243,3 +243,18 @@ def test_a_group_without_a_subcommand_prints_its_help(args):
                             cwd=ROOT, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert proc.stdout == helped.stdout and proc.stdout.startswith(f"Usage: buildctl {' '.join(args)}".rstrip())
+
+
+def test_without_root_a_folder_outside_the_checkout_uses_the_checkout(tmp_path):
+    """`buildctl matrix` from a folder without matrix.yaml reads the matrix of the checkout buildctl runs
+    from; a folder with its own matrix.yaml is the root; --root still wins, and a --root without one is
+    the documented exit 2."""
+    from buildctl.cli import default_root
+
+    outside = _run("matrix", cwd=tmp_path)
+    assert outside.returncode == 0 and "cells planned" in outside.stdout, outside.stderr
+    assert default_root(tmp_path) == ROOT
+    (tmp_path / "matrix.yaml").write_text("{}\n")
+    assert default_root(tmp_path) == tmp_path
+    named = _run("--root", str(tmp_path / "none"), "matrix", cwd=tmp_path)
+    assert named.returncode == 2 and "matrix.yaml: not found" in named.stderr

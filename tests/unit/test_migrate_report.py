@@ -110,7 +110,7 @@ def test_odd_files_in_a_tree_are_decoded_or_skipped_never_fatal(tmp_path):
 
 def test_unknown_arch_lists_valid_ones(tmp_path, table, capsys):
     code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx9999", "--out", tmp_path / "o", "--arch-table", table], capsys)
-    assert code == 2 and err.startswith("migrate: --arch gfx9999: unknown offload arch; valid: gfx1100, gfx90a, gfx942, gfx950, "
+    assert code == 2 and err.startswith("migrate: --arch: unknown value 'gfx9999' (allowed: gfx1100, gfx90a, gfx942, gfx950; "
                                         "or any other processor hipcc compiles for")
 
 

@@ -259,8 +259,8 @@ def test_a_deferred_status_in_a_pipe_prints_nothing_for_a_step_refused_before_pr
 
 
 def test_recipe_error_is_its_last_migrate_line():
-    assert recipe_error(["noise", "migrate: --arch gfx9999: unknown offload arch; valid: gfx942"]) == \
-        "--arch gfx9999: unknown offload arch; valid: gfx942"
+    assert recipe_error(["noise", "migrate: --arch: unknown value 'gfx9999' (allowed: gfx942)"]) == \
+        "--arch: unknown value 'gfx9999' (allowed: gfx942)"
     assert recipe_error(["Traceback (most recent call last):"]) == ""
 
 

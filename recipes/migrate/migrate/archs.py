@@ -96,6 +96,11 @@ def toolchain_arch(name: str, hipcc: Path) -> Arch | None:
     return Arch(name=name, family="", wavefront=wave, lds_bytes=DEFAULT_LDS_BYTES) if wave else None
 
 
+# How both `buildctl migrate` and the recipe name the offload archs beyond the table
+OTHER_ARCHS = ("or any other processor hipcc compiles for, such as gfx908, gfx1030, gfx11-generic: "
+               "`clang --target=amdgcn-amd-amdhsa -mcpu=help` lists them")
+
+
 def select(table: dict[str, Arch], names: list[str], probe: Callable[[str], Arch | None] | None = None) -> list[Arch]:
     """Return the Arch for each requested name, in order, without duplicates; a name the table lacks
     is given to `probe` (toolchain_arch with the image's hipcc).
@@ -106,8 +111,7 @@ def select(table: dict[str, Arch], names: list[str], probe: Callable[[str], Arch
     for name in names:
         arch = table.get(name) or (probe(name) if probe else None)
         if arch is None:
-            raise InputError(f"--arch {name}: unknown offload arch; valid: {', '.join(sorted(table))}, or any other "
-                             "processor hipcc compiles for (clang --target=amdgcn-amd-amdhsa -mcpu=help)")
+            raise InputError(f"--arch: unknown value '{name}' (allowed: {', '.join(sorted(table))}; {OTHER_ARCHS})")
         if arch not in picked:
             picked.append(arch)
     return picked
