@@ -634,3 +634,27 @@ def test_long_inserted_blocks_are_cut_in_the_report_diff():
     assert "+... (32 more added lines: see the migrated file)" in diff and " int f();" in diff
     short = "#include <x.h>\n// one\nint f();\n"
     assert "+// one" in fixups._changed(before, short, "a.cu", "x")[1]
+
+
+def test_fix_lines_count_the_translators_lines_after_an_earlier_fixup_removed_one():
+    """hip-runtime-include-once drops hipify's second runtime include before warp-sync-full-mask runs; the
+    warp fix's line is still the translator's line, so the open *_sync call on the line above it (a
+    64-bit mask: no exact form) is not reported as fixed by it."""
+    from migrate import advice, rules
+    from migrate.archs import Arch
+
+    cuda = ("#include <cuda_runtime.h>\n#include <cuda.h>\n#ifdef __HIP_PLATFORM_AMD__\n#endif\n"
+            "__global__ void k(const int* x, int* out) {\n  int v = x[threadIdx.x];\n"
+            "  unsigned long long wide = __ballot_sync(0xffffffffffffffffull, v > 0);\n"
+            "  v += __shfl_sync(wide, v, 1);\n  v += __shfl_sync(0xffffffff, v, 2);\n  out[threadIdx.x] = v;\n}\n")
+    hip = cuda.replace("<cuda_runtime.h>", "<hip/hip_runtime.h>").replace("<cuda.h>", "<hip/hip_runtime.h>")
+    migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    final = migrated.final["k.cu"]
+    assert final.count("hip/hip_runtime.h") == 1 and "__shfl(v, 2, 32)" in final and "__shfl_sync(wide, v, 1)" in final
+    warp_fix = [f for f in migrated.fixes["k.cu"] if f.id == "warp-sync-full-mask"]
+    assert [f.lines for f in warp_fix] == [(9,)], warp_fix
+    # the report names the line of the migrated file, one line up after the removed include
+    (entry,) = [e for e in migrated.fix_entries("k.cu") if e["id"] == "warp-sync-full-mask"]
+    assert entry["lines"] == [8] and "__shfl(v, 2, 32)" in final.split("\n")[7]
+    line8 = [f for f in migrated.findings["k.cu"] if f.line == 8 and f.rule == "warp-sync-intrinsic"]
+    assert line8 and line8[0].status == "open", line8

@@ -269,6 +269,14 @@ class Migrated:
     graph: includes.IncludeGraph
     states: dict[str, FileState]
 
+    def fix_entries(self, rel: str) -> list[dict]:
+        """The report's entries of one file's fixes: id, title, lines (1-based, of the migrated file, where
+        the fixed text sits now: a fix of a translator line another fixup deleted has none), diff."""
+        to_final = self.states[rel].hip_to_final
+        return [{"id": x.id, "title": x.title, "diff": x.diff,
+                 "lines": sorted({to_final[n - 1] + 1 for n in x.lines if n - 1 < len(to_final) and to_final[n - 1] is not None})}
+                for x in self.fixes[rel]]
+
 
 # Suffixes of translation units, the CUDA ones and torch.utils.hipify's names for them (.hip)
 UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})

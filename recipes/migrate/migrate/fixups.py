@@ -62,7 +62,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cpp, features, ptx, warp
+from . import cpp, features, linemap, ptx, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -86,8 +86,10 @@ VECTOR_TYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "ush
 
 @dataclass(frozen=True)
 class Fix:
-    """One fixup applied to one file: id, what it did, lines (1-based, in the hipify output) it
-    changed (an insertion counts at the line it precedes), and the unified diff of that step."""
+    """One fixup applied to one file: id, what it did, lines (1-based, in the translator's output, the
+    text before the first fixup) it changed (an insertion counts at the line it precedes; a line an
+    earlier fixup inserted has none), and the unified diff of that step (its hunks count lines of the
+    text that step saw)."""
 
     id: str
     title: str
@@ -511,10 +513,18 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     ]
     fixes: list[Fix] = []
     text = hip_text
+    to_hip: list[int | None] = list(range(hip_text.count("\n") + 1))  # line of `text` -> hipify output line
     for fix_id, title, step in steps:
         after = step(text)
         if after != text:
             lines, diff = _changed(text, after, rel, fix_id)
-            fixes.append(Fix(fix_id, title, lines, diff))
-            text = after
+            # the step's lines count lines of the text it saw; earlier steps may have inserted or removed some
+            hip_lines = sorted({to_hip[n - 1] + 1 for n in lines if n - 1 < len(to_hip) and to_hip[n - 1] is not None})
+            fixes.append(Fix(fix_id, title, tuple(hip_lines), diff))
+            after_lines = after.split("\n")
+            came_from: list[int | None] = [None] * len(after_lines)
+            for old, new in enumerate(linemap.map_lines(text.split("\n"), after_lines)):
+                if new is not None:
+                    came_from[new] = to_hip[old]
+            to_hip, text = came_from, after
     return text, fixes

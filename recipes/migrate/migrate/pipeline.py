@@ -238,8 +238,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                            else _translator(clang.get(f.rel), why_perl)),
                             "hipify_warnings": [{"line": w.line, "message": w.message} for w in hip_warnings.get(f.rel, [])],
                             "findings": [x.__dict__ for x in migrated.findings[f.rel]],
-                            "fixes": [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff}
-                                      for x in migrated.fixes[f.rel]],
+                            "fixes": migrated.fix_entries(f.rel),
                             "compile": {}, **({"baseline": {}} if opts.baseline else {})}
     build_check = flags.build_generated(opts.src)
     if not opts.compile_commands:
@@ -531,7 +530,7 @@ def _torch_entries(files_out: dict[str, dict], mapped: dict[str, str], by_torch:
         made = {"name": "torch.utils.hipify", "hipified_path": path,
                 "reason": "included by a PyTorch extension unit: hipified as PyTorch's extension build does, then "
                           f"rocmig's exact fixups; PyTorch headers: {origin}"}
-        fixes = [{"id": x.id, "title": x.title, "lines": list(x.lines), "diff": x.diff} for x in by_torch.fixes[path]]
+        fixes = by_torch.fix_entries(path)
         findings = [x.__dict__ for x in by_torch.findings[path]]
         if rel in elsewhere:
             files_out[rel]["torch"] = {"translator": made, "fixes": fixes, "findings": findings}

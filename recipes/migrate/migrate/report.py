@@ -276,7 +276,8 @@ def to_markdown(data: dict) -> str:
                 out.append(line)
         out += _findings_md(f["path"], f["findings"])
         for fix in f["fixes"]:
-            out += [f"- fix `{fix['id']}` ({fix['title']}), lines {', '.join(map(str, fix['lines']))}:", "",
+            where = f", migrated line(s) {', '.join(map(str, fix['lines']))}" if fix["lines"] else ""
+            out += [f"- fix `{fix['id']}` ({fix['title']}){where}:", "",
                     "```diff", fix["diff"], "```"]
         out.append("")
     return "\n".join(out) + "\n"
