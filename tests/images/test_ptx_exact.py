@@ -391,3 +391,37 @@ def test_marlin_tensor_core_fragments_compile_emulated_with_a_warning(tmp_path: 
     assert emulated == [9, 14, 28, 38] and all(f["status"] == "open" for f in findings if f["rule"] == "ptx-mma-emulated")
     migrated = (tmp_path / "out" / "run" / "hip" / "marlin_mma.cuh").read_text(encoding="utf-8")
     assert "rocmig_ptx::mma_16bit<16>(" in migrated and "rocmig_ptx::ldmatrix_b16(" in migrated
+
+
+LOP3_HEADER = """#pragma once
+#include <cuda_runtime.h>
+__device__ inline unsigned xor3(unsigned a, unsigned b, unsigned c) {
+  unsigned d;
+  asm("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+"""
+PRMT_UNIT = """#include "bits.cuh"
+__global__ void mix(const unsigned* x, unsigned* y) {
+  unsigned a = x[threadIdx.x], b = x[threadIdx.x + 32], d, e;
+  asm("prmt.b32 %0, %1, %2, 0x5140;" : "=r"(d) : "r"(a), "r"(b));
+  asm("lop3.b32 %0, %1, %2, %3, 0xE8;" : "=r"(e) : "r"(a), "r"(b), "r"(d));
+  y[threadIdx.x] = xor3(d, e, a);
+}
+"""
+
+
+def test_helper_blocks_of_files_compiled_together_add_up(tmp_path: Path) -> None:
+    """Each file gets the helpers its own translations call, each under its own guard: the unit's block
+    (prmt, lop3) and its header's (lop3) compile together, lop3 defined once, and neither holds the
+    helpers nobody calls (the warp-matrix emulation)."""
+    image_or_skip()
+    report = _migrate(tmp_path, {"bits.cuh": LOP3_HEADER, "mix.cu": PRMT_UNIT})
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    header = (tmp_path / "out" / "run" / "hip" / "bits.cuh").read_text(encoding="utf-8")
+    migrated = (tmp_path / "out" / "run" / "hip" / "mix.cu").read_text(encoding="utf-8")
+    assert "#define ROCMIG_PTX_lop3" in header and "#define ROCMIG_PTX_prmt" not in header
+    assert "#define ROCMIG_PTX_prmt" in migrated and "#define ROCMIG_PTX_lop3" in migrated
+    assert "mma_16bit" not in header + migrated and "ldmatrix_b16" not in header + migrated

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import advice, cpp, features, rules
+from migrate import advice, cpp, features, ptx, rules
 from migrate.archs import Arch
 
 from tests.unit.warp_emulator import Machine
@@ -727,18 +727,22 @@ def test_half2_min_max_get_cudas_definitions_and_other_types_hips():
     # gptqmodel 7.7.0 qqq/qqq_gemm.cu clamps half2 values; HIP 7.2 declares __hmax2 / __hmin2 for bf16 only
     hip = ("#include <hip/hip_fp16.h>\n__device__ half2 clamp(half2 t, half2 lo, half2 hi) {\n"
            "  return __hmin2(__hmax2(t, lo), hi);\n}\n")
-    out = features.half2_minmax(hip, "#ifndef ROCMIG_PTX_HELPERS\n#define ROCMIG_PTX_HELPERS\n#endif\n")
+    out = features.half2_minmax(hip, ptx.helpers_for)
     assert "return rocmig_hmin2(rocmig_hmax2(t, lo), hi);" in out
     assert "template <class T> __host__ __device__ inline T rocmig_hmax2(T a, T b) { return __hmax2(a, b); }" in out
     assert out.count("#define ROCMIG_PTX_HELPERS") == 1 and out.count("#define ROCMIG_HALF2_MINMAX") == 1
+    # only the helpers the overloads call: h2minmax and the hminmax it uses, not the whole header
+    assert "#define ROCMIG_PTX_h2minmax" in out and "#define ROCMIG_PTX_hminmax" in out and "mma_16bit" not in out
     own = "__device__ half2 __hmax2(const half2 a, const half2 b) { return a; }\n__device__ half2 f(half2 x) { return __hmax2(x, x); }\n"
-    assert features.half2_minmax(own, "") == own
+    assert features.half2_minmax(own, ptx.helpers_for) == own
 
 
 def test_half2_min_max_goes_below_helpers_the_file_already_has():
     # gptqmodel 7.7.0 qqq_gemm.cu: ptx-inline-asm inserted the helpers first, the overloads use them
-    helpers = "#ifndef ROCMIG_PTX_HELPERS\n#define ROCMIG_PTX_HELPERS\nnamespace rocmig_ptx {\n" + features.HELPERS_END
+    helpers = ptx.helpers_for("rocmig_ptx::lop3(a, b, c, 0x96)", "")
     hip = "#include <hip/hip_fp16.h>\n" + helpers + "__device__ half2 f(half2 a, half2 b) { return __hmax2(a, b); }\n"
-    out = features.half2_minmax(hip, helpers)
-    assert out.count("#define ROCMIG_PTX_HELPERS") == 1
-    assert out.index(features.HELPERS_END) < out.index("#define ROCMIG_HALF2_MINMAX") < out.index("__device__ half2 f")
+    out = features.half2_minmax(hip, ptx.helpers_for)
+    assert out.count("#define ROCMIG_PTX_HELPERS") == 1 and out.count("#define ROCMIG_PTX_lop3") == 1
+    # the helpers the overloads add come below the file's block, then the overloads
+    assert out.index("#define ROCMIG_PTX_lop3") < out.index("#define ROCMIG_PTX_h2minmax") < \
+        out.index("#define ROCMIG_HALF2_MINMAX") < out.index("__device__ half2 f")

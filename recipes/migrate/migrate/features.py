@@ -1144,7 +1144,7 @@ def hip_macros_undone(text: str, names: frozenset[str]) -> str:
     return insert_after_includes(text, block)
 
 
-HELPERS_END = "}  // namespace rocmig_ptx\n#endif\n"  # the last lines of ptx_helpers.h
+HELPERS_END = "}  // namespace rocmig_ptx\n"  # the last line of a rocmig_ptx helper block (ptx.helpers_for)
 HALF2_MINMAX = re.compile(r"(?<![\w.:>])__(hmax2|hmin2|hmax2_nan|hmin2_nan)(\s*\()")
 HALF2_MINMAX_BLOCK = (  # under hip_fp16.h's include guard, as the bf16 pairs
     "#if !defined(ROCMIG_HALF2_MINMAX) && defined(HIP_INCLUDE_HIP_AMD_DETAIL_HIP_FP16_H)\n#define ROCMIG_HALF2_MINMAX\n"
@@ -1160,21 +1160,23 @@ HALF2_MINMAX_BLOCK = (  # under hip_fp16.h's include guard, as the bf16 pairs
     + "#endif\n")
 
 
-def half2_minmax(text: str, helpers: str) -> str:
+def half2_minmax(text: str, helpers_for: Callable[[str, str], str]) -> str:
     """__hmax2 / __hmin2 / __hmax2_nan / __hmin2_nan -> rocmig_ overloads (HALF2_MINMAX_BLOCK, after the
-    rocmig_ptx `helpers` text), where the file does not define the names itself (gptqmodel 7.7.0's
-    qqq_gemm.cu clamps half2 values with them; HIP 7.2 declares them for __hip_bfloat162 only)."""
+    rocmig_ptx helpers it calls: helpers_for(code, present) is ptx.helpers_for), where the file does not
+    define the names itself (gptqmodel 7.7.0's qqq_gemm.cu clamps half2 values with them; HIP 7.2
+    declares them for __hip_bfloat162 only)."""
     if "__hm" not in text:
         return text
     renamed = _calls_renamed(text, HALF2_MINMAX, r"\b\w+\s+__{name}\s*\(\s*(?:const\s+)?\w+\s+\w+\s*,")
     if renamed is None:
         return text
     text = renamed
-    end = text.find(HELPERS_END)
-    if end >= 0:  # the file has the helpers already: the overloads go right below them
+    block = helpers_for(HALF2_MINMAX_BLOCK, text) + HALF2_MINMAX_BLOCK
+    end = text.rfind(HELPERS_END)
+    if end >= 0:  # the file has helpers already: the overloads (and the helpers they add) go right below them
         end += len(HELPERS_END)
-        return text[:end] + HALF2_MINMAX_BLOCK + text[end:]
-    return insert_after_includes(text, helpers + HALF2_MINMAX_BLOCK)
+        return text[:end] + block + text[end:]
+    return insert_after_includes(text, block)
 
 
 SPLIT_CAST = re.compile(r"reinterpret_cast\s*<\s*const\s+void\s*\*\s*>\s*\(")

@@ -469,7 +469,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("bf16-pair-conversion", "__float2bfloat162_rn / __floats2bfloat162_rn -> pairs of HIP's __float2bfloat16",
          features.bf16_pairs),
         ("half2-min-max", "__hmax2 / __hmin2 (/ _nan) on __half2 -> CUDA's lane-wise definitions (HIP has bf16 ones only)",
-         lambda t: features.half2_minmax(t, ptx.helpers_text())),
+         lambda t: features.half2_minmax(t, ptx.helpers_for)),
         ("grid-constant", "__grid_constant__ dropped from kernel parameters (HIP has no such keyword)",
          features.grid_constant),
         ("int-min-max", "umin / umax / llmin / llmax / ullmin / ullmax -> CUDA's definitions", features.int_minmax),

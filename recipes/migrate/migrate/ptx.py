@@ -44,6 +44,80 @@ HELPERS = Path(__file__).with_name("ptx_helpers.h")
 def helpers_text() -> str:
     """The text of ptx_helpers.h, read once per run (each file the fixups touch may insert it)."""
     return HELPERS.read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class HelperItem:
+    """One top-level declaration of ptx_helpers.h's namespace (a function or function template with the
+    comment lines above it): guard (its include-guard macro), names (what it declares), uses (names of
+    other items it calls), text."""
+
+    guard: str
+    names: frozenset[str]
+    uses: frozenset[str]
+    text: str
+
+
+HELPERS_BASE_GUARD = "ROCMIG_PTX_HELPERS"  # the typedefs every item uses
+HELPERS_END = "}  // namespace rocmig_ptx\n"  # the last line of every helper block
+QUALIFIED = re.compile(r"\brocmig_ptx::(\w+)")
+DECLARED_NAME = re.compile(r"(?<![\w:])(?!__attribute__\b)([A-Za-z_]\w*)\s*\(")
+
+
+@functools.cache
+def helper_items() -> tuple[str, str, tuple[HelperItem, ...]]:
+    """ptx_helpers.h split for insertion: (its leading comment, its typedefs, its items in file order).
+    An item ends where a `}` or a `;` closes it at the namespace's top level."""
+    text = helpers_text()
+    open_at = text.index("namespace rocmig_ptx {\n") + len("namespace rocmig_ptx {\n")
+    body = text[open_at:text.rindex(HELPERS_END)]
+    comment = "".join(line + "\n" for line in text[:open_at].split("\n") if line.startswith("//"))
+    blanked = cpp.blank(body)
+    pieces: list[tuple[str, str]] = []
+    depth, start = 0, 0
+    for k, ch in enumerate(blanked):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if depth == 0 and ch in "};":
+            end = body.index("\n", k) + 1 if "\n" in body[k:] else len(body)
+            pieces.append((body[start:end], blanked[start:end]))
+            start = end
+    typedefs = "".join(raw for raw, code in pieces if code.split() and code.split()[0] in ("typedef", "using"))
+    functions = [(raw, code) for raw, code in pieces if not (code.split() and code.split()[0] in ("typedef", "using"))]
+    declared = [(m.group(1) if (m := DECLARED_NAME.search(code.split("{", 1)[0])) else "") for _raw, code in functions]
+    every = frozenset(declared) - {""}
+    seen: dict[str, int] = {}
+    items = []
+    for (raw, code), name in zip(functions, declared):
+        seen[name] = seen.get(name, 0) + 1
+        guard = f"ROCMIG_PTX_{name}" + (f"_{seen[name]}" if seen[name] > 1 else "")
+        uses = frozenset(re.findall(r"\b\w+\b", code.split(name, 1)[-1])) & every
+        items.append(HelperItem(guard, frozenset({name}), uses, raw))
+    return comment, typedefs, tuple(items)
+
+
+def helpers_for(code: str, present: str) -> str:
+    """The helper block that `code` needs (the items its `rocmig_ptx::name` uses reach, in file order,
+    each under its own include guard, so that blocks of files compiled together add up) less what
+    `present` (the file's text) already defines; "" when nothing is missing."""
+    comment, typedefs, items = helper_items()
+    wanted = set(QUALIFIED.findall(cpp.blank(code)))
+    grew = True
+    while grew:
+        before = len(wanted)
+        for item in items:
+            if item.names & wanted:
+                wanted |= item.uses
+        grew = len(wanted) != before
+    chosen = [item for item in items if item.names & wanted and f"#define {item.guard}\n" not in present]
+    if not chosen:
+        return ""
+    base = "" if f"#define {HELPERS_BASE_GUARD}\n" in present else (
+        f"#ifndef {HELPERS_BASE_GUARD}\n#define {HELPERS_BASE_GUARD}\nnamespace rocmig_ptx {{\n{typedefs}}}\n#endif\n")
+    return (comment + base + "namespace rocmig_ptx {\n"
+            + "".join(f"#ifndef {i.guard}\n#define {i.guard}\n{i.text}#endif\n" for i in chosen) + HELPERS_END)
 ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*((?:volatile|__volatile__)\s*)?\(")
 OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
@@ -884,6 +958,5 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
             continue
         text = text[:stmt.start] + code + text[stmt.end:]
         changed = True
-    if not changed or "#define ROCMIG_PTX_HELPERS" in text:
-        return text
-    return features.insert_after_includes(text, helpers_text())
+    block = helpers_for(text, text) if changed else ""
+    return features.insert_after_includes(text, block) if block else text
