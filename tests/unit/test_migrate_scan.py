@@ -321,6 +321,12 @@ def test_cxx20_std_lerp_counts_only_in_files_compiled_as_cxx20():
     torch = advice.migrate_tree({"helper_math.h": (text, text)}, rules.load_rules(), arch,
                                 pytorch_files=frozenset({"helper_math.h"}))
     assert [f.line for f in torch.findings["helper_math.h"] if f.rule == "cxx20-std-lerp"] == [1]
+    # nerfacc 0.5.3: the header includes no PyTorch header itself; the extension's unit that includes it
+    # does, and the header is compiled with -std=c++20 inside that unit
+    unit = '#include <torch/extension.h>\n#include "helper_math.h"\n'
+    both = advice.migrate_tree({"helper_math.h": (text, text), "grid.cu": (unit, unit)}, rules.load_rules(), arch,
+                               pytorch_files=frozenset({"grid.cu"}))
+    assert [f.line for f in both.findings["helper_math.h"] if f.rule == "cxx20-std-lerp"] == [1]
 
 
 def test_a_cudnn_include_is_reported_at_its_line():
@@ -340,14 +346,23 @@ def test_openmp_target_directives_are_a_warning_and_other_omp_pragmas_nothing():
     assert [(f.line, f.severity) for f in found] == [(2, "warning"), (5, "warning"), (7, "warning")]
 
 
-def test_fp8_finding_stays_open_after_hipify_renames_the_type_to_fnuz():
+def test_fp8_types_get_the_ocp_header_not_hipifys_fnuz_rename():
     """hipify-perl 7.2 turns __nv_fp8_e4m3 into __hip_fp8_e4m3_fnuz (another encoding: OCP byte 0x40 is
-    2.0, FNUZ 1.0); the rename is no fix, so the warning stays open on the translated line."""
+    2.0, FNUZ 1.0); the fixup fp8-ocp gives the file cuda_fp8_ocp.h and rocmig_fp8's names instead, which
+    closes the warning; a FNUZ name of the tree's own is no fix and keeps it open."""
     from migrate import advice
 
     cuda = ("#include <cuda_fp8.h>\n__global__ void k(const __nv_fp8_e4m3* w, float* o) {\n"
-            "  o[threadIdx.x] = float(w[threadIdx.x]);\n}\n")
-    hip = cuda.replace("<cuda_fp8.h>", "<hip/hip_fp8.h>").replace("__nv_fp8_e4m3", "__hip_fp8_e4m3_fnuz")
+            "  o[threadIdx.x] = float(w[threadIdx.x]) + (float)__nv_cvt_fp8_to_halfraw(w[0].__x, __NV_E4M3).x;\n}\n")
+    hip = (cuda.replace("<cuda_fp8.h>", "<hip/hip_fp8.h>").replace("__nv_fp8_e4m3", "__hip_fp8_e4m3_fnuz")
+           .replace("__nv_cvt_", "__hip_cvt_").replace("__NV_E4M3", "__HIP_E4M3_FNUZ"))
     migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), [GFX942, GFX1100])
-    fp8 = [(f.line, f.status) for f in migrated.findings["k.cu"] if f.rule == "fp8-cuda-type"]
-    assert (2, "open") in fp8, fp8
+    final = migrated.final["k.cu"]
+    assert "#define ROCMIG_CUDA_FP8" in final and "hip/hip_fp8.h" not in final and "_fnuz" not in final.split("#endif")[-1]
+    assert "const rocmig_fp8::e4m3* w" in final and "rocmig_fp8::cvt_fp8_to_halfraw(w[0].__x, rocmig_fp8::E4M3)" in final
+    fp8 = {(f.line, f.status) for f in migrated.findings["k.cu"] if f.rule == "fp8-cuda-type"}
+    assert fp8 == {(1, "fixed"), (2, "fixed"), (3, "fixed")}, fp8
+    own = "#include <hip/hip_fp8.h>\n__device__ float f(__hip_fp8_e4m3_fnuz x) { return float(x); }\n"
+    kept = advice.migrate_tree({"own.cuh": (own, own)}, rules.load_rules(), [GFX942, GFX1100])
+    assert kept.final["own.cuh"] == own
+    assert [(f.line, f.status) for f in kept.findings["own.cuh"] if f.rule == "fp8-cuda-type"] == [(2, "open")]

@@ -356,7 +356,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = {rel: fixups.full_mask_regex(names) for rel, names in mask_names.items()}
     cxx20 = {c.rule.id for c in compiled if c.rule.scope == "cxx20"}
-    raw = {rel: [f for f in scan.scan_file(rel, cuda, compiled, ctx) if rel in pytorch_files or f.rule not in cxx20]
+    # a PyTorch extension's files (its units and every header they include) are compiled with -std=c++20
+    raw = {rel: [f for f in scan.scan_file(rel, cuda, compiled, ctx) if pytorch_files or f.rule not in cxx20]
            for rel, (cuda, _hip) in texts.items() if rel not in copied}
     analysed = {rel: warp.expand_macros(helpers_blanked(text), macros_for.get(rel, {})) for rel, text in final_texts.items()
                 if rel not in copied}

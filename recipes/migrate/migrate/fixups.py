@@ -14,6 +14,9 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         __hip_bfloat16(2)_raw (the same unsigned short x / x, y structs); an older
                         hipify's hip_bfloat16 on lines that held __nv_bfloat16 -> __hip_bfloat16; a file
                         naming __hip_bfloat16 without a bf16 include gets hip/hip_bf16.h
+  fp8-ocp               cuda_fp8.h -> cuda_fp8_ocp.h, NVIDIA's OCP E4M3 / E5M2 conversions in software (hipify's
+                        __hip_fp8_e4m3_fnuz is another encoding); __nv_fp8_e4m3 (or hipify's FNUZ name for it)
+                        -> rocmig_fp8::e4m3, __nv_cvt_* -> rocmig_fp8::cvt_*, __NV_E4M3 -> rocmig_fp8::E4M3 (fp8.py)
   thrust-hip-policy     thrust::cuda::par(_nosync) -> thrust::hip::par(_nosync), system::cuda -> system::hip,
                         thrust::cuda_category() -> thrust::hip_category() (rocThrust's error category),
                         THRUST_DEVICE_SYSTEM_CUDA -> THRUST_DEVICE_SYSTEM_HIP, thrust/system/cuda/ -> .../hip/
@@ -62,7 +65,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cpp, features, linemap, ptx, warp
+from . import cpp, features, fp8, linemap, ptx, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -439,6 +442,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: header_layout(t, cuda_lines, mapping)),
         ("bf16-header-type", "CUDA bfloat16 header/type -> hip/hip_bf16.h / __hip_bfloat16",
          lambda t: bf16(t, cuda_lines, mapping, include=not (bf16_declared or declares_bf16([cpp.blank(cuda_text)])))),
+        ("fp8-ocp", "cuda_fp8.h -> cuda_fp8_ocp.h (NVIDIA's OCP FP8 encodings, in software), its names -> rocmig_fp8's",
+         lambda t: fp8.ocp(t, cuda_text)),
         ("thrust-hip-policy", "Thrust CUDA execution policy/system -> rocThrust thrust::hip",
          lambda t: thrust(t, cuda_lines, mapping)),
         ("warp-sync-full-mask", "CUDA 32-lane warp operations -> exact HIP forms on wave32 and wave64",
