@@ -425,3 +425,73 @@ def test_helper_blocks_of_files_compiled_together_add_up(tmp_path: Path) -> None
     assert "#define ROCMIG_PTX_lop3" in header and "#define ROCMIG_PTX_prmt" not in header
     assert "#define ROCMIG_PTX_prmt" in migrated and "#define ROCMIG_PTX_lop3" in migrated
     assert "mma_16bit" not in header + migrated and "ldmatrix_b16" not in header + migrated
+
+
+# AutoGPTQ 0.7.1's marlin_cuda_kernel.cu keeps each tensor-core helper under `__CUDA_ARCH__ >= 800` with an
+# assert(0) stub for every other GPU, AMD's included
+STUB_GATED = """#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cassert>
+template <typename T, int n> struct Vec { T elems[n]; };
+using FragA = Vec<half2, 4>;
+using FragB = Vec<half2, 2>;
+using FragC = Vec<float, 4>;
+__device__ inline void cp_async4_pred(void* smem_ptr, const void* glob_ptr, bool pred = true) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const int BYTES = 16;
+  uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));
+  asm volatile("{\\n   .reg .pred p;\\n   setp.ne.b32 p, %0, 0;\\n   @p cp.async.cg.shared.global [%1], [%2], %3;\\n}\\n"
+               :: "r"((int) pred), "r"(smem), "l"(glob_ptr), "n"(BYTES));
+#else
+  assert(0);
+#endif
+}
+__device__ inline void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\\n" ::);
+#else
+  assert(0);
+#endif
+}
+__device__ inline void mma(const FragA& a_frag, const FragB& frag_b, FragC& frag_c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t* a = reinterpret_cast<const uint32_t*>(&a_frag);
+  const uint32_t* b = reinterpret_cast<const uint32_t*>(&frag_b);
+  float* c = reinterpret_cast<float*>(&frag_c);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"
+               : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+                 "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+  assert(0);
+#endif
+}
+__global__ void tile(const int4* A, float* C) {
+  __shared__ int4 sa[32];
+  cp_async4_pred(&sa[threadIdx.x % 32], &A[threadIdx.x], threadIdx.x < 32);
+  cp_async_wait_all();
+  __syncthreads();
+  FragA a = *reinterpret_cast<const FragA*>(&sa[threadIdx.x % 32]);
+  FragB b = *reinterpret_cast<const FragB*>(&sa[(threadIdx.x + 1) % 32]);
+  FragC c = {};
+  mma(a, b, c);
+  C[threadIdx.x] = c.elems[0] + c.elems[3];
+}
+"""
+
+
+def test_stub_gated_tensor_core_helpers_compile_with_their_cuda_branch_on_amd(tmp_path: Path) -> None:
+    """cuda-arch-branch has AMD's device code take the `__CUDA_ARCH__ >= 800` branches (their cp.async and
+    mma.sync translated) instead of the assert(0) stubs: the unit compiles on both archs with every
+    cuda-arch-stub finding closed and no stub left in the device code."""
+    image_or_skip()
+    report = _migrate(tmp_path, {"gptq_tile.cu": STUB_GATED})
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    stubs = [f for f in unit["findings"] if f["rule"] == "cuda-arch-stub"]
+    assert len(stubs) == 3 and {f["status"] for f in stubs} == {"fixed"}, stubs
+    migrated = (tmp_path / "out" / "run" / "hip" / "gptq_tile.cu").read_text(encoding="utf-8")
+    assert migrated.count("|| defined(__AMDGCN__)") == 3 and not ptx.statements(migrated)
+    assert "rocmig_ptx::mma_16bit<16>(" in migrated and "rocmig_ptx::cp_async(" in migrated

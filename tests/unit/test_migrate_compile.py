@@ -74,6 +74,13 @@ def test_a_host_only_unit_is_one_host_pass():
     assert not any(a.startswith("--offload") for a in one.args)
 
 
+def test_the_platform_macro_is_given_once_when_the_units_flags_name_it():
+    """A PyTorch extension's flags (cpp_extension's COMMON_HIP_FLAGS) define __HIP_PLATFORM_AMD__ already."""
+    job = Job("t.hip", Path("t.hip"), (), flags=("-D__HIP_PLATFORM_AMD__=1", "-DUSE_ROCM=1"))
+    for one in passes(Path("hipcc"), job, GROUPS, [], "-O0"):
+        assert one.args.count("-D__HIP_PLATFORM_AMD__=1") == 1, one.args
+
+
 def test_prefix_is_the_leading_includes_written_to_resolve_as_from_the_unit(tmp_path):
     unit = tmp_path / "hip" / "k.hip"
     unit.parent.mkdir()

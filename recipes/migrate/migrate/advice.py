@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from . import cpp, features, fixups, includes, linemap, ptx, scan, sysdeps, warp
+from . import archbranch, cpp, features, fixups, includes, linemap, ptx, scan, sysdeps, warp
 from .archs import Arch
 from .rules import Rule
 
@@ -178,6 +178,17 @@ def _status(finding: scan.Finding, rule: scan.Compiled, state: FileState, final_
     return finding
 
 
+def _stub_gone(state: FileState, cuda_line: int, final_blanked: str, undefined: frozenset[str]) -> bool:
+    """True when the #if chain of the cuda-arch-stub finding at `cuda_line` no longer leaves AMD only its
+    stub in the migrated text (the fixup cuda-arch-branch made AMD's device code take a CUDA branch)."""
+    head = state.final_line(cuda_line)
+    if head is None:
+        return False
+    chain = next((c for c in cpp.if_chains(final_blanked, undefined | cpp.HIPCC_UNDEFINED) if c[0].line == head + 1), None)
+    return chain is not None and archbranch.AMD_DEVICE in chain[0].condition + "".join(b.condition for b in chain) \
+        and scan.stub_branches(chain, state.final.split("\n")) is None
+
+
 def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compiled], states: dict[str, FileState],
            scope: set[str], file_ops: dict[str, list[warp.Op]], full_mask: re.Pattern,
            undefined: frozenset[str], analysed: str) -> list[scan.Finding]:
@@ -201,6 +212,10 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
     analysed_lines = analysed.split("\n")
     for finding in findings:
         finding = _status(finding, by_id[finding.rule], state, blanked_lines, dead)
+        if finding.rule == "cuda-arch-stub" and finding.status == "open" and _stub_gone(state, finding.line, final_blanked, undefined):
+            finding = replace(finding, status="fixed",
+                              note="the fixup cuda-arch-branch has AMD's device code take the CUDA arch branch, whose PTX "
+                                   "is translated (ptx-inline-asm), instead of the stub")
         if finding.rule == "inline-ptx-asm" and finding.status == "open" and not finding.note:
             why = ptx.untranslated(state.cuda, finding.line)
             finding = replace(finding, note=f"not translated: {why}") if why else finding

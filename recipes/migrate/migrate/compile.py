@@ -141,7 +141,8 @@ def _args(hipcc: Path, job: Job, defines: tuple[str, ...], mode: list[str], extr
     ["--offload-host-only", archs...], ["--offload-device-only", "--offload-arch=A"], or HOST_CXX for
     a host-only unit."""
     language = [] if mode == HOST_CXX else ["-x", "hip"]
-    return [str(hipcc), *language, f"-std={job.std}", opt, "-w", *mode, PLATFORM, *(f"-D{d}" for d in defines),
+    platform = [] if PLATFORM in job.flags else [PLATFORM]  # a PyTorch extension's flags name it already
+    return [str(hipcc), *language, f"-std={job.std}", opt, "-w", *mode, *platform, *(f"-D{d}" for d in defines),
             *(f"-I{d}" for d in job.include_dirs), *job.flags, *extra, fixits.FLAG]
 
 

@@ -31,6 +31,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, blas-status-string, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  cuda-arch-branch      `#if __CUDA_ARCH__ >= N` branches whose AMD side only traps (assert(0)) get
+                        `|| defined(__AMDGCN__)` where every asm statement in them translates (archbranch.py)
   ptx-inline-asm        asm statements whose every PTX instruction has an exact C++ form (lop3, prmt, f16x2
                         arithmetic, cp.async as a completed copy, ld/st with cache hints, ...) -> that C++
                         with helpers inserted once per file, and __cvta_generic_to_shared (absent from HIP)
@@ -65,7 +67,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cpp, features, fp8, linemap, ptx, warp
+from . import archbranch, cpp, features, fp8, linemap, ptx, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -461,6 +463,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
+        ("cuda-arch-branch", "#if __CUDA_ARCH__ >= N branches whose AMD side only traps also taken in AMD device code",
+         lambda t: archbranch.enable(t, undefined, cuda_only)),
         ("ptx-inline-asm", "inline PTX whose every instruction has an exact C++ form -> that C++ (ptx.py)",
          lambda t: ptx.rewrite(t, cuda_only, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("event-wait-flags", "cudaEventWait* flags -> hipEventWait*", features.event_wait_flags),

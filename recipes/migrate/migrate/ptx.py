@@ -842,6 +842,13 @@ class Translator:
             src_size = f"({self.pred(args[3])} ? 0u : {size})"
         self.code.append(f"rocmig_ptx::cp_async({self.read(dst, 64)}, {self.read(src, 64)}, {size}, {src_size});")
 
+    def op_createpolicy(self, mods: list[str], args: list[str]) -> None:
+        # An L2 cache eviction policy: an opaque 64-bit value (PTX ISA, createpolicy) that only .L2::cache_hint
+        # operands read, which change where lines are cached, never the values: any value keeps the results.
+        if not mods or mods[0] not in ("fractional", "range", "cvt") or mods[-1] != "b64" or not args:
+            raise Unsupported("createpolicy." + ".".join(mods))
+        self.write(args[0], 64, "0ull")
+
     def _barrier(self, mods: list[str], args: list[str]) -> None:
         if [m for m in mods if m != "aligned"] != ["sync"] or len(args) != 1 or self.read(args[0], 32) != "((rocmig_ptx::u32)(0ull))":
             raise Unsupported("bar." + ".".join(mods))

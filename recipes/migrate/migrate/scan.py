@@ -166,6 +166,19 @@ STUB_KINDS = (("inline PTX", re.compile(r"\basm\b")), ("cp.async", re.compile(r"
               ("barrier", re.compile(r"\bbarrier|\bbar\.")))
 
 
+def stub_branches(chain: list[cpp.Branch], raw_lines: list[str]) -> tuple[cpp.Branch, list[cpp.Branch]] | None:
+    """(the branch AMD takes, the branches it never takes that hold code) of an #if chain (cpp.if_chains)
+    that tests __CUDA_ARCH__ and whose branch for AMD only traps; None for any other chain. raw_lines:
+    the text's lines (an NVIDIA branch of nothing but traps of its own is no code)."""
+    taken = next((b for b in chain if b.on_amd is True), None)
+    gated = [b for b in chain if b.on_amd is False and b.code.strip()
+             and not NVIDIA_TRAP.fullmatch(COMMENT.sub("", "\n".join(raw_lines[b.line:b.line + b.code.count("\n") + 1])))]
+    if taken is None or not gated or not STUB.fullmatch(taken.code) \
+            or not any(ARCH_TEST.search(b.condition) for b in chain if b.word != "else"):
+        return None
+    return taken, gated
+
+
 def _arch_stub(rel, blanked, raw_lines, dead, undefined, rule) -> list[Finding]:
     """#if chains that test __CUDA_ARCH__ where AMD takes a branch that only traps (`assert(0);`,
     `__trap();`) and a branch never compiled on AMD holds the code: the unit compiles, and the
@@ -174,13 +187,10 @@ def _arch_stub(rel, blanked, raw_lines, dead, undefined, rule) -> list[Finding]:
     for chain in cpp.if_chains(blanked, undefined):
         if chain[0].line in dead:
             continue
-        taken = next((b for b in chain if b.on_amd is True), None)
-        gated = [b for b in chain if b.on_amd is False and b.code.strip()
-                 and not NVIDIA_TRAP.fullmatch(COMMENT.sub("", "\n".join(raw_lines[b.line:b.line + b.code.count("\n") + 1])))]
-        if taken is None or not gated or not STUB.fullmatch(taken.code) \
-                or not any(ARCH_TEST.search(b.condition) for b in chain if b.word != "else") \
-                or _host_only(blanked, chain[0].line):
+        stub = stub_branches(chain, raw_lines)
+        if stub is None or host_only(blanked, chain[0].line):
             continue
+        taken, gated = stub
         kinds = [kind for kind, regex in STUB_KINDS if any(regex.search(b.code) for b in gated)]
         what = f" ({', '.join(kinds)})" if kinds else ""
         found.append(_hit(rule, rel, raw_lines, chain[0].line, 1,
@@ -213,7 +223,7 @@ def _emulated_asm(rel, text, raw_lines, dead, rule, kind: re.Pattern) -> list[Fi
     return found
 
 
-def _host_only(blanked: str, line: int) -> bool:
+def host_only(blanked: str, line: int) -> bool:
     """True when line (1-based) lies in a function whose head has no device qualifier, nor a macro or
     lambda that may give it one: NVIDIA compiles such a function for the host alone, where
     __CUDA_ARCH__ is never defined, so its #else is taken on NVIDIA too and no AMD stub is new."""
