@@ -261,3 +261,16 @@ def test_an_open_finding_names_what_blocked_the_translation_and_async_copies_war
     assert by_rule[("inline-ptx-asm", 5)].status == "fixed"
     assert by_rule[("ptx-async-copy-synchronous", 5)].status == "open"
     assert by_rule[("ptx-async-copy-synchronous", 6)].status == "open"
+
+
+def test_an_l2_cache_policy_is_created_and_only_hinted_with() -> None:
+    # AutoGPTQ 0.7.1 marlin cp_async4_stream: createpolicy's opaque policy feeds cp.async's .L2::cache_hint,
+    # which changes where lines are cached, never the values
+    text = ('  asm volatile(\n    "{\\n"\n    "   .reg .b64 p;\\n"\n    "   createpolicy.fractional.L2::evict_first.b64 p, 1.0;"\n'
+            '    "   cp.async.cg.shared.global.L2::cache_hint [%0], [%1], %2, p;\\n"\n'
+            '    "}\\n" :: "r"(smem), "l"(glob_ptr), "n"(BYTES)\n  );\n')
+    (stmt,) = ptx.statements(text)
+    code = ptx.translate(stmt, True)
+    assert "rocmig_ptx::cp_async(((rocmig_ptx::u64)_p0), ((rocmig_ptx::u64)_p1), ((rocmig_ptx::u32)_p2), ((rocmig_ptx::u32)_p2));" in code
+    with pytest.raises(ptx.Unsupported):
+        ptx.translate(ptx.statements('asm("createpolicy.fractional.L2::evict_last.b32 %0, 1.0;" : "=r"(p));')[0], True)
