@@ -79,3 +79,24 @@ def test_branches_without_a_translation_or_with_a_real_amd_branch_are_left():
     assert archbranch.enable(upper, UNDEFINED, cuda_warps=True) == upper
     host = "void h() {\n#ifdef __CUDA_ARCH__\n  x();\n#else\n  assert(0);\n#endif\n}\n"
     assert archbranch.enable(host, UNDEFINED, cuda_warps=True) == host
+
+
+# optimum-quanto 0.2.7 marlin/gptq_marlin_dtypes.cuh: bf16 members only NVIDIA's sm_80 and later declare
+DTYPES = """template <typename scalar_t> class ScalarType {};
+template <> class ScalarType<nv_bfloat16> {
+ public:
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static __device__ float inline num2float(const nv_bfloat16 x) { return __bfloat162float(x); }
+#endif
+};
+"""
+
+
+def test_declarations_only_newer_nvidia_gpus_get_are_declared_on_amd():
+    out = archbranch.enable(DTYPES, UNDEFINED, cuda_warps=False)
+    assert "#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(__HIP__)\n" in out
+    # left: a macro switch (it would turn on code elsewhere), an sm_90 bound, a block inside a function
+    for other in (DTYPES.replace("  static __device__", "#define BF16_OK 1\n  static __device__"),
+                  DTYPES.replace(">= 800", ">= 900"),
+                  "__device__ float f(float x) {\n#if __CUDA_ARCH__ >= 800\n  x = __expf(x);\n#endif\n  return x;\n}\n"):
+        assert archbranch.enable(other, UNDEFINED, cuda_warps=False) == other

@@ -15,6 +15,11 @@ such a branch has an exact translation or emulation (ptx.py) and the branch name
 defines in AMD device compilation only: AMD's device code then runs the branch NVIDIA's sm_80 runs (the
 ptx-inline-asm fixup translates it), and the host pass keeps the stub, as NVIDIA's host pass does. Of a
 chain with several such branches (sm_90, then sm_80), the first translatable one is taken.
+
+Declarations that only NVIDIA's newer GPUs get (`#if __CUDA_ARCH__ >= 800` around member functions, no
+#else, outside any function, no #define) get `|| defined(__HIP__)`: AMD lacks them otherwise at every use
+(the cuda-arch-gated-declaration diagnostic), and clang's host pass instantiates the device templates
+that use them too, where nvcc's does not.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ ARCH_UPPER_BOUND = re.compile(r"\b__CUDA_ARCH__\s*(?:<=?|==)")
 # sm_90 features with no translation, in asm templates or CUDA C++ (cooperative_groups clusters, TMA)
 SM90_ONLY = re.compile(r"\b(?:wgmma|cp\.async\.bulk|mbarrier|setmaxnreg|griddepcontrol|elect\.sync|fence\.proxy|"
                        r"cluster_group|this_cluster|cuTensorMap\w*|CUtensorMap\w*)\b|__cluster_dims__")
-AMD_DEVICE = "defined(__AMDGCN__)"
+AMD_DEVICE = "defined(__AMDGCN__)"  # AMD device compilation only: the host pass keeps NVIDIA's host branch
+AMD_HIP = "defined(__HIP__)"  # both HIP passes: declarations a device function's template uses in either
+SM80 = 800  # the newest arch whose features (cp.async, ldmatrix, mma.sync f16 / bf16 / s8, bf16) ptx.py emulates
+DEFINE = re.compile(r"^\s*#\s*define\b", re.MULTILINE)
 DIRECTIVE = re.compile(r"^(\s*#\s*(?:if|elif)\b)")
 ASM_KEYWORD = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\b")
 
@@ -48,6 +56,17 @@ def _translatable(text: str, blanked: str, start: int, end: int, cuda_warps: boo
     return True
 
 
+def _declarations_only(chain: list[cpp.Branch], blanked: str, starts: list[int]) -> bool:
+    """True for `#if __CUDA_ARCH__ >= N ... #endif` (N <= 800, no other branch) outside any function whose
+    code defines no macro: declarations only NVIDIA's newer GPUs get (gptq_marlin_dtypes.cuh's
+    ScalarType<nv_bfloat16>::num2float under `__CUDA_ARCH__ >= 800`), which AMD then lacks at each use."""
+    if len(chain) != 1 or chain[0].on_amd is not False or DEFINE.search(chain[0].code):
+        return False
+    bound = ARCH_LOWER_BOUND.search(chain[0].condition)
+    return bound is not None and int(re.sub(r"\D", "", bound.group(0).split(">")[-1])) <= SM80 \
+        and cpp.enclosing_function_head(blanked, starts[chain[0].line - 1]) is None
+
+
 def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
     """`text` with the first translatable CUDA arch branch of each chain whose AMD branch only traps
     (scan.stub_branches) also taken in AMD device code (see module doc). undefined: macros undefined
@@ -62,7 +81,11 @@ def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
         starts.append(starts[-1] + len(line) + 1)
     edits: dict[int, str] = {}
     for chain in cpp.if_chains(blanked, undefined | {"__CUDA_ARCH__"}):
-        if scan.stub_branches(chain, lines) is None or scan.host_only(blanked, chain[0].line):
+        if scan.stub_branches(chain, lines) is not None and not scan.host_only(blanked, chain[0].line):
+            taker = AMD_DEVICE
+        elif _declarations_only(chain, blanked, starts):
+            taker = AMD_HIP
+        else:
             continue
         for branch in chain:
             head = blanked_lines[branch.line - 1]
@@ -78,7 +101,7 @@ def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
             condition_end = len(head.rstrip())
             condition = lines[branch.line - 1][m.end():condition_end].strip()
             comment = lines[branch.line - 1][condition_end:]
-            edits[branch.line - 1] = f"{m.group(1)} ({condition}) || {AMD_DEVICE}{comment}"
+            edits[branch.line - 1] = f"{m.group(1)} ({condition}) || {taker}{comment}"
             break
     for index, line in edits.items():
         lines[index] = line
