@@ -894,9 +894,20 @@ def _bracket(token: str) -> str:
     return m.group(1)
 
 
-def translate(stmt: Statement, cuda_warps: bool) -> str:
-    """C++ for one asm statement: a `do { ... } while (0)` block in place of `asm(...)`. Raises
-    Unsupported when any part has no exact translation."""
+def _laid_out(items: list[str], lines: int, indent: str) -> str:
+    """`items` (the block's opening, its statements, its closing) on `lines` lines, spread evenly; the
+    lines after the first start with `indent`."""
+    if lines <= 1:
+        return " ".join(items)
+    per = -(-len(items) // lines)
+    rows = [" ".join(items[k * per:(k + 1) * per]) for k in range(lines)]
+    return "\n".join([rows[0], *((indent + row) if row else "" for row in rows[1:])])
+
+
+def translate(stmt: Statement, cuda_warps: bool, lines: int = 1, indent: str = "") -> str:
+    """C++ for one asm statement: a `do { ... } while (0)` block in place of `asm(...)`, on `lines` lines
+    (the statement's own count, so that every line below keeps its number; `indent` starts each line
+    after the first). Raises Unsupported when any part has no exact translation."""
     tr = Translator(stmt, cuda_warps)
     for text in _instructions(stmt.template, stmt.extended):
         tr.instruction(text)
@@ -916,8 +927,7 @@ def translate(stmt: Statement, cuda_warps: bool) -> str:
             for n, op in enumerate(stmt.operands) if op.output]
     summary = "; ".join(_instructions(stmt.template, stmt.extended)).replace("\x00", "%").replace("*/", "* /")
     fence = ["__atomic_signal_fence(__ATOMIC_SEQ_CST);"] if stmt.memory else []  # the clobber's compiler barrier
-    body = " ".join(fence + binds + tr.code + outs + fence)
-    return f"do {{ /* PTX: {summary} */ {body} }} while (0)"
+    return _laid_out([f"do {{ /* PTX: {summary} */", *fence, *binds, *tr.code, *outs, *fence, "} while (0)"], lines, indent)
 
 
 def untranslated(text: str, line: int) -> str:
@@ -959,8 +969,10 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
     for stmt in reversed(statements(text, blanked, macros)):
         if cpp.line_of(text, stmt.start) in dead:
             continue
+        line_start = text.rfind("\n", 0, stmt.start) + 1
+        indent = re.match(r"[ \t]*", text[line_start:]).group(0) + "  "
         try:
-            code = translate(stmt, cuda_warps)
+            code = translate(stmt, cuda_warps, text.count("\n", stmt.start, stmt.end) + 1, indent)
         except Unsupported:
             continue
         text = text[:stmt.start] + code + text[stmt.end:]
