@@ -274,3 +274,18 @@ def test_an_l2_cache_policy_is_created_and_only_hinted_with() -> None:
     assert "rocmig_ptx::cp_async(((rocmig_ptx::u64)_p0), ((rocmig_ptx::u64)_p1), ((rocmig_ptx::u32)_p2), ((rocmig_ptx::u32)_p2));" in code
     with pytest.raises(ptx.Unsupported):
         ptx.translate(ptx.statements('asm("createpolicy.fractional.L2::evict_last.b32 %0, 1.0;" : "=r"(p));')[0], True)
+
+
+def test_a_translation_spans_the_lines_of_its_statement() -> None:
+    # a 7-line mma.sync (Marlin's helper): the translation takes 7 lines, indented, so every line below
+    # keeps its number
+    text = ('__device__ void f(const unsigned* a, const unsigned* b, float* c) {\n  asm volatile(\n'
+            '    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "\n'
+            '    "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"\n'
+            '    : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])\n'
+            '    :  "r"(a[0]),  "r"(a[1]),  "r"(a[2]),  "r"(a[3]),  "r"(b[0]),  "r"(b[1]),\n'
+            '       "f"(c[0]),  "f"(c[1]),  "f"(c[2]),  "f"(c[3]));\n  c[0] += 1.0f;\n}\n')
+    out = ptx.rewrite(text, True)
+    body = out[out.index("__device__ void f"):].split("\n")
+    assert body[1].startswith("  do { /* PTX: mma.sync") and body[6].endswith("} while (0);") and body[7] == "  c[0] += 1.0f;"
+    assert all(line.startswith("    ") for line in body[2:7]), body
