@@ -1,0 +1,48 @@
+"""The fixup fp8-ocp (recipes/migrate/migrate/fp8.py) on the texts each translator leaves: hipify-perl's FNUZ
+renames and torch.utils.hipify's untouched cuda_fp8.h."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
+
+from migrate import fp8  # noqa: E402
+
+# gptqmodel 7.7.0 swordfish marlin_dtypes.cuh, as torch.utils.hipify leaves it (cuda_fp8.h is not in its map)
+TORCH_TEXT = """#include <hip/hip_bf16.h>
+#include <cuda_fp8.h>
+template <> class MarlinScalarType<__nv_fp8_e4m3> {
+  using scalar_t = __nv_fp8_e4m3;
+  using scalar_t2 = __nv_fp8x2_e4m3;
+  using FragA = Vec<__nv_fp8x4_e4m3, 4>;
+  static __device__ float2 num22float2(const __nv_fp8x2_e4m3 x) { return float2(x); }
+};
+"""
+
+
+def test_torch_hipifys_text_gets_the_header_and_rocmig_names():
+    out = fp8.ocp(TORCH_TEXT, TORCH_TEXT)
+    assert out.count("#define ROCMIG_CUDA_FP8") == 1 and "#include <cuda_fp8.h>" not in out
+    code = out.split("}  // namespace rocmig_fp8\n#endif\n", 1)[1]
+    assert "template <> class MarlinScalarType<rocmig_fp8::e4m3> {" in code
+    assert "using FragA = Vec<rocmig_fp8::e4m3x4, 4>;" in code and "const rocmig_fp8::e4m3x2 x" in code
+    assert "__nv_" not in code
+    assert fp8.ocp(out, TORCH_TEXT) == out  # applied once
+
+
+def test_hipify_perls_fnuz_names_and_conversions_become_rocmig_names():
+    cuda = ('#include "cuda_fp8.h"\n__device__ __nv_fp8_storage_t q(float x) {\n'
+            "  return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);\n}\n")
+    hip = ('#include "hip/hip_fp8.h"\n__device__ __hip_fp8_storage_t q(float x) {\n'
+           "  return __hip_cvt_float_to_fp8(x, __HIP_SATFINITE, __HIP_E5M2_FNUZ);\n}\n")
+    code = fp8.ocp(hip, cuda).split("}  // namespace rocmig_fp8\n#endif\n", 1)[1]
+    assert code == ("__device__ rocmig_fp8::storage_t q(float x) {\n"
+                    "  return rocmig_fp8::cvt_float_to_fp8(x, rocmig_fp8::SATFINITE, rocmig_fp8::E5M2);\n}\n")
+
+
+def test_a_file_without_cuda_fp8_names_is_left_and_a_user_of_the_header_only_renamed():
+    own = "#include <hip/hip_fp8.h>\n__device__ float f(__hip_fp8_e4m3_fnuz x) { return float(x); }\n"
+    assert fp8.ocp(own, own) == own  # the tree's own FNUZ code
+    user = '#include "dtypes.cuh"\n__device__ float g(__nv_fp8_e5m2 x) { return float(x); }\n'
+    assert fp8.ocp(user, user) == '#include "dtypes.cuh"\n__device__ float g(rocmig_fp8::e5m2 x) { return float(x); }\n'
