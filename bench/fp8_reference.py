@@ -1,7 +1,7 @@
 """Reference results of CUDA's cuda_fp8.h on an NVIDIA GPU, for the exactness test of migrate's OCP FP8
 header (recipes/migrate/migrate/cuda_fp8_ocp.h).
 
-One harness (HARNESS below) evaluates each conversion of cuda_fp8.h on a fixed input set: every half and
+One harness (HARNESS below) evaluates each conversion of cuda_fp8.h (35 outputs) on a fixed input set: every half and
 bfloat16 bit pattern, every E4M3 / E5M2 byte and pair, the floats of every half plus 16384 random float
 bit patterns and the overflow / rounding boundaries (448, 464, 480, 57344, 61440, their neighbours,
 infinities, NaNs), with both saturation modes. On a machine with nvcc and an NVIDIA GPU:
@@ -38,6 +38,7 @@ OUTPUTS = (
     ("ctor_e4_float", "N_F", 1), ("ctor_e5_float", "N_F", 1), ("ctor_e4_half", "65536", 1),
     ("e4_to_float", "256", 4), ("e5_to_float", "256", 4),
     ("ctor_x4_e4_float4", "N_F / 4", 4), ("x4_e4_to_float4", "16384", 16),
+    ("e4_to_ints", "256", 16), ("e5_to_ints", "256", 16),
 )
 
 HARNESS = r"""
@@ -130,6 +131,14 @@ __host__ __device__ inline void eval(int fn, uint32_t i, uint8_t* out) {
       float4 q = (float4)v;
       u32 = float_bits(q.x); memcpy(out, &u32, 4); u32 = float_bits(q.y); memcpy(out + 4, &u32, 4);
       u32 = float_bits(q.z); memcpy(out + 8, &u32, 4); u32 = float_bits(q.w); memcpy(out + 12, &u32, 4); break;
+    }
+    case 33: case 34: {  // unsigned char, signed char, short, int, long long (CUDA: toward zero, saturating, NaN 0)
+      unsigned char uc; signed char sc; short sh; int in; long long ll;
+      if (fn == 33) { __nv_fp8_e4m3 v; v.__x = (__nv_fp8_storage_t)i; uc = (unsigned char)v; sc = (signed char)v;
+                      sh = (short)v; in = (int)v; ll = (long long)v; }
+      else { __nv_fp8_e5m2 v; v.__x = (__nv_fp8_storage_t)i; uc = (unsigned char)v; sc = (signed char)v;
+             sh = (short)v; in = (int)v; ll = (long long)v; }
+      out[0] = uc; memcpy(out + 1, &sc, 1); memcpy(out + 2, &sh, 2); memcpy(out + 4, &in, 4); memcpy(out + 8, &ll, 8); break;
     }
   }
 }

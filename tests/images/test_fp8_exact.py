@@ -1,8 +1,8 @@
 """migrate's FP8 fixup (fp8-ocp: cuda_fp8.h -> cuda_fp8_ocp.h, recipes/migrate/migrate/fp8.py) against NVIDIA.
 
-bench/fp8_reference.py's harness evaluates 33 conversions of cuda_fp8.h (float, double, half, bfloat16 to
-E4M3 / E5M2 with and without saturation, pairs and quads, back to half and float, the types' constructors
-and operators) on every half, bfloat16, FP8 and FP8-pair bit pattern and 81952 floats (every half's value,
+bench/fp8_reference.py's harness evaluates 35 conversions of cuda_fp8.h (float, double, half, bfloat16 to
+E4M3 / E5M2 with and without saturation, pairs and quads, back to half, float and the integer types, the
+types' constructors and operators) on every half, bfloat16, FP8 and FP8-pair bit pattern and 81952 floats (every half's value,
 16384 random bit patterns, the rounding and overflow boundaries). Here the harness goes through the
 fixup, is compiled by the dev image's hipcc for gfx942 and gfx1100 and run on the host CPU (the
 conversions are __host__ __device__ software), and every output byte is compared with NVIDIA's: the

@@ -55,6 +55,8 @@ def test_a_stub_gated_branch_whose_ptx_translates_is_taken_on_amd():
     assert "assert(0);" in final  # the host pass keeps the stub, as NVIDIA's host pass does
     stubs = [(f.line, f.status) for f in migrated.findings["k.cu"] if f.rule == "cuda-arch-stub"]
     assert stubs == [(4, "fixed"), (19, "fixed")], stubs
+    # the cp.async AMD now compiles is a completed copy: its warning is open as for any other cp.async
+    assert [(f.line, f.status) for f in migrated.findings["k.cu"] if f.rule == "ptx-async-copy-synchronous"] == [(7, "open")]
 
 
 def test_of_an_sm90_and_an_sm80_branch_the_translatable_one_is_taken():
@@ -95,8 +97,37 @@ template <> class ScalarType<nv_bfloat16> {
 def test_declarations_only_newer_nvidia_gpus_get_are_declared_on_amd():
     out = archbranch.enable(DTYPES, UNDEFINED, cuda_warps=False)
     assert "#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(__HIP__)\n" in out
-    # left: a macro switch (it would turn on code elsewhere), an sm_90 bound, a block inside a function
+    # left: a macro switch (it would turn on code elsewhere), an sm_90 bound
     for other in (DTYPES.replace("  static __device__", "#define BF16_OK 1\n  static __device__"),
-                  DTYPES.replace(">= 800", ">= 900"),
-                  "__device__ float f(float x) {\n#if __CUDA_ARCH__ >= 800\n  x = __expf(x);\n#endif\n  return x;\n}\n"):
+                  DTYPES.replace(">= 800", ">= 900")):
         assert archbranch.enable(other, UNDEFINED, cuda_warps=False) == other
+
+
+def test_statements_only_newer_nvidia_gpus_run_run_in_amd_device_code():
+    """A kernel's work under `#if __CUDA_ARCH__ >= 800` with no #else: AMD skipped it (the kernel wrote
+    nothing); now it runs it, as NVIDIA's sm_80 does, in device code only."""
+    kernel = ("__global__ void k(const __nv_bfloat16* in, float* out) {\n  int i = threadIdx.x;\n"
+              "#if __CUDA_ARCH__ >= 800\n  out[i] = __bfloat162float(in[i]);\n#endif\n}\n")
+    assert "#if (__CUDA_ARCH__ >= 800) || defined(__AMDGCN__)\n" in archbranch.enable(kernel, UNDEFINED, cuda_warps=True)
+    # a file with its own path for older GPUs, which AMD takes: turning the >= 800 block on as well would
+    # define fast_exp twice (or, in a function, run both paths)
+    fallback = ("#if __CUDA_ARCH__ >= 800\n__device__ __forceinline__ float fast_exp(float x) { return __expf(x); }\n#endif\n"
+                "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 800\n"
+                "__device__ __forceinline__ float fast_exp(float x) { return expf(x); }\n#endif\n")
+    assert archbranch.enable(fallback, UNDEFINED, cuda_warps=True) == fallback
+    # an intrinsic HIP lacks (no translation): left, with the stub
+    sleep = ("__device__ void wait(volatile int* f) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700\n"
+             "  while (*f == 0) __nanosleep(64);\n#else\n  assert(0);\n#endif\n}\n")
+    assert archbranch.enable(sleep, UNDEFINED, cuda_warps=True) == sleep
+
+
+def test_stubs_that_print_or_return_after_the_trap_and_reversed_chains():
+    add = 'float y; asm("add.f32 %0, %1, %1;" : "=f"(y) : "f"(x)); return y;'
+    trailing = (f"__device__ inline float v3(float x) {{\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  {add}\n"
+                '#else\n  assert(false && "requires sm_80");\n  return 0.f;\n#endif\n}\n')
+    assert "#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(__AMDGCN__)\n" in \
+        archbranch.enable(trailing, UNDEFINED, cuda_warps=True)
+    reversed_chain = (f"__device__ inline float v5(float x) {{\n#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 800\n"
+                      f"  __trap();\n  return x;\n#else\n  {add}\n#endif\n}}\n")
+    out = archbranch.enable(reversed_chain, UNDEFINED, cuda_warps=True)
+    assert "#if (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 800) && !defined(__AMDGCN__)\n" in out, out

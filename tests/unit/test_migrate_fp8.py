@@ -46,3 +46,10 @@ def test_a_file_without_cuda_fp8_names_is_left_and_a_user_of_the_header_only_ren
     assert fp8.ocp(own, own) == own  # the tree's own FNUZ code
     user = '#include "dtypes.cuh"\n__device__ float g(__nv_fp8_e5m2 x) { return float(x); }\n'
     assert fp8.ocp(user, user) == '#include "dtypes.cuh"\n__device__ float g(rocmig_fp8::e5m2 x) { return float(x); }\n'
+
+
+def test_global_scope_names_and_a_header_that_names_only_the_enums():
+    cuda = "using fp8 = ::__nv_fp8_e4m3;\nstruct Fp8Cfg { __nv_fp8_interpretation_t interp; __nv_saturation_t sat; };\n"
+    hip = cuda.replace("__nv_fp8_e4m3", "__hip_fp8_e4m3_fnuz").replace("__nv_fp8_interp", "__hip_fp8_interp").replace("__nv_sat", "__hip_sat")
+    assert fp8.ocp(hip, cuda) == ("using fp8 = ::rocmig_fp8::e4m3;\n"
+                                  "struct Fp8Cfg { rocmig_fp8::interpretation_t interp; rocmig_fp8::saturation_t sat; };\n")

@@ -362,6 +362,7 @@ def test_fp8_types_get_the_ocp_header_not_hipifys_fnuz_rename():
     assert "const rocmig_fp8::e4m3* w" in final and "rocmig_fp8::cvt_fp8_to_halfraw(w[0].__x, rocmig_fp8::E4M3)" in final
     fp8 = {(f.line, f.status) for f in migrated.findings["k.cu"] if f.rule == "fp8-cuda-type"}
     assert fp8 == {(1, "fixed"), (2, "fixed"), (3, "fixed")}, fp8
+    assert not [f.note for f in migrated.findings["k.cu"] if "warp operation" in (f.note or "")]  # a warp macro's note
     own = "#include <hip/hip_fp8.h>\n__device__ float f(__hip_fp8_e4m3_fnuz x) { return float(x); }\n"
     kept = advice.migrate_tree({"own.cuh": (own, own)}, rules.load_rules(), [GFX942, GFX1100])
     assert kept.final["own.cuh"] == own

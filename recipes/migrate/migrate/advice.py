@@ -220,7 +220,8 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
             why = ptx.untranslated(state.cuda, finding.line)
             finding = replace(finding, note=f"not translated: {why}") if why else finding
         final = state.final_line(finding.line)
-        if finding.status == "fixed" and final is not None and analysed_lines[final] != final_lines[final]:
+        if finding.status == "fixed" and final is not None and finding.rule.startswith("warp") \
+                and analysed_lines[final] != final_lines[final]:
             finding = replace(finding, note="the project's own macro of this warp operation, compiled on AMD, is its "
                                             "HIP form: the line is checked as the macro expands it")
         if finding.status == "open" and finding.rule in WARP32_RULES:

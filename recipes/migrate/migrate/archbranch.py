@@ -37,6 +37,9 @@ AMD_DEVICE = "defined(__AMDGCN__)"  # AMD device compilation only: the host pass
 AMD_HIP = "defined(__HIP__)"  # both HIP passes: declarations a device function's template uses in either
 SM80 = 800  # the newest arch whose features (cp.async, ldmatrix, mma.sync f16 / bf16 / s8, bf16) ptx.py emulates
 DEFINE = re.compile(r"^\s*#\s*define\b", re.MULTILINE)
+# CUDA intrinsics of sm_70 / sm_80 code that HIP 7.2 does not declare (no translation either)
+NO_HIP_FORM = re.compile(r"(?<![\w.:])(?:__nanosleep|__reduce_\w+_sync|__match_all_sync|__isGlobal|__isShared|__stwt|__ldlu)\s*\("
+                         r"|\bcuda::")
 DIRECTIVE = re.compile(r"^(\s*#\s*(?:if|elif)\b)")
 ASM_KEYWORD = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\b")
 
@@ -56,53 +59,86 @@ def _translatable(text: str, blanked: str, start: int, end: int, cuda_warps: boo
     return True
 
 
-def _declarations_only(chain: list[cpp.Branch], blanked: str, starts: list[int]) -> bool:
-    """True for `#if __CUDA_ARCH__ >= N ... #endif` (N <= 800, no other branch) outside any function whose
-    code defines no macro: declarations only NVIDIA's newer GPUs get (gptq_marlin_dtypes.cuh's
-    ScalarType<nv_bfloat16>::num2float under `__CUDA_ARCH__ >= 800`), which AMD then lacks at each use."""
+def _lone_gated(chain: list[cpp.Branch]) -> bool:
+    """True for `#if __CUDA_ARCH__ >= N ... #endif` (N <= 800, no other branch) whose code defines no
+    macro: declarations or statements only NVIDIA's sm_N and newer get (gptq_marlin_dtypes.cuh's
+    ScalarType<nv_bfloat16>::num2float; a kernel's `out[i] = ...` under `#if __CUDA_ARCH__ >= 800`),
+    which AMD otherwise lacks or skips. A macro switch would turn on code elsewhere: left."""
     if len(chain) != 1 or chain[0].on_amd is not False or DEFINE.search(chain[0].code):
         return False
     bound = ARCH_LOWER_BOUND.search(chain[0].condition)
-    return bound is not None and int(re.sub(r"\D", "", bound.group(0).split(">")[-1])) <= SM80 \
-        and cpp.enclosing_function_head(blanked, starts[chain[0].line - 1]) is None
+    return bound is not None and int(re.sub(r"\D", "", bound.group(0).split(">")[-1])) <= SM80
+
+
+def _amd_takes_an_arch_branch(chains: list[list[cpp.Branch]], lines: list[str]) -> bool:
+    """True when AMD takes a branch of a chain that tests __CUDA_ARCH__ and is no trap stub: the file has
+    its own path for GPUs without the feature (`#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 800`), which
+    a lone `>= 800` block turned on as well would duplicate or run twice."""
+    return any(scan.ARCH_TEST.search(" ".join(b.condition for b in chain)) and any(b.on_amd is True for b in chain)
+               and scan.stub_branches(chain, lines) is None for chain in chains)
+
+
+def _directive(line: str, blanked: str, extra: str) -> str | None:
+    """An #if / #elif line with `extra` (`|| X` or `&& X`) after its condition, which is parenthesized;
+    its trailing comment kept. None for another line or one continued with a backslash."""
+    m = DIRECTIVE.match(line)
+    if m is None or blanked.rstrip().endswith("\\"):
+        return None
+    condition_end = len(blanked.rstrip())
+    return f"{m.group(1)} ({line[m.end():condition_end].strip()}) {extra}{line[condition_end:]}"
+
+
+def _usable(text: str, blanked: str, start: int, end: int, cuda_warps: bool) -> bool:
+    """True when text[start:end], an NVIDIA branch, may be compiled on AMD: no sm_90 feature, no CUDA
+    intrinsic HIP lacks, every asm statement translatable."""
+    code = text[start:end]
+    return not SM90_ONLY.search(code) and not NO_HIP_FORM.search(code) and _translatable(text, blanked, start, end, cuda_warps)
 
 
 def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
-    """`text` with the first translatable CUDA arch branch of each chain whose AMD branch only traps
-    (scan.stub_branches) also taken in AMD device code (see module doc). undefined: macros undefined
-    on AMD (cpp.amd_undefined; __CUDA_ARCH__ among them); cuda_warps: the tree is CUDA-only (ptx.rewrite)."""
+    """`text` with CUDA arch branches also taken on AMD (see module doc): in each chain whose AMD branch
+    only traps (scan.stub_branches), the first usable branch for NVIDIA's newer GPUs, `|| defined(__AMDGCN__)`
+    on its #if / #elif, or, when it is the #else after the stub, `&& !defined(__AMDGCN__)` on the stub's
+    line; a lone `#if __CUDA_ARCH__ >= N` block (N <= 800: declarations, `|| defined(__HIP__)`; statements
+    in a function, `|| defined(__AMDGCN__)`) where the file has no arch path of its own for AMD to take.
+    undefined: macros undefined on AMD (cpp.amd_undefined); cuda_warps: the tree is CUDA-only (ptx.rewrite)."""
     if "__CUDA_ARCH__" not in text:
         return text
     blanked = cpp.blank(text)
-    lines = text.split("\n")
-    blanked_lines = blanked.split("\n")
+    lines, blanked_lines = text.split("\n"), blanked.split("\n")
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
+    chains = cpp.if_chains(blanked, undefined | {"__CUDA_ARCH__"})
+    own_path = _amd_takes_an_arch_branch(chains, lines)
     edits: dict[int, str] = {}
-    for chain in cpp.if_chains(blanked, undefined | {"__CUDA_ARCH__"}):
-        if scan.stub_branches(chain, lines) is not None and not scan.host_only(blanked, chain[0].line):
-            taker = AMD_DEVICE
-        elif _declarations_only(chain, blanked, starts):
-            taker = AMD_HIP
-        else:
-            continue
-        for branch in chain:
-            head = blanked_lines[branch.line - 1]
-            if branch.on_amd is not False or branch.word not in ("if", "elif") or head.rstrip().endswith("\\") \
-                    or not ARCH_LOWER_BOUND.search(branch.condition) or ARCH_UPPER_BOUND.search(branch.condition):
-                continue
-            start, end = starts[branch.line], starts[branch.end - 1]
-            if SM90_ONLY.search(text[start:end]) or not _translatable(text, blanked, start, end, cuda_warps):
-                continue
-            m = DIRECTIVE.match(lines[branch.line - 1])
-            if m is None:
+    for chain in chains:
+        stub = scan.stub_branches(chain, lines)
+        if stub is not None and not scan.host_only(blanked, chain[0].line):
+            taken = stub[0]
+            for k, branch in enumerate(chain):
+                start, end = starts[branch.line], starts[branch.end - 1]
+                if branch.on_amd is not False or not _usable(text, blanked, start, end, cuda_warps):
+                    continue
+                if branch.word in ("if", "elif") and ARCH_LOWER_BOUND.search(branch.condition) \
+                        and not ARCH_UPPER_BOUND.search(branch.condition):
+                    edit = (branch.line, _directive(lines[branch.line - 1], blanked_lines[branch.line - 1], f"|| {AMD_DEVICE}"))
+                elif branch.word == "else" and k > 0 and chain[k - 1] is taken and taken.word in ("if", "elif"):
+                    edit = (taken.line, _directive(lines[taken.line - 1], blanked_lines[taken.line - 1], f"&& !{AMD_DEVICE}"))
+                else:
+                    continue
+                if edit[1] is not None:
+                    edits[edit[0] - 1] = edit[1]
                 break
-            condition_end = len(head.rstrip())
-            condition = lines[branch.line - 1][m.end():condition_end].strip()
-            comment = lines[branch.line - 1][condition_end:]
-            edits[branch.line - 1] = f"{m.group(1)} ({condition}) || {taker}{comment}"
-            break
+        elif not own_path and _lone_gated(chain):
+            branch = chain[0]
+            start, end = starts[branch.line], starts[branch.end - 1]
+            if not _usable(text, blanked, start, end, cuda_warps):
+                continue
+            inside = cpp.enclosing_function_head(blanked, starts[branch.line - 1]) is not None
+            edit_line = _directive(lines[branch.line - 1], blanked_lines[branch.line - 1], f"|| {AMD_DEVICE if inside else AMD_HIP}")
+            if edit_line is not None:
+                edits[branch.line - 1] = edit_line
     for index, line in edits.items():
         lines[index] = line
     return "\n".join(lines)

@@ -9,6 +9,9 @@
 #include <hip/hip_bf16.h>
 #include <hip/hip_fp16.h>
 
+// cuda_fp8.h's own marker (CUB's util_type.cuh and projects test it to turn their FP8 code on)
+#define __CUDA_FP8_TYPES_EXIST__
+
 // cuda_fp8.h's names, as the fixup renames them: __nv_fp8_e4m3 -> rocmig_fp8::e4m3, __nv_fp8x2_e4m3 ->
 // rocmig_fp8::e4m3x2, __nv_fp8_storage_t -> rocmig_fp8::storage_t, __NV_E4M3 -> rocmig_fp8::E4M3,
 // __NV_SATFINITE -> rocmig_fp8::SATFINITE, __nv_cvt_float_to_fp8 -> rocmig_fp8::cvt_float_to_fp8, ...
@@ -143,7 +146,8 @@ __host__ __device__ inline float bf16_float(__hip_bfloat16 x) {
   return __builtin_bit_cast(float, (unsigned)__builtin_bit_cast(unsigned short, x) << 16);
 }
 template <class T> __host__ __device__ inline T rz(float v, T lo, T hi) {
-  return v != v ? T(0) : v <= (float)lo ? lo : v >= (float)hi ? hi : (T)v;
+  // NaN: 0, except cuda_fp16.hpp's 64-bit conversions (__half2ll_rz, __half2ull_rz), which give 0x8000000000000000
+  return v != v ? (sizeof(T) == 8 ? (T)0x8000000000000000ull : T(0)) : v <= (float)lo ? lo : v >= (float)hi ? hi : (T)v;
 }
 template <interpretation_t I>
 struct scalar {
@@ -166,11 +170,18 @@ struct scalar {
   __host__ __device__ explicit operator double() const { return (double)to_float(__x, I); }
   __host__ __device__ explicit operator __hip_bfloat16() const { return __float2bfloat16(to_float(__x, I)); }
   __host__ __device__ explicit operator bool() const { return (__x & 0x7Fu) != 0u; }
-  // CUDA converts through __half with __half2*_rz: toward zero, saturating, NaN -> 0
+  // CUDA converts through __half with __half2*_rz (chars: through float): toward zero, saturating, NaN -> 0
+  __host__ __device__ explicit operator unsigned char() const { return rz<unsigned char>(to_float(__x, I), 0, 255); }
+  __host__ __device__ explicit operator signed char() const { return rz<signed char>(to_float(__x, I), -128, 127); }
+  __host__ __device__ explicit operator char() const {
+    return (char)-1 < (char)0 ? (char)rz<signed char>(to_float(__x, I), -128, 127) : (char)rz<unsigned char>(to_float(__x, I), 0, 255);
+  }
   __host__ __device__ explicit operator short() const { return rz<short>(to_float(__x, I), -32768, 32767); }
   __host__ __device__ explicit operator unsigned short() const { return rz<unsigned short>(to_float(__x, I), 0, 65535); }
   __host__ __device__ explicit operator int() const { return rz<int>(to_float(__x, I), -2147483647 - 1, 2147483647); }
   __host__ __device__ explicit operator unsigned int() const { return rz<unsigned int>(to_float(__x, I), 0u, 4294967295u); }
+  __host__ __device__ explicit operator long() const { return rz<long>(to_float(__x, I), -9223372036854775807l - 1, 9223372036854775807l); }
+  __host__ __device__ explicit operator unsigned long() const { return rz<unsigned long>(to_float(__x, I), 0ul, 18446744073709551615ul); }
   __host__ __device__ explicit operator long long() const { return rz<long long>(to_float(__x, I), -9223372036854775807ll - 1, 9223372036854775807ll); }
   __host__ __device__ explicit operator unsigned long long() const { return rz<unsigned long long>(to_float(__x, I), 0ull, 18446744073709551615ull); }
 };

@@ -32,10 +32,11 @@ RENAMES = {
 }
 CONVERSIONS = ("double_to_fp8", "float_to_fp8", "halfraw_to_fp8", "bfloat16raw_to_fp8", "double2_to_fp8x2",
                "float2_to_fp8x2", "halfraw2_to_fp8x2", "bfloat16raw2_to_fp8x2", "fp8_to_halfraw", "fp8x2_to_halfraw2")
-NAME = re.compile(r"(?<![\w:.>])(" + "|".join(sorted(map(re.escape, RENAMES), key=len, reverse=True))
+# a name, unqualified or with the global scope's `::` (kept: `::rocmig_fp8::e4m3`)
+NAME = re.compile(r"(?<![\w.>:])((?:::)?)(" + "|".join(sorted(map(re.escape, RENAMES), key=len, reverse=True))
                   + r"|__(?:nv|hip)_cvt_(?:" + "|".join(CONVERSIONS) + r"))\b")
-CUDA_USE = re.compile(r"\b(?:__nv_fp8x?[24]?_(?:e4m3|e5m2|storage_t)|__nv_cvt_\w*fp8\w*|__NV_(?:E4M3|E5M2|SATFINITE|NOSAT))\b"
-                      r"|#\s*include\s*[<\"]cuda_fp8\.h[>\"]")
+CUDA_USE = re.compile(r"\b(?:__nv_fp8x?[24]?_(?:e4m3|e5m2|storage_t)|__nv_fp8_interpretation_t|__nv_saturation_t"
+                      r"|__nv_cvt_\w*fp8\w*|__NV_(?:E4M3|E5M2|SATFINITE|NOSAT))\b|#\s*include\s*[<\"]cuda_fp8\.h[>\"]")
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cuda_fp8\.h|hip/hip_fp8\.h)[>"][^\n]*\n?', re.MULTILINE)
 
 
@@ -46,8 +47,8 @@ def header_text() -> str:
 
 
 def _renamed(m: re.Match[str]) -> str:
-    name = m.group(1)
-    return "rocmig_fp8::" + (RENAMES.get(name) or "cvt_" + name.split("_cvt_", 1)[1])
+    name = m.group(2)
+    return m.group(1) + "rocmig_fp8::" + (RENAMES.get(name) or "cvt_" + name.split("_cvt_", 1)[1])
 
 
 def ocp(text: str, cuda_text: str) -> str:

@@ -136,11 +136,15 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
         findings += _block_size(rel, blanked, raw_lines, dead, names, by_check["block-size"])
     if "arch-stub" in by_check:
         findings += _arch_stub(rel, blanked, raw_lines, dead, ctx.undefined, by_check["arch-stub"])
+    # emulations in CUDA arch branches count too: the fixup cuda-arch-branch may have AMD take them (where
+    # it does not, the finding's line is not compiled on AMD and the finding closes as such)
+    arch_live = cpp.dead_lines(ARCH_COMPARISON.sub("ROCMIG_ARCH_TEST", blanked).replace("__CUDA_ARCH__", "ROCMIG_CUDA_ARCH"),
+                               ctx.undefined) if "__CUDA_ARCH__" in text else dead
     if "warp-matrix-asm" in by_check and "asm" in text:
-        findings += _emulated_asm(rel, text, raw_lines, dead, by_check["warp-matrix-asm"], WARP_MATRIX)
+        findings += _emulated_asm(rel, text, raw_lines, arch_live, by_check["warp-matrix-asm"], WARP_MATRIX)
     if "async-copy" in by_check and ("cp.async" in text or "__pipeline_memcpy_async" in text):
         rule = by_check["async-copy"]
-        findings += _emulated_asm(rel, text, raw_lines, dead, rule, ASYNC_COPY)
+        findings += _emulated_asm(rel, text, raw_lines, arch_live, rule, ASYNC_COPY)
         findings += [_hit(rule, rel, raw_lines, n, m.start() + 1, rule.message)
                      for n, row in enumerate(blanked.split("\n"), 1) if n not in dead
                      for m in [PIPELINE_COPY.search(row)] if m]
@@ -150,13 +154,15 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
 
 
 # calls that stop a kernel on either vendor; a branch of nothing but these statements is a stub
-TRAP_CALLS = (r"(?:std::)?assert\s*\(\s*(?:0|false)\s*\)|__trap\s*\(\s*\)|__builtin_trap\s*\(\s*\)"
-              r"|(?:std::)?abort\s*\(\s*\)")
-STUB = re.compile(rf"(?:\s*(?:{TRAP_CALLS})\s*;)+\s*")
+TRAP_CALLS = (r"(?:std::)?assert\s*\(\s*(?:(?:0|false)\s*(?:&&\s*\"[^\"]*\"\s*)?|!\s*\"[^\"]*\"\s*)\)"
+              r"|__trap\s*\(\s*\)|__builtin_trap\s*\(\s*\)|(?:std::)?abort\s*\(\s*\)")
+# a branch that only traps: messages printed first, a value returned after the trap (never reached)
+STUB = re.compile(rf"(?:\s*printf\s*\([^;]*\)\s*;)*(?:\s*(?:{TRAP_CALLS})\s*;)+(?:\s*return\b[^;]*;)?\s*")
 # NVIDIA's traps as well: a gated branch of nothing but these traps on NVIDIA too (CUTLASS's uint128_t::exception)
 NVIDIA_TRAP = re.compile(rf"(?:\s*(?:{TRAP_CALLS}|__brkpt\s*\(\s*\)"
                          r"|asm\s*(?:volatile\s*)?\(\s*\"\s*(?:brkpt|trap)\s*;?\s*(?:\\n)?\s*\"\s*(?::\s*)*\))\s*;)+\s*")
 ARCH_TEST = re.compile(r"\b__CUDA_ARCH__\b")
+ARCH_COMPARISON = re.compile(r"\b__CUDA_ARCH__\s*(?:[<>]=?|[!=]=)\s*\d+")
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 # a function head that may run on the GPU: CUDA's qualifiers, or a macro that may expand to them
 # (CUTLASS_HOST_DEVICE, DEVICE_INLINE, ...); constexpr functions run on the device with --expt-relaxed-constexpr
