@@ -489,7 +489,8 @@ def bootstrap_cmd(suite: str, mirror: str, tag: str | None, if_missing: bool) ->
 @click.option("--rocm", default=None, help="ROCm minor line of the dev image (default: matrix default)")
 @click.option("--source", default=None, help="source of the dev image (default: matrix default)")
 @click.option("--arch", "archs", multiple=True, required=True,
-              help="offload arch to compile for (repeatable): a matrix arch or product, or any gfx arch hipcc knows")
+              help="offload arch to compile for (repeatable or a comma list): a matrix arch or product, or any gfx "
+                   "arch hipcc knows")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="report folder")
 @recipe_options
 @click.argument("recipe_args", nargs=-1, type=click.UNPROCESSED)
@@ -507,6 +508,7 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
         annotate_report,
         check_paths,
         pick_dev_image,
+        recipe_drift,
         recipe_error,
         run_migrate,
         split_archs,
@@ -525,6 +527,11 @@ def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str 
     recipe_args = (*recipe_arguments(recipe), *passthrough_arguments(recipe_args, _group_options()))
     client = docker_client()
     cell = pick_dev_image(client, list(dev_cells), list(archs))
+    drift = recipe_drift(client, cell.ref, project.root)
+    if drift:
+        click.echo(f"warning: the dev image {cell.ref} holds another version of recipes/migrate than this checkout "
+                   f"({len(drift)} file(s) differ: {', '.join(drift[:3])}{', ...' if len(drift) > 3 else ''}); "
+                   "the run uses the image's: `make images` rebuilds it", err=True)
     code, lines = run_migrate(client, cell, mounts, list(archs), list(recipe_args), _ui(ctx))
     if code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
         # The recipe's bad-input / interrupt line is the whole message: one line, as every error of buildctl.

@@ -7,6 +7,7 @@ name /src and /out; the host relabels them with the paths the user gave.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -34,10 +35,11 @@ OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}|gfx[0-9]+(-[0-9]+)?-generic")
 def split_archs(project: Project, values: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(archs of the matrix, every requested arch) for `--arch` values: matrix archs and products map to
     their gfx name; another gfx offload arch (gfx908, gfx1030, gfx11-generic, ...) is passed on for the
-    recipe to check against the toolchain. Raises ConfigError for anything else."""
+    recipe to check against the toolchain. A value may be a comma list (`--arch gfx942,gfx1100`), as the
+    other subcommands' flags. Raises ConfigError for anything else."""
     matrix: list[str] = []
     every: list[str] = []
-    for value in values:
+    for value in (v.strip() for item in values for v in item.split(",") if v.strip()):
         try:
             names = _arch_name(project, value)
             matrix += names
@@ -64,6 +66,27 @@ def pick_dev_image(client: docker.DockerClient, dev_cells: list[Cell], archs: li
     raise BuildError(
         f"no dev image for ROCm {first.release.version} ({first.release.source}) is built: build one with "
         f"`make images SOURCE={first.release.source} ROCM={first.release.version} ARCH={first.arch_name}`")
+
+
+RECIPE_IN_IMAGE = "/opt/rocmig/recipes/migrate"
+RECIPE_SUFFIXES = (".py", ".h", ".yaml")
+
+
+def recipe_drift(client: docker.DockerClient, ref: str, root: Path) -> list[str]:
+    """Files of recipes/migrate (.py, .h, .yaml) that differ between the checkout at `root` and the image
+    `ref`, whose copy (RECIPE_IN_IMAGE) is the one `buildctl migrate` runs: [] when they agree, or when
+    the image cannot be read (the run itself then says why)."""
+    local_dir = root / "recipes" / "migrate"
+    mine = {p.relative_to(local_dir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in local_dir.rglob("*") if p.is_file() and p.suffix in RECIPE_SUFFIXES and "__pycache__" not in p.parts}
+    script = (f"cd {RECIPE_IN_IMAGE} && find . -type f \\( " + " -o ".join(f"-name '*{s}'" for s in RECIPE_SUFFIXES)
+              + " \\) -not -path '*/__pycache__/*' -exec sha256sum {} +")
+    try:
+        listing = client.containers.run(ref, ["sh", "-c", script], remove=True, network_disabled=True).decode()
+    except docker.errors.DockerException:
+        return []
+    theirs = {name.removeprefix("./"): digest for digest, name in (line.split(None, 1) for line in listing.splitlines() if line)}
+    return sorted(name for name in mine.keys() | theirs.keys() if mine.get(name) != theirs.get(name))
 
 
 def check_paths(src: Path, out: Path) -> tuple[Path, Path]:

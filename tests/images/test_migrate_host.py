@@ -2,6 +2,7 @@
 matched to the error case library in report.json, report.md and report.html."""
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -168,3 +169,20 @@ def test_a_unit_using_another_units_device_function_compiles_as_relocatable_devi
         assert files["main.cu"]["compile"][arch]["rdc"] is True
         assert files["lib.cu"]["compile"][arch]["rdc"] is False
     assert "-fgpu-rdc" in (out / "report.md").read_text()
+
+
+@pytest.mark.skipif(not slice_cells("dev"), reason="dev is not in the slice")
+def test_a_checkout_whose_recipe_differs_from_the_images_is_told(tmp_path):
+    """buildctl migrate runs the dev image's copy of recipes/migrate: a changed or added file of the
+    checkout's is named (the CLI prints it as a warning, with `make images` to rebuild)."""
+    import docker
+
+    from buildctl.migrate import recipe_drift
+
+    (cell,) = slice_cells("dev")[:1]
+    shutil.copytree(ROOT / "recipes" / "migrate", tmp_path / "recipes" / "migrate",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "recipes" / "migrate" / "migrate" / "fp8.py").write_text("# changed\n")
+    (tmp_path / "recipes" / "migrate" / "migrate" / "added.py").write_text("# new\n")
+    drift = recipe_drift(docker.from_env(), cell.ref, tmp_path)
+    assert {"migrate/fp8.py", "migrate/added.py"} <= set(drift), drift

@@ -51,6 +51,7 @@ def test_arch_beyond_the_matrix_is_passed_to_the_recipe():
     project = load_project(ROOT)
     assert split_archs(project, ("gfx942", "gfx908", "gfx1030", "gfx11-generic")) == \
         (("gfx942",), ("gfx942", "gfx908", "gfx1030", "gfx11-generic"))
+    assert split_archs(project, ("gfx942,gfx1100", "gfx908")) == (("gfx942", "gfx1100"), ("gfx942", "gfx1100", "gfx908"))
     with pytest.raises(ConfigError) as error:
         split_archs(project, ("sm_90",))
     message = str(error.value)
