@@ -746,3 +746,19 @@ def test_half2_min_max_goes_below_helpers_the_file_already_has():
     # the helpers the overloads add come below the file's block, then the overloads
     assert out.index("#define ROCMIG_PTX_lop3") < out.index("#define ROCMIG_PTX_h2minmax") < \
         out.index("#define ROCMIG_HALF2_MINMAX") < out.index("__device__ half2 f")
+
+
+def test_plain_shuffles_of_bf16_pairs_get_overloads_and_gemm_ex_compute_types_are_compute_types():
+    # gptqmodel 7.7.0 swordfish: the warp rewrite's __shfl(pair, src, 32) on __hip_bfloat162, and
+    # hipblasGemmEx(..., HIP_R_32F, HIPBLAS_GEMM_DEFAULT) with hipBLAS 3's hipblasComputeType_t
+    text = ("#include <hip/hip_bf16.h>\ntemplate <class T2> __device__ T2 pick(T2 v) { return __shfl(v, 3, 32); }\n"
+            "__device__ __hip_bfloat162 f(__hip_bfloat162 v) { return pick(v); }\n")
+    out = features.bf16x2_shuffles(text, pytorch=False)
+    assert "__device__ inline __hip_bfloat162 __shfl_xor(__hip_bfloat162 v, int lane_mask, int width = warpSize)" in out
+    assert out.index("#define ROCMIG_BF16X2_SHUFFLES") > out.index("#include <hip/hip_bf16.h>")
+    assert features.bf16x2_shuffles("__device__ int g(int v) { return __shfl(v, 0); }\n", pytorch=False).count("ROCMIG") == 0
+    gemm = ("  CHECK(hipblasGemmEx(\n      handle, HIPBLAS_OP_N, HIPBLAS_OP_N, n, m, k, &alpha, w, ct, n, a, ct,\n"
+            "      k, &beta, c, ct, n, HIP_R_32F, HIPBLAS_GEMM_DEFAULT));\n")
+    assert features.gemm_ex_compute_type(gemm) == gemm.replace("HIP_R_32F,", "HIPBLAS_COMPUTE_32F,")
+    already = gemm.replace("HIP_R_32F,", "HIPBLAS_COMPUTE_32F_FAST_TF32,")
+    assert features.gemm_ex_compute_type(already) == already

@@ -489,6 +489,29 @@ def bf16_pairs(text: str) -> str:
     return text if renamed is None else insert_after_includes(renamed, BF16_PAIR_HELPERS)
 
 
+PLAIN_SHUFFLE = re.compile(r"(?<![\w.:>])__shfl(?:_up|_down|_xor)?\s*\(")
+BF16X2_SHUFFLES = (  # under hip_bf16.h's include guard, as the bf16 pairs
+    "#if !defined(ROCMIG_BF16X2_SHUFFLES) && defined(_HIP_INCLUDE_HIP_AMD_DETAIL_HIP_BF16_H_)\n#define ROCMIG_BF16X2_SHUFFLES\n"
+    "// HIP 7.2 shuffles __hip_bfloat162 in the *_sync forms only; the plain forms CUDA's 32-lane warp rewrites\n"
+    "// use, as HIP's *_sync ones do it: the pair's 32 bits as one unsigned int\n"
+    + "".join(f"__device__ inline __hip_bfloat162 __shfl{name}(__hip_bfloat162 v, {kind} {arg}, int width = warpSize) {{\n"
+              f"  union {{ __hip_bfloat162 b; unsigned int u; }} x{{v}};\n  x.u = __shfl{name}(x.u, {arg}, width);\n  return x.b;\n}}\n"
+              for name, kind, arg in (("", "int", "src_lane"), ("_up", "unsigned int", "lane_delta"),
+                                      ("_down", "unsigned int", "lane_delta"), ("_xor", "int", "lane_mask")))
+    + "#endif\n")
+
+
+def bf16x2_shuffles(text: str, pytorch: bool) -> str:
+    """HIP's plain shuffles (__shfl, __shfl_up / _down / _xor) for __hip_bfloat162 (BF16X2_SHUFFLES), in a
+    file that calls them and names bfloat16 or is part of a PyTorch extension (whose templates take
+    bf16 pairs): CUDA's `__shfl_xor_sync(0xffffffff, pair, o)` becomes `__shfl_xor(pair, o, 32)` (warp.py),
+    which HIP 7.2 declares for __half2 and __hip_bfloat16 but not for the bf16 pair (gptqmodel 7.7.0's
+    swordfish decode: "no matching function for call to '__shfl'")."""
+    if not PLAIN_SHUFFLE.search(cpp.blank(text)) or not ("bfloat16" in text or pytorch):
+        return text
+    return insert_after_includes(text, BF16X2_SHUFFLES)
+
+
 GRID_CONSTANT = re.compile(r"\b__grid_constant__\s*")
 
 
@@ -634,6 +657,32 @@ def hipblas_datatype(text: str) -> str:
     torch.utils.hipify 2.14 still maps cublasDataType_t to hipblasDatatype_t, and ports written for
     ROCm 5-6 name it (DeepSpeed 0.19.8 blas_utils.h)."""
     return HIPBLAS_DATATYPE.sub("hipDataType", text)
+
+
+GEMM_EX = re.compile(r"(?<![\w.:>])hipblasGemm(?:StridedBatched|Batched)?Ex(?:_v2)?\s*\(")
+COMPUTE_TYPES = {"HIP_R_32F": "HIPBLAS_COMPUTE_32F", "HIP_R_64F": "HIPBLAS_COMPUTE_64F", "HIP_R_16F": "HIPBLAS_COMPUTE_16F",
+                 "HIP_R_32I": "HIPBLAS_COMPUTE_32I", "HIPBLAS_R_32F": "HIPBLAS_COMPUTE_32F", "HIPBLAS_R_64F": "HIPBLAS_COMPUTE_64F",
+                 "HIPBLAS_R_16F": "HIPBLAS_COMPUTE_16F", "HIPBLAS_R_32I": "HIPBLAS_COMPUTE_32I"}
+
+
+def gemm_ex_compute_type(text: str) -> str:
+    """The compute type of hipblasGemmEx / GemmBatchedEx / GemmStridedBatchedEx (the argument before the
+    algo, the last) given as a data type (HIP_R_32F) -> the compute type (HIPBLAS_COMPUTE_32F), for hipBLAS 3
+    and later, whose compute type is hipblasComputeType_t only. cuBLAS keeps a C++ overload taking the
+    legacy cudaDataType_t there (cublas_api.h) and maps CUDA_R_32F to CUBLAS_COMPUTE_32F, the same
+    computation (gptqmodel 7.7.0's swordfish_dense_tier.cu passes CUDA_R_32F)."""
+    if "Ex" not in text or not GEMM_EX.search(text):
+        return text
+    blanked = cpp.blank(text)
+    for m in reversed(list(GEMM_EX.finditer(blanked))):
+        found = _arg_spans(blanked, m.end())
+        if found is None or len(found[0]) < 3:
+            continue
+        start, end = found[0][-2]
+        value = text[start:end].strip()
+        if value in COMPUTE_TYPES:
+            text = text[:start] + text[start:end].replace(value, COMPUTE_TYPES[value]) + text[end:]
+    return text
 
 
 def nccl_rccl(text: str) -> str:

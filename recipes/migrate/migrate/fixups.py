@@ -29,7 +29,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, blas-status-string, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   cuda-arch-branch      `#if __CUDA_ARCH__ >= N` branches whose AMD side only traps (assert(0)) get
                         `|| defined(__AMDGCN__)` where every asm statement in them translates (archbranch.py)
@@ -451,6 +451,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("warp-sync-full-mask", "CUDA 32-lane warp operations -> exact HIP forms on wave32 and wave64",
          lambda t: warp.rewrite(t, warp.Model(full_mask_regex(full_mask_names), legacy=cuda_only, any_mask=cuda_only,
                                   own_macros=own_macros))),
+        ("bf16x2-shuffles", "plain __shfl / _up / _down / _xor for __hip_bfloat162 (HIP 7.2 has the *_sync forms only)",
+         lambda t: features.bf16x2_shuffles(t, pytorch)),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
         ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> -> <hip/hip_runtime.h>",
@@ -488,6 +490,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          "definition", features.merged_error_overloads),
         ("hipblas-datatype-v3", "hipblasDatatype_t -> hipDataType (hipBLAS >= 3 removed the type)",
          lambda t: features.hipblas_datatype(t) if hipblas_major is not None and hipblas_major >= 3 else t),
+        ("gemm-ex-compute-type", "GemmEx compute type given as a data type (HIP_R_32F) -> HIPBLAS_COMPUTE_32F (hipBLAS >= 3)",
+         lambda t: features.gemm_ex_compute_type(t) if hipblas_major is not None and hipblas_major >= 3 else t),
         ("nccl-rccl", "<nccl.h> -> <rccl/rccl.h> (RCCL keeps NCCL's API names)", features.nccl_rccl),
         ("cuda-trap", "__trap() -> __builtin_trap() (HIP's device abort)", features.trap),
         ("gemm-tensor-op-algo", "deprecated CUBLAS_GEMM_DEFAULT_TENSOR_OP -> HIPBLAS_GEMM_DEFAULT", features.gemm_tensor_op),
