@@ -260,11 +260,11 @@ __global__ void flag_kernel(uint32_t* flags, float* sum) {
 
 FP8_MMA = """
 __global__ void fp8_kernel(const unsigned* a, float* c) {
-  float d0, d1, d2, d3;
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"
-               : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
-  c[0] = d0 + d1 + d2 + d3;
+  unsigned h0, h1;
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};\\n"
+               : "=r"(h0), "=r"(h1)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]));
+  c[0] = (float)(h0 ^ h1);
 }
 """
 
@@ -495,3 +495,74 @@ def test_stub_gated_tensor_core_helpers_compile_with_their_cuda_branch_on_amd(tm
     migrated = (tmp_path / "out" / "run" / "hip" / "gptq_tile.cu").read_text(encoding="utf-8")
     assert migrated.count("|| defined(__AMDGCN__)") == 3 and not ptx.statements(migrated)
     assert "rocmig_ptx::mma_16bit<16>(" in migrated and "rocmig_ptx::cp_async(" in migrated
+
+
+FP8_MMA_CHECK = r"""#include <thread>
+#include <vector>
+#include <cstdio>
+#include <cstring>
+// every FP8 byte decoded, then the same warp's mma.sync m16n8k32 twice: FP8 bytes encoding small integers
+// (mma_fp8) and those integers as s8 bytes (mma_8bit, whose layout matches an NVIDIA H100 bit for bit)
+static unsigned char enc[17];  // e4m3 byte of -8..8 (index v + 8)
+int main() {
+  for (unsigned b = 0; b < 256; ++b) {
+    float f = rocmig_ptx::fp8_float(b, false), g = rocmig_ptx::fp8_float(b, true);
+    unsigned fu, gu; memcpy(&fu, &f, 4); memcpy(&gu, &g, 4);
+    printf("decode %u %08x %08x\n", b, fu, gu);
+    for (int v = -8; v <= 8; ++v) if (f == (float)v && !(v == 0 && b != 0)) enc[v + 8] = (unsigned char)b;
+  }
+  std::barrier<> barrier(32);
+  rocmig_host_barrier = &barrier;
+  static int vals[32][6][4];
+  unsigned seed = 12345;
+  for (auto& lane : vals) for (auto& reg : lane) for (int& v : reg) { seed = seed * 1103515245u + 12345u; v = (int)((seed >> 16) % 17) - 8; }
+  static float d8[32][4], dfp8[32][4];
+  std::vector<std::thread> lanes;
+  for (unsigned l = 0; l < 32; ++l)
+    lanes.emplace_back([l] {
+      rocmig_host_lane = l;
+      unsigned s8[6] = {}, fp[6] = {};
+      for (int r = 0; r < 6; ++r) for (int e = 0; e < 4; ++e) {
+        s8[r] |= (unsigned)(unsigned char)(signed char)vals[l][r][e] << (8 * e);
+        fp[r] |= (unsigned)enc[vals[l][r][e] + 8] << (8 * e);
+      }
+      unsigned c[4] = {0, 0, 0, 0}, d[4];
+      rocmig_ptx::mma_8bit<32>(s8, s8 + 4, c, d, true, true, false);
+      for (int i = 0; i < 4; ++i) d8[l][i] = (float)(int)d[i];
+      float cf[4] = {0, 0, 0, 0};
+      rocmig_ptx::mma_fp8<32>(fp, fp + 4, cf, dfp8[l], false, false);
+    });
+  for (auto& t : lanes) t.join();
+  int same = 0;
+  for (int l = 0; l < 32; ++l) for (int i = 0; i < 4; ++i) same += d8[l][i] == dfp8[l][i];
+  printf("mma %d\n", same);
+  return 0;
+}
+"""
+
+
+def _ocp_fp8(byte: int, e5m2: bool) -> float:
+    """An OCP FP8 byte's value (the OCP 8-bit floating point specification), independently of rocmig's code."""
+    if e5m2:
+        return struct.unpack("<e", bytes([0, byte]))[0]
+    sign = -1.0 if byte & 0x80 else 1.0
+    exponent, mantissa = (byte >> 3) & 0xF, byte & 7
+    if exponent == 15 and mantissa == 7:
+        return float("nan")
+    return sign * (mantissa / 8 * 2.0 ** -6 if exponent == 0 else (1 + mantissa / 8) * 2.0 ** (exponent - 7))
+
+
+def test_fp8_tensor_core_fragments_decode_exactly_and_share_the_verified_8bit_layout(tmp_path: Path) -> None:
+    """mma.sync with .e4m3 / .e5m2 inputs (gptqmodel's swordfish FP8 Marlin): every FP8 byte decodes to the
+    OCP value, and on a warp of small integers the FP8 emulation gives exactly the s8 emulation's sums, whose
+    fragment layout was compared with an NVIDIA H100 (test_warp_matrix_emulation_matches_nvidia)."""
+    image_or_skip()
+    lines = _run_on_host(tmp_path, FP8_MMA_CHECK)
+    decoded = [line.split() for line in lines if line.startswith("decode ")]
+    assert len(decoded) == 256
+    for _word, byte, e4, e5 in decoded:
+        for bits, e5m2 in ((e4, False), (e5, True)):
+            want = _ocp_fp8(int(byte), e5m2)
+            got = struct.unpack("<f", int(bits, 16).to_bytes(4, "little"))[0]
+            assert (got != got and want != want) or got == want, (byte, e5m2, got, want)
+    assert "mma 128" in lines, lines[-1]

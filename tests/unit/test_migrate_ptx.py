@@ -289,3 +289,15 @@ def test_a_translation_spans_the_lines_of_its_statement() -> None:
     body = out[out.index("__device__ void f"):].split("\n")
     assert body[1].startswith("  do { /* PTX: mma.sync") and body[6].endswith("} while (0);") and body[7] == "  c[0] += 1.0f;"
     assert all(line.startswith("    ") for line in body[2:7]), body
+
+
+def test_fp8_tensor_core_fragments_are_emulated() -> None:
+    # gptqmodel 7.7.0 swordfish marlin_mma.h (FP8 activations on sm_89+)
+    text = ('asm volatile(\n  "mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 "\n'
+            '  "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};\\n"\n'
+            '  : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])\n'
+            '  : "r"(a[idx * 2]), "r"(a[idx * 2 + 1]), "r"(b[idx]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));\n')
+    (stmt,) = ptx.statements(text)
+    assert "rocmig_ptx::mma_fp8<16>(_a, _b, _c, _d, false, false);" in ptx.translate(stmt, True)
+    with pytest.raises(ptx.Unsupported):  # e4m3 with an f16 accumulator has no emulation here
+        ptx.translate(ptx.statements(text.replace("f32.e4m3.e4m3.f32", "f16.e4m3.e4m3.f16"))[0], True)

@@ -816,6 +816,19 @@ class Translator:
                 self.write(x, 32, f"_d[{i}]")
             self.code.append("}")
             return
+        if atype in ("e4m3", "e5m2") and btype in ("e4m3", "e5m2") and dtype == ctype == "f32" and k in (16, 32) \
+                and not satfinite:
+            if (len(a), len(b), len(c), len(d)) != (k // 8, k // 16, 4, 4):
+                raise Unsupported("mma operands")
+            acc = ", ".join(f"rocmig_ptx::f32({self.read(x, 32)})" for x in c)
+            self.code.append(f"{{ rocmig_ptx::u32 _a[] = {{{', '.join(regs_a)}}}; rocmig_ptx::u32 _b[] = "
+                             f"{{{', '.join(regs_b)}}}; float _c[4] = {{{acc}}}; float _d[4]; "
+                             f"rocmig_ptx::mma_fp8<{k}>(_a, _b, _c, _d, {str(atype == 'e5m2').lower()}, "
+                             f"{str(btype == 'e5m2').lower()});")
+            for i, x in enumerate(d):
+                self.write(x, 32, f"rocmig_ptx::b32(_d[{i}])")
+            self.code.append("}")
+            return
         raise Unsupported("mma." + ".".join(mods))
 
     def op_cp(self, mods: list[str], args: list[str]) -> None:

@@ -277,5 +277,38 @@ template <int K> __device__ inline void mma_8bit(const u32* a, const u32* b, con
     d[i] = (u32)v;
   }
 }
+// An OCP FP8 byte (NVIDIA's E4M3: bias 7, S.1111.111 NaN, no infinity; E5M2: the upper byte of a half) as a float,
+// exactly (every FP8 value is a float).
+__host__ __device__ inline float fp8_float(u32 byte, bool e5m2) {
+  byte &= 0xFFu;
+  if (e5m2) return (float)f16((u16)(byte << 8));
+  const u32 sign = (byte & 0x80u) << 24, exponent = (byte >> 3) & 0xFu, mantissa = byte & 7u;
+  if (exponent == 15u && mantissa == 7u) return f32(0x7FFFFFFFu);
+  if (exponent == 0u) return f32(sign | b32((float)mantissa * (1.0f / 512.0f)));
+  return f32(sign | ((exponent + 120u) << 23) | (mantissa << 20));
+}
+// mma.sync.aligned.m16n8k{16,32}.row.col.f32 with .e4m3 / .e5m2 inputs: the 8-bit fragments of mma_8bit
+// (A: K/8 registers of four bytes, B: K/16), each byte an FP8 value; products of FP8 values are exact in
+// float, summed over k in order with one float rounding per step (NVIDIA does not specify its order).
+template <int K> __device__ inline void mma_fp8(const u32* a, const u32* b, const float* c, float* d, bool a_e5m2,
+                                                bool b_e5m2) {
+  const u32 lane = lane32(), g = lane / 4, t = lane % 4;
+  float acc[4] = {c[0], c[1], c[2], c[3]};
+  for (int kq = 0; kq < K / 4; ++kq) {  // k = 4kq .. 4kq+3: one register of each fragment
+    const int half = kq / 4;            // k >= 16: A's registers 2 and 3, B's register 1
+    const u32 src = (u32)(kq % 4);
+    const u32 a0 = shfl32(a[2 * half], 4 * g + src), a1 = shfl32(a[2 * half + 1], 4 * g + src);
+    const u32 b0 = shfl32(b[half], 4 * (2 * t) + src), b1 = shfl32(b[half], 4 * (2 * t + 1) + src);
+    for (int e = 0; e < 4; ++e) {
+      const float x0 = fp8_float(a0 >> (8 * e), a_e5m2), x1 = fp8_float(a1 >> (8 * e), a_e5m2);
+      const float y0 = fp8_float(b0 >> (8 * e), b_e5m2), y1 = fp8_float(b1 >> (8 * e), b_e5m2);
+      acc[0] = __builtin_fmaf(x0, y0, acc[0]);
+      acc[1] = __builtin_fmaf(x0, y1, acc[1]);
+      acc[2] = __builtin_fmaf(x1, y0, acc[2]);
+      acc[3] = __builtin_fmaf(x1, y1, acc[3]);
+    }
+  }
+  for (int i = 0; i < 4; ++i) d[i] = acc[i];
+}
 }  // namespace rocmig_ptx
 #endif

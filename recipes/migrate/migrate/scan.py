@@ -162,7 +162,7 @@ STUB = re.compile(rf"(?:\s*printf\s*\([^;]*\)\s*;)*(?:\s*(?:{TRAP_CALLS})\s*;)+(
 NVIDIA_TRAP = re.compile(rf"(?:\s*(?:{TRAP_CALLS}|__brkpt\s*\(\s*\)"
                          r"|asm\s*(?:volatile\s*)?\(\s*\"\s*(?:brkpt|trap)\s*;?\s*(?:\\n)?\s*\"\s*(?::\s*)*\))\s*;)+\s*")
 ARCH_TEST = re.compile(r"\b__CUDA_ARCH__\b")
-ARCH_COMPARISON = re.compile(r"\b__CUDA_ARCH__\s*(?:[<>]=?|[!=]=)\s*\d+")
+ARCH_COMPARISON = re.compile(r"\b__CUDA_ARCH__\s*>=?\s*\d+")  # a lower bound: what cuda-arch-branch may turn on
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 # a function head that may run on the GPU: CUDA's qualifiers, or a macro that may expand to them
 # (CUTLASS_HOST_DEVICE, DEVICE_INLINE, ...); constexpr functions run on the device with --expt-relaxed-constexpr
