@@ -39,8 +39,8 @@ def test_statements_outside_the_parsed_forms_are_not_listed(asm: str) -> None:
 
 
 @pytest.mark.parametrize("asm", [
-    'asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, '
-    '{%0,%1,%2,%3};" : "+f"(a), "+f"(b), "+f"(c), "+f"(d) : "r"(x), "r"(x), "r"(x), "r"(x), "r"(x), "r"(x));',
+    'asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, '
+    '{%0,%1};" : "+r"(a), "+r"(b) : "r"(x), "r"(x), "r"(x), "r"(x), "r"(x), "r"(x));',
     'asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1}, {%2,%3}, {%4,%5}, {%0,%1};" '
     ': "+f"(a), "+f"(b) : "r"(x), "r"(x), "r"(x), "r"(x));',
     'asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%0,%1}, [%2];" : "=r"(a), "=r"(b) : "r"(s));',
