@@ -285,6 +285,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "c-void-pointer-conversion": "cannot initialize a variable of type 'float *' with an rvalue of type 'void *'",
         "hipblas-half-type": "no matching function for call to 'hipblasHgemm'",
         "cuda-arch-gated-declaration": "no member named 'num2float' in 'gptq_marlin::ScalarType<__hip_bfloat16>'",
+        "torch-hip-version-undefined": "use of undeclared identifier 'TORCH_HIP_VERSION'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},

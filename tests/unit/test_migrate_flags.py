@@ -391,6 +391,18 @@ def test_a_build_scripts_half_switches_become_hipcc_undefines(tmp_path):
     assert torch_ext.half_undefines(tmp_path / "setup.py") == ()
 
 
+def test_a_cmake_builds_hip_half_switches_count_and_its_nvcc_ones_do_not(tmp_path):
+    # vLLM 0.34.0 cmake/utils.cmake get_torch_gpu_compiler_flags: REMOVE_ITEM of the CUDA -D switches for nvcc,
+    # APPEND of -U__HIP_NO_HALF_CONVERSIONS__ / -U__HIP_NO_HALF_OPERATORS__ for hipcc
+    from migrate import torch_ext
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "utils.cmake").write_text(
+        '    list(REMOVE_ITEM GPU_FLAGS\n        "-D__CUDA_NO_HALF_OPERATORS__"\n        "-U__CUDA_NO_HALF2_OPERATORS__")\n'
+        '    list(APPEND GPU_FLAGS\n      "-DUSE_ROCM"\n      "-U__HIP_NO_HALF_CONVERSIONS__"\n      "-U__HIP_NO_HALF_OPERATORS__")\n')
+    assert torch_ext.half_undefines(tmp_path) == (("-U__HIP_NO_HALF_CONVERSIONS__", "cmake/utils.cmake:6"),
+                                                  ("-U__HIP_NO_HALF_OPERATORS__", "cmake/utils.cmake:7"))
+
+
 def test_defines_a_cmakelists_always_passes_are_taken_when_the_sources_test_them(tmp_path):
     # natten 0.21.7: csrc/CMakeLists.txt:147 add_definitions("-DNATTEN_WITH_CUTLASS") at its top level, and
     # the op bodies sit in `#ifdef NATTEN_WITH_CUTLASS ... #else TORCH_CHECK(false, ...)`; a define inside

@@ -137,6 +137,9 @@ def apply_fixups(mapped: dict[str, str], cuda_texts: dict[str, str], out_dir: Pa
 # (DeepSpeed's op_builder, apex, flash-attn, mamba-ssm: '-U__CUDA_NO_HALF_OPERATORS__', ...).
 # DeepSpeed's ROCm branch names the HIP ones itself ('-U__HIP_NO_HALF_OPERATORS__').
 HALF_SWITCH = re.compile(r"""["']-U\s*(__(?:CUDA|HIP)_NO_(?:HALF|HALF2|BFLOAT16)_(?:OPERATORS|CONVERSIONS)__)["']""")
+# A CMake build names its hipcc flags itself (vLLM's cmake/utils.cmake, for GPU_LANG HIP: "-U__HIP_NO_HALF_OPERATORS__");
+# its nvcc ones are no HIP flags (nothing hipifies them)
+CMAKE_HIP_HALF_SWITCH = re.compile(r"""["']-U\s*(__HIP_NO_(?:HALF|HALF2|BFLOAT16)_(?:OPERATORS|CONVERSIONS)__)["']""")
 
 
 def half_undefines(src: Path) -> tuple[tuple[str, str], ...]:
@@ -145,14 +148,15 @@ def half_undefines(src: Path) -> tuple[tuple[str, str], ...]:
     ROCm (_hipify_compile_flags in torch/utils/cpp_extension.py 2.14 replaces the first CUDA of each
     nvcc flag with HIP). They undo COMMON_HIP_FLAGS' -D__HIP_NO_HALF_OPERATORS__=1 and
     -D__HIP_NO_HALF_CONVERSIONS__=1, which hide __half's operators and conversions: without them
-    DeepSpeed's `(__half)1.0f` casts do not compile. Files without such an argument are not read
+    DeepSpeed's `(__half)1.0f` casts do not compile. CMake files (CMakeLists.txt, *.cmake) count with their
+    explicit -U__HIP_NO_... flags only (vLLM's cmake/utils.cmake). Files without such an argument are not read
     further than a substring test; a run on one file (no tree) finds none."""
     found: dict[str, str] = {}
     if not src.is_dir():
         return ()
     for folder, dirs, files in os.walk(src):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(f for f in files if f.endswith(".py")):
+        for name in sorted(f for f in files if f.endswith((".py", ".cmake")) or f == "CMakeLists.txt"):
             path = Path(folder) / name
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
@@ -160,7 +164,7 @@ def half_undefines(src: Path) -> tuple[tuple[str, str], ...]:
                 continue
             if "_NO_HALF" not in text and "_NO_BFLOAT16" not in text:
                 continue
-            for m in HALF_SWITCH.finditer(text):
+            for m in (HALF_SWITCH if name.endswith(".py") else CMAKE_HIP_HALF_SWITCH).finditer(text):
                 flag = "-U" + m.group(1).replace("CUDA", "HIP", 1)
                 found.setdefault(flag, f"{path.relative_to(src).as_posix()}:{text.count(chr(10), 0, m.start()) + 1}")
     return tuple(sorted(found.items()))
