@@ -51,7 +51,7 @@ def outputs(tmp_path_factory) -> tuple[dict[str, bytes], dict[str, bytes]]:
     image_or_skip()
     src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("out")
     cuda = harness("__hip_bfloat16_raw", on_device=False)
-    migrated = fp8.ocp(cuda, cuda)
+    migrated = fp8.header(fp8.ocp(cuda, cuda))
     assert "#define ROCMIG_CUDA_FP8" in migrated and "__nv_" not in migrated.split("}  // namespace rocmig_fp8")[1]
     (src / "migrated.cpp").write_text(migrated, encoding="utf-8")
     (src / "nvidia.cu").write_text(harness("__nv_bfloat16_raw", on_device=False), encoding="utf-8")

@@ -21,14 +21,17 @@ template <> class MarlinScalarType<__nv_fp8_e4m3> {
 """
 
 
+def _migrated(text: str, cuda: str) -> str:
+    return fp8.header(fp8.ocp(text, cuda))
+
+
 def test_torch_hipifys_text_gets_the_header_and_rocmig_names():
-    out = fp8.ocp(TORCH_TEXT, TORCH_TEXT)
+    out = _migrated(TORCH_TEXT, TORCH_TEXT)
     assert out.count("#define ROCMIG_CUDA_FP8") == 1 and "#include <cuda_fp8.h>" not in out
     code = out.split("}  // namespace rocmig_fp8\n#endif\n", 1)[1]
     assert "template <> class MarlinScalarType<rocmig_fp8::e4m3> {" in code
     assert "using FragA = Vec<rocmig_fp8::e4m3x4, 4>;" in code and "const rocmig_fp8::e4m3x2 x" in code
     assert "__nv_" not in code
-    assert fp8.ocp(out, TORCH_TEXT) == out  # applied once
 
 
 def test_hipify_perls_fnuz_names_and_conversions_become_rocmig_names():
@@ -36,7 +39,7 @@ def test_hipify_perls_fnuz_names_and_conversions_become_rocmig_names():
             "  return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);\n}\n")
     hip = ('#include "hip/hip_fp8.h"\n__device__ __hip_fp8_storage_t q(float x) {\n'
            "  return __hip_cvt_float_to_fp8(x, __HIP_SATFINITE, __HIP_E5M2_FNUZ);\n}\n")
-    code = fp8.ocp(hip, cuda).split("}  // namespace rocmig_fp8\n#endif\n", 1)[1]
+    code = _migrated(hip, cuda).split("}  // namespace rocmig_fp8\n#endif\n", 1)[1]
     assert code == ("__device__ rocmig_fp8::storage_t q(float x) {\n"
                     "  return rocmig_fp8::cvt_float_to_fp8(x, rocmig_fp8::SATFINITE, rocmig_fp8::E5M2);\n}\n")
 
@@ -53,3 +56,33 @@ def test_global_scope_names_and_a_header_that_names_only_the_enums():
     hip = cuda.replace("__nv_fp8_e4m3", "__hip_fp8_e4m3_fnuz").replace("__nv_fp8_interp", "__hip_fp8_interp").replace("__nv_sat", "__hip_sat")
     assert fp8.ocp(hip, cuda) == ("using fp8 = ::rocmig_fp8::e4m3;\n"
                                   "struct Fp8Cfg { rocmig_fp8::interpretation_t interp; rocmig_fp8::saturation_t sat; };\n")
+
+
+# vLLM 0.34.0 csrc/fused_deepseek_v4_qnorm_rope_kv_insert_kernel.cu: its own ROCm branch with HIP's FP8 types
+VLLM = """#ifndef USE_ROCM
+  #include <cuda_fp8.h>
+#else
+  #include <hip/hip_fp8.h>
+#endif
+#ifdef USE_ROCM
+__device__ uint8_t cvt(float val) {
+  __hip_fp8_e4m3_fnuz fp8_val(val);
+  return fp8_val.__x;
+}
+#else
+__device__ uint8_t cvt(float val) { return __nv_fp8_e4m3(val).__x; }
+#endif
+"""
+
+
+def test_a_projects_own_rocm_fp8_branch_is_left_where_the_build_takes_it():
+    from migrate import cpp
+
+    hip = VLLM.replace("<cuda_fp8.h>", "<hip/hip_fp8.h>")  # hipify's include; the __nv_ name below too
+    hip = hip.replace("return __nv_fp8_e4m3(val)", "return __hip_fp8_e4m3_fnuz(val)")
+    torch_build = cpp.dead_lines(cpp.blank(hip), cpp.HIPCC_UNDEFINED)  # USE_ROCM defined (unknown): nothing dead
+    assert fp8.header(fp8.ocp(hip, VLLM, dead=torch_build | {2})) == hip  # the cuda_fp8.h include not compiled
+    plain = fp8.header(fp8.ocp(hip, VLLM, dead={6, 7, 8, 9, 10, 11}))  # USE_ROCM undefined: the CUDA branch
+    assert "#define ROCMIG_CUDA_FP8" in plain and "  #include <hip/hip_fp8.h>\n#endif" in plain  # its own include kept
+    assert "__hip_fp8_e4m3_fnuz fp8_val(val);" in plain  # the tree's own FNUZ name kept
+    assert "return rocmig_fp8::e4m3(val).__x;" in plain

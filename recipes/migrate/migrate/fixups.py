@@ -431,6 +431,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     """
     cuda_lines = cuda_text.split("\n")
     steps = [
+        ("fp8-ocp", "cuda_fp8.h -> cuda_fp8_ocp.h (NVIDIA's OCP FP8 encodings, in software), its names -> rocmig_fp8's",
+         lambda t: fp8.ocp(t, cuda_text, mapping, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("tree-include-kept", "#include of the tree's own header renamed by the translator -> its own name",
          lambda t: tree_includes_kept(t, cuda_lines, mapping, headers) if headers else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
@@ -444,8 +446,6 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: header_layout(t, cuda_lines, mapping)),
         ("bf16-header-type", "CUDA bfloat16 header/type -> hip/hip_bf16.h / __hip_bfloat16",
          lambda t: bf16(t, cuda_lines, mapping, include=not (bf16_declared or declares_bf16([cpp.blank(cuda_text)])))),
-        ("fp8-ocp", "cuda_fp8.h -> cuda_fp8_ocp.h (NVIDIA's OCP FP8 encodings, in software), its names -> rocmig_fp8's",
-         lambda t: fp8.ocp(t, cuda_text)),
         ("thrust-hip-policy", "Thrust CUDA execution policy/system -> rocThrust thrust::hip",
          lambda t: thrust(t, cuda_lines, mapping)),
         ("warp-sync-full-mask", "CUDA 32-lane warp operations -> exact HIP forms on wave32 and wave64",
@@ -523,6 +523,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: features.dispatch_scalar_type(t) if pytorch else t),
         ("half-shuffle-overloads", "c10::Half shuffles through HIP's __half ones (the float/__half overloads are ambiguous)",
          lambda t: features.half_shuffles(t, half_declared) if pytorch else t),
+        ("fp8-ocp", "cuda_fp8_ocp.h in place of the cuda_fp8.h include", fp8.header),
     ]
     fixes: list[Fix] = []
     text = hip_text

@@ -37,6 +37,9 @@ NAME = re.compile(r"(?<![\w.>:])((?:::)?)(" + "|".join(sorted(map(re.escape, REN
                   + r"|__(?:nv|hip)_cvt_(?:" + "|".join(CONVERSIONS) + r"))\b")
 CUDA_USE = re.compile(r"\b(?:__nv_fp8x?[24]?_(?:e4m3|e5m2|storage_t)|__nv_fp8_interpretation_t|__nv_saturation_t"
                       r"|__nv_cvt_\w*fp8\w*|__NV_(?:E4M3|E5M2|SATFINITE|NOSAT))\b|#\s*include\s*[<\"]cuda_fp8\.h[>\"]")
+# HIP FP8 code of the project's own, written in its CUDA text
+OWN_HIP = re.compile(r"\b(?:__hip_fp8\w*|__HIP_E[45]M[23]\w*|__hip_cvt_\w*fp8\w*)\b|#\s*include\s*[<\"]hip/hip_fp8\.h[>\"]")
+MARKER = "#pragma rocmig_cuda_fp8_ocp"  # where ocp() puts cuda_fp8_ocp.h, expanded by header()
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cuda_fp8\.h|hip/hip_fp8\.h)[>"][^\n]*\n?', re.MULTILINE)
 
 
@@ -51,20 +54,41 @@ def _renamed(m: re.Match[str]) -> str:
     return m.group(1) + "rocmig_fp8::" + (RENAMES.get(name) or "cvt_" + name.split("_cvt_", 1)[1])
 
 
-def ocp(text: str, cuda_text: str) -> str:
-    """`text` (a translation of `cuda_text`) with cuda_fp8.h's include replaced by cuda_fp8_ocp.h and its
-    names (or hipify's FNUZ names for them) renamed to rocmig_fp8's; unchanged when `cuda_text` does not
-    use cuda_fp8.h (a file that names HIP's FNUZ types itself keeps them)."""
+def ocp(text: str, cuda_text: str, mapping: list[int | None] | None = None, dead: set[int] | frozenset[int] = frozenset()) -> str:
+    """`text` (a translation of `cuda_text`) with cuda_fp8.h's include marked for cuda_fp8_ocp.h (header()
+    puts it there) and cuda_fp8.h's names, or hipify's FNUZ names for them, renamed to rocmig_fp8's. A
+    project's own HIP FP8 code is left: where the CUDA text names HIP's FP8 types or includes hip/hip_fp8.h
+    itself, only the lines that came from CUDA lines naming cuda_fp8.h's are changed (mapping: CUDA line ->
+    line of `text`, 0-based; None: the same lines), and a file whose cuda_fp8.h include sits in a branch AMD
+    does not compile (`#ifndef USE_ROCM` in a build that defines it: the project's ROCm branch brings its
+    own FP8 types) is left whole. dead: 1-based lines of `text` not compiled on AMD."""
     if not CUDA_USE.search(cuda_text):
         return text
-    if "#define ROCMIG_CUDA_FP8" not in text:
-        first = INCLUDE.search(text)
-        if first:
-            text = text[:first.start()] + header_text() + INCLUDE.sub("", text[first.end():])
+    lines = text.split("\n")
+    cuda_lines = cuda_text.split("\n")
+    own_hip = bool(OWN_HIP.search(cuda_text))
+    if own_hip:
+        mapping = mapping if mapping is not None else list(range(len(cuda_lines)))
+        ours = sorted({mapping[i] for i, line in enumerate(cuda_lines)
+                       if i < len(mapping) and mapping[i] is not None and CUDA_USE.search(line)})
+        includes = [k for k in ours if INCLUDE.match(lines[k] + "\n")]
     else:
-        text = INCLUDE.sub("", text)
-    head, guard, rest = text.partition("#define ROCMIG_CUDA_FP8\n")
-    if not guard:
-        return NAME.sub(_renamed, text)
-    header_end = rest.index("#endif\n", rest.index("}  // namespace rocmig_fp8")) + len("#endif\n")
-    return NAME.sub(_renamed, head) + guard + rest[:header_end] + NAME.sub(_renamed, rest[header_end:])
+        ours = list(range(len(lines)))
+        includes = [k for k, line in enumerate(lines) if INCLUDE.match(line + "\n")]
+    if includes and all(k + 1 in dead for k in includes):
+        return text
+    for k in ours:
+        if k not in includes:
+            lines[k] = NAME.sub(_renamed, lines[k])
+    if includes and "#define ROCMIG_CUDA_FP8" not in text and MARKER not in text:
+        lines[includes[0]] = MARKER  # one line, so that later fixups' line maps hold; header() expands it
+        includes = includes[1:]
+    for k in includes:
+        lines[k] = "// " + lines[k].strip() + ": cuda_fp8_ocp.h above"
+    return "\n".join(lines)
+
+
+def header(text: str) -> str:
+    """`text` with ocp()'s marker line replaced by the text of cuda_fp8_ocp.h (the last fixup step, after
+    every step that maps the translator's lines)."""
+    return text.replace(MARKER, header_text().rstrip("\n"), 1) if MARKER in text else text
