@@ -566,3 +566,68 @@ def test_fp8_tensor_core_fragments_decode_exactly_and_share_the_verified_8bit_la
             got = struct.unpack("<f", int(bits, 16).to_bytes(4, "little"))[0]
             assert (got != got and want != want) or got == want, (byte, e5m2, got, want)
     assert "mma 128" in lines, lines[-1]
+
+
+BF16X2_ADD_CHECK = r"""#include <cstdio>
+int main() {
+  unsigned s = 2463534242u;
+  for (int i = 0; i < 4096; ++i) {
+    s ^= s << 13; s ^= s >> 17; s ^= s << 5; unsigned a = s;
+    s ^= s << 13; s ^= s >> 17; s ^= s << 5; unsigned b = s;
+    if (i % 4 == 0) b = (b & 0x807F807Fu) | (a & 0x7F807F80u);  // equal exponents: sums that carry and cancel
+    printf("%08x %08x %08x\n", a, b, rocmig_ptx::add_bf16x2(a, b));
+  }
+  return 0;
+}
+"""
+
+
+def _bf16_exact_sum(a: int, b: int) -> int | None:
+    """The bf16 nearest (ties to even) to the exact sum of two bf16 bit patterns; None for NaN or infinite
+    inputs or results (their bits are the canonical NaN / infinity, checked apart)."""
+    from fractions import Fraction
+
+    def value(h: int) -> Fraction | None:
+        exponent, mantissa = (h >> 7) & 0xFF, h & 0x7F
+        if exponent == 0xFF:
+            return None
+        v = Fraction(mantissa, 128) * Fraction(2) ** -126 if exponent == 0 else (1 + Fraction(mantissa, 128)) * Fraction(2) ** (exponent - 127)
+        return -v if h & 0x8000 else v
+    x, y = value(a), value(b)
+    if x is None or y is None:
+        return None
+    total = x + y
+    if total == 0:
+        return 0x8000 if (a & b & 0x8000) else 0
+    sign = 0x8000 if total < 0 else 0
+    magnitude = abs(total)
+    exponent = max(magnitude.numerator.bit_length() - magnitude.denominator.bit_length(), -126)
+    while Fraction(2) ** exponent > magnitude:
+        exponent -= 1
+    exponent = max(exponent, -126)
+    ulp = Fraction(2) ** (exponent - 7)
+    q, r = divmod(magnitude, ulp)
+    q = int(q) + (1 if r > ulp / 2 or (r == ulp / 2 and int(q) % 2) else 0)
+    if q * ulp >= Fraction(2) ** 128:
+        return None
+    e = exponent
+    if q >= 256:  # rounding carried into the next binade
+        q //= 2
+        e += 1
+    biased = 0 if q < 128 else e + 127
+    return sign | (biased << 7) | (q & 0x7F)
+
+
+def test_bf16_pair_atomic_add_rounds_each_half_as_the_exact_sum(tmp_path: Path) -> None:
+    """red.global.add.noftz.bf16x2's C++ form adds each bf16 half through float and rounds to nearest
+    even: the same bf16 as the exact sum, on 4096 random pairs (and pairs of equal exponents)."""
+    image_or_skip()
+    checked = 0
+    for line in _run_on_host(tmp_path, BF16X2_ADD_CHECK):
+        a, b, got = (int(x, 16) for x in line.split())
+        for shift in (0, 16):
+            want = _bf16_exact_sum((a >> shift) & 0xFFFF, (b >> shift) & 0xFFFF)
+            if want is not None:
+                assert (got >> shift) & 0xFFFF == want, (hex(a), hex(b), shift, hex(got), hex(want))
+                checked += 1
+    assert checked > 6000

@@ -301,3 +301,13 @@ def test_fp8_tensor_core_fragments_are_emulated() -> None:
     assert "rocmig_ptx::mma_fp8<16>(_a, _b, _c, _d, false, false);" in ptx.translate(stmt, True)
     with pytest.raises(ptx.Unsupported):  # e4m3 with an f16 accumulator has no emulation here
         ptx.translate(ptx.statements(text.replace("f32.e4m3.e4m3.f32", "f16.e4m3.e4m3.f16"))[0], True)
+
+
+def test_packed_half_atomic_adds_become_compare_and_swap_loops() -> None:
+    # gptqmodel 7.7.0 swordfish_decode.cuh red_add2: red.global.add.noftz.{bf16x2,f16x2}
+    for packed, adder in (("bf16x2", "add_bf16x2"), ("f16x2", "add_f16x2")):
+        text = f'asm volatile("red.global.add.noftz.{packed} [%0], %1;" ::"l"(p), "r"(bits) : "memory");'
+        code = ptx.translate(ptx.statements(text)[0], False)
+        assert f"__hip_atomic_compare_exchange_weak(_w, &_old, rocmig_ptx::{adder}(_old, _v), __ATOMIC_RELAXED" in code
+    with pytest.raises(ptx.Unsupported):  # only add has a packed form here
+        ptx.translate(ptx.statements('asm("red.global.max.f16x2 [%0], %1;" :: "l"(p), "r"(b));')[0], False)

@@ -724,7 +724,31 @@ class Translator:
         for lane, src in enumerate(srcs):
             self.code.append(f"{pointer}[{lane}] = ({access.ctype}){self.read(src, max(access.width, 16))};")
 
+    def _packed_add(self, packed: str, mods: list[str], args: list[str], result: bool) -> None:
+        """atom / red .add on an f16x2 / bf16x2 word (optionally .noftz: halves never flush anyway): a
+        compare-and-swap loop on the 32-bit word, each half added and rounded as add.f16x2 / add.bf16x2 do;
+        atomic as the one 32-bit unit PTX updates."""
+        access = self._memory([m for m in mods if m not in (packed, "noftz")] + ["b32"], tuple(ATOMIC_OPS))
+        dst, rest = (args[0], args[1:]) if result else ("", args)
+        if access.op != "add" or len(rest) != 2:
+            raise Unsupported("atomic ." + ".".join(mods))
+        pointer = self._address(rest[0], access.space, access.ctype)
+        adder = "rocmig_ptx::add_f16x2" if packed == "f16x2" else "rocmig_ptx::add_bf16x2"
+        mark = len(self.code)
+        if result:
+            self.write(dst, 32, "_old")
+        written = " ".join(self.code[mark:])
+        del self.code[mark:]
+        self.code.append(f"{{ rocmig_ptx::u32* _w = {pointer}; rocmig_ptx::u32 _v = {self.read(rest[1], 32)}; "
+                         f"rocmig_ptx::u32 _old = __hip_atomic_load(_w, __ATOMIC_RELAXED, {access.scope}); "
+                         f"while (!__hip_atomic_compare_exchange_weak(_w, &_old, {adder}(_old, _v), {access.order}, "
+                         f"__ATOMIC_RELAXED, {access.scope})) {{}} {written} }}")
+
     def _atomic(self, mods: list[str], args: list[str], result: bool) -> None:
+        packed = next((m for m in mods if m in ("f16x2", "bf16x2")), None)
+        if packed:
+            self._packed_add(packed, mods, args, result)
+            return
         access = self._memory(mods, tuple(ATOMIC_OPS))
         allowed = {"add": "busf", "min": "us", "max": "us", "exch": "bus", "cas": "bus"}.get(access.op, "b")
         if access.kind not in allowed:

@@ -151,6 +151,13 @@ __host__ __device__ inline u16 bf16_rn(u32 f) {
   return (u16)((f + 0x7FFFu + ((f >> 16) & 1u)) >> 16);
 }
 __host__ __device__ inline u32 cvt_rn_bf16x2_f32(u32 a, u32 b) { return ((u32)bf16_rn(a) << 16) | bf16_rn(b); }
+// add of bf16 pairs, each rounded to nearest even: the float sum of two bf16 values rounds to the same bf16 as
+// the exact sum (exact when their exponents are within 16, else the smaller is below half a bf16 ulp)
+__host__ __device__ inline u32 add_bf16x2(u32 a, u32 b) {
+  const u32 lo = bf16_rn(b32(f32(a << 16) + f32(b << 16)));
+  const u32 hi = bf16_rn(b32(f32(a & 0xFFFF0000u) + f32(b & 0xFFFF0000u)));
+  return (hi << 16) | lo;
+}
 // cvt.{rzi,rni}.s32.f32: toward zero / to nearest even, saturated to the int range, NaN -> 0.
 __host__ __device__ inline u32 cvt_s32_f32(u32 bits, bool nearest) {
   const float f = f32(bits);
