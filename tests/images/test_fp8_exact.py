@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.images.test_migrate_cases import ROOT, image_or_skip, run_recipe
+from tests.images.test_migrate_cases import ROOT, image_or_skip, migrate_tree_in_image, run_recipe
 
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -94,13 +94,7 @@ __global__ void dequant(const __nv_fp8_e4m3* w, const __nv_fp8x2_e5m2* g, float*
 
 def test_a_kernel_with_fp8_types_migrates_and_compiles_on_both_archs(tmp_path: Path) -> None:
     image_or_skip()
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "dequant.cu").write_text(KERNEL, encoding="utf-8")
-    run = run_recipe(src, tmp_path / "out", "/src", "--out", "/out/run", "--arch", "gfx942", "--arch", "gfx1100",
-                     "--fail-on", "never")
-    assert run.returncode == 0, run.stderr[-3000:]
-    report = json.loads((tmp_path / "out" / "run" / "report.json").read_text(encoding="utf-8"))
+    report = migrate_tree_in_image(tmp_path, {"dequant.cu": KERNEL})
     (unit,) = [f for f in report["files"] if f.get("unit")]
     for arch in ("gfx942", "gfx1100"):
         assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]

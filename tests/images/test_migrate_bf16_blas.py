@@ -7,12 +7,11 @@ Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped w
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.images.test_migrate_cases import image_or_skip, run_recipe
+from tests.images.test_migrate_cases import image_or_skip, migrate_tree_in_image
 
 pytestmark = pytest.mark.docker
 
@@ -39,13 +38,7 @@ void gemm(cublasHandle_t handle, int m, int n, int k, const void* a, const void*
 
 def test_bf16_pair_shuffles_and_a_legacy_gemm_ex_compute_type_compile(tmp_path: Path) -> None:
     image_or_skip()
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "swordfish_like.cu").write_text(SOURCE, encoding="utf-8")
-    run = run_recipe(src, tmp_path / "out", "/src", "--out", "/out/run", "--arch", "gfx942", "--arch", "gfx1100",
-                     "--fail-on", "never")
-    assert run.returncode == 0, run.stderr[-3000:]
-    report = json.loads((tmp_path / "out" / "run" / "report.json").read_text(encoding="utf-8"))
+    report = migrate_tree_in_image(tmp_path, {"swordfish_like.cu": SOURCE})
     (unit,) = [f for f in report["files"] if f.get("unit")]
     for arch in ("gfx942", "gfx1100"):
         assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]

@@ -56,6 +56,19 @@ def run_recipe(src: Path, out: Path, *args: str, entry: tuple[str, ...] = ("pyth
     return subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
 
 
+def migrate_tree_in_image(tmp_path: Path, tree: dict[str, str]) -> dict:
+    """The recipe of this working tree on `tree` ({file name: text}, written to tmp_path/src) for gfx942 and
+    gfx1100 (--fail-on never, which must exit 0): the run's report.json; the run is under tmp_path/out/run."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in tree.items():
+        (src / name).write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    run = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--arch", "gfx1100", "--fail-on", "never")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads((out / "run" / "report.json").read_text(encoding="utf-8"))
+
+
 def digests(path: Path) -> dict[str, str]:
     return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.rglob("*")) if p.is_file()}
 

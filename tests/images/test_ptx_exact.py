@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.images.test_migrate_cases import ROOT, image_or_skip, run_recipe
+from tests.images.test_migrate_cases import ROOT, image_or_skip, migrate_tree_in_image, run_recipe
 
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -338,20 +338,9 @@ __global__ void tile_kernel(const int4* A, const int4* B, float* C, uint32_t* H)
 """
 
 
-def _migrate(tmp_path: Path, tree: dict[str, str]) -> dict:
-    src = tmp_path / "src"
-    src.mkdir()
-    for name, text in tree.items():
-        (src / name).write_text(text, encoding="utf-8")
-    out = tmp_path / "out"
-    run = run_recipe(src, out, "/src", "--out", "/out/run", "--arch", "gfx942", "--arch", "gfx1100", "--fail-on", "never")
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads((out / "run" / "report.json").read_text(encoding="utf-8"))
-
-
 def test_real_asm_shapes_compile_on_both_archs(tmp_path: Path) -> None:
     image_or_skip()
-    report = _migrate(tmp_path, PIPELINE_TREE)
+    report = migrate_tree_in_image(tmp_path, PIPELINE_TREE)
     (unit,) = [f for f in report["files"] if f.get("unit")]
     for arch in ("gfx942", "gfx1100"):
         assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
@@ -368,7 +357,7 @@ def test_real_asm_shapes_compile_on_both_archs(tmp_path: Path) -> None:
 def test_instruction_without_exact_form_keeps_its_finding(tmp_path: Path) -> None:
     image_or_skip()
     tree = dict(PIPELINE_TREE, **{"pipeline.cu": PIPELINE_TREE["pipeline.cu"] + FP8_MMA})
-    report = _migrate(tmp_path, tree)
+    report = migrate_tree_in_image(tmp_path, tree)
     (unit,) = [f for f in report["files"] if f.get("unit")]
     failed = unit["compile"]["gfx942"]
     assert failed["status"] == "failed"
@@ -381,7 +370,7 @@ def test_instruction_without_exact_form_keeps_its_finding(tmp_path: Path) -> Non
 
 def test_marlin_tensor_core_fragments_compile_emulated_with_a_warning(tmp_path: Path) -> None:
     image_or_skip()
-    report = _migrate(tmp_path, {"marlin_mma.cuh": MARLIN_MMA, "tile.cu": MARLIN_KERNEL})
+    report = migrate_tree_in_image(tmp_path, {"marlin_mma.cuh": MARLIN_MMA, "tile.cu": MARLIN_KERNEL})
     (unit,) = [f for f in report["files"] if f.get("unit")]
     for arch in ("gfx942", "gfx1100"):
         assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
@@ -416,7 +405,7 @@ def test_helper_blocks_of_files_compiled_together_add_up(tmp_path: Path) -> None
     (prmt, lop3) and its header's (lop3) compile together, lop3 defined once, and neither holds the
     helpers nobody calls (the warp-matrix emulation)."""
     image_or_skip()
-    report = _migrate(tmp_path, {"bits.cuh": LOP3_HEADER, "mix.cu": PRMT_UNIT})
+    report = migrate_tree_in_image(tmp_path, {"bits.cuh": LOP3_HEADER, "mix.cu": PRMT_UNIT})
     (unit,) = [f for f in report["files"] if f.get("unit")]
     for arch in ("gfx942", "gfx1100"):
         assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
@@ -486,7 +475,7 @@ def test_stub_gated_tensor_core_helpers_compile_with_their_cuda_branch_on_amd(tm
     mma.sync translated) instead of the assert(0) stubs: the unit compiles on both archs with every
     cuda-arch-stub finding closed and no stub left in the device code."""
     image_or_skip()
-    report = _migrate(tmp_path, {"gptq_tile.cu": STUB_GATED})
+    report = migrate_tree_in_image(tmp_path, {"gptq_tile.cu": STUB_GATED})
     (unit,) = [f for f in report["files"] if f.get("unit")]
     for arch in ("gfx942", "gfx1100"):
         assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]

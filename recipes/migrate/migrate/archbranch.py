@@ -44,11 +44,10 @@ DIRECTIVE = re.compile(r"^(\s*#\s*(?:if|elif)\b)")
 ASM_KEYWORD = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\b")
 
 
-def _translatable(text: str, blanked: str, start: int, end: int, cuda_warps: bool) -> bool:
-    """True when every asm statement of text[start:end] parses (ptx.statements) and has a translation
-    (ptx.translate)."""
-    macros = ptx.string_macros(text, cpp.dead_lines(blanked, cpp.HIPCC_UNDEFINED | ptx.NVCC_ONLY))
-    found = [stmt for stmt in ptx.statements(text, blanked, macros) if start <= stmt.start < end]
+def _translatable(statements: list[ptx.Statement], blanked: str, start: int, end: int, cuda_warps: bool) -> bool:
+    """True when every asm statement of the text's [start, end) parses (`statements`: ptx.statements of the
+    whole text) and has a translation (ptx.translate)."""
+    found = [stmt for stmt in statements if start <= stmt.start < end]
     if len(ASM_KEYWORD.findall(blanked[start:end])) > len(found):
         return False
     try:
@@ -88,11 +87,12 @@ def _directive(line: str, blanked: str, extra: str) -> str | None:
     return f"{m.group(1)} ({line[m.end():condition_end].strip()}) {extra}{line[condition_end:]}"
 
 
-def _usable(text: str, blanked: str, start: int, end: int, cuda_warps: bool) -> bool:
+def _usable(text: str, blanked: str, statements: list[ptx.Statement], start: int, end: int, cuda_warps: bool) -> bool:
     """True when text[start:end], an NVIDIA branch, may be compiled on AMD: no sm_90 feature, no CUDA
-    intrinsic HIP lacks, every asm statement translatable."""
+    intrinsic HIP lacks, every asm statement translatable (`statements`: the text's, ptx.statements)."""
     code = text[start:end]
-    return not SM90_ONLY.search(code) and not NO_HIP_FORM.search(code) and _translatable(text, blanked, start, end, cuda_warps)
+    return not SM90_ONLY.search(code) and not NO_HIP_FORM.search(code) \
+        and _translatable(statements, blanked, start, end, cuda_warps)
 
 
 def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
@@ -111,6 +111,8 @@ def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
         starts.append(starts[-1] + len(line) + 1)
     chains = cpp.if_chains(blanked, undefined | {"__CUDA_ARCH__"})
     own_path = _amd_takes_an_arch_branch(chains, lines)
+    macros = ptx.string_macros(text, cpp.dead_lines(blanked, cpp.HIPCC_UNDEFINED | ptx.NVCC_ONLY))
+    statements = ptx.statements(text, blanked, macros) if ASM_KEYWORD.search(blanked) else []
     edits: dict[int, str] = {}
     for chain in chains:
         stub = scan.stub_branches(chain, lines)
@@ -118,7 +120,7 @@ def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
             taken = stub[0]
             for k, branch in enumerate(chain):
                 start, end = starts[branch.line], starts[branch.end - 1]
-                if branch.on_amd is not False or not _usable(text, blanked, start, end, cuda_warps):
+                if branch.on_amd is not False or not _usable(text, blanked, statements, start, end, cuda_warps):
                     continue
                 if branch.word in ("if", "elif") and ARCH_LOWER_BOUND.search(branch.condition) \
                         and not ARCH_UPPER_BOUND.search(branch.condition):
@@ -133,7 +135,7 @@ def enable(text: str, undefined: frozenset[str], cuda_warps: bool) -> str:
         elif not own_path and _lone_gated(chain):
             branch = chain[0]
             start, end = starts[branch.line], starts[branch.end - 1]
-            if not _usable(text, blanked, start, end, cuda_warps):
+            if not _usable(text, blanked, statements, start, end, cuda_warps):
                 continue
             inside = cpp.enclosing_function_head(blanked, starts[branch.line - 1]) is not None
             edit_line = _directive(lines[branch.line - 1], blanked_lines[branch.line - 1], f"|| {AMD_DEVICE if inside else AMD_HIP}")

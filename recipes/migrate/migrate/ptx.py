@@ -830,30 +830,31 @@ class Translator:
             self.code.append("}")
             return
         if atype in ("s8", "u8") and btype in ("s8", "u8") and dtype == ctype == "s32" and k in (16, 32):
-            if (len(a), len(b), len(c), len(d)) != (k // 8, k // 16, 4, 4):
-                raise Unsupported("mma operands")
-            self.code.append(f"{{ rocmig_ptx::u32 _a[] = {{{', '.join(regs_a)}}}; rocmig_ptx::u32 _b[] = "
-                             f"{{{', '.join(regs_b)}}}; rocmig_ptx::u32 _c[4] = {{{', '.join(self.read(x, 32) for x in c)}}}; "
-                             f"rocmig_ptx::u32 _d[4]; rocmig_ptx::mma_8bit<{k}>(_a, _b, _c, _d, {str(atype == 's8').lower()}, "
-                             f"{str(btype == 's8').lower()}, {str(satfinite).lower()});")
-            for i, x in enumerate(d):
-                self.write(x, 32, f"_d[{i}]")
-            self.code.append("}")
+            self._mma_8bit(k, (a, b, c, d), regs_a, regs_b, "rocmig_ptx::u32", [self.read(x, 32) for x in c],
+                           f"mma_8bit<{k}>", f"{str(atype == 's8').lower()}, {str(btype == 's8').lower()}, "
+                           f"{str(satfinite).lower()}", "_d[{i}]")
             return
         if atype in ("e4m3", "e5m2") and btype in ("e4m3", "e5m2") and dtype == ctype == "f32" and k in (16, 32) \
                 and not satfinite:
-            if (len(a), len(b), len(c), len(d)) != (k // 8, k // 16, 4, 4):
-                raise Unsupported("mma operands")
-            acc = ", ".join(f"rocmig_ptx::f32({self.read(x, 32)})" for x in c)
-            self.code.append(f"{{ rocmig_ptx::u32 _a[] = {{{', '.join(regs_a)}}}; rocmig_ptx::u32 _b[] = "
-                             f"{{{', '.join(regs_b)}}}; float _c[4] = {{{acc}}}; float _d[4]; "
-                             f"rocmig_ptx::mma_fp8<{k}>(_a, _b, _c, _d, {str(atype == 'e5m2').lower()}, "
-                             f"{str(btype == 'e5m2').lower()});")
-            for i, x in enumerate(d):
-                self.write(x, 32, f"rocmig_ptx::b32(_d[{i}])")
-            self.code.append("}")
+            self._mma_8bit(k, (a, b, c, d), regs_a, regs_b, "float", [f"rocmig_ptx::f32({self.read(x, 32)})" for x in c],
+                           f"mma_fp8<{k}>", f"{str(atype == 'e5m2').lower()}, {str(btype == 'e5m2').lower()}",
+                           "rocmig_ptx::b32(_d[{i}])")
             return
         raise Unsupported("mma." + ".".join(mods))
+
+    def _mma_8bit(self, k: int, operands: tuple[list[str], ...], regs_a: list[str], regs_b: list[str], acc_type: str,
+                  acc: list[str], helper: str, flags: str, result: str) -> None:
+        """An mma of 8-bit fragments (k = 16 or 32: A in k/8 registers, B in k/16, C and D 4 values of
+        acc_type) through rocmig_ptx::`helper`(_a, _b, _c, _d, `flags`); `result` formats D[i] as 32 bits."""
+        a, b, c, d = operands
+        if (len(a), len(b), len(c), len(d)) != (k // 8, k // 16, 4, 4):
+            raise Unsupported("mma operands")
+        self.code.append(f"{{ rocmig_ptx::u32 _a[] = {{{', '.join(regs_a)}}}; rocmig_ptx::u32 _b[] = {{{', '.join(regs_b)}}}; "
+                         f"{acc_type} _c[4] = {{{', '.join(acc)}}}; {acc_type} _d[4]; "
+                         f"rocmig_ptx::{helper}(_a, _b, _c, _d, {flags});")
+        for i, x in enumerate(d):
+            self.write(x, 32, result.format(i=i))
+        self.code.append("}")
 
     def op_cp(self, mods: list[str], args: list[str]) -> None:
         if mods[:1] != ["async"]:

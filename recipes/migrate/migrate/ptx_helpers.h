@@ -256,28 +256,34 @@ template <int K> __device__ inline void mma_16bit(const u32* a, const u32* b, co
   }
   for (int i = 0; i < 4; ++i) d[i] = acc[i];
 }
-// mma.sync.aligned.m16n8k{16,32}.row.col.s32.{s8,u8}.{s8,u8}.s32{.satfinite}: 4 8-bit values a register
-// (A: K/8 registers, B: K/16), exact integer sums; .satfinite clamps to the int range, otherwise wraps.
-template <int K> __device__ inline void mma_8bit(const u32* a, const u32* b, const u32* c, u32* d, bool a_signed,
-                                                 bool b_signed, bool satfinite) {
+// The 8-bit fragments of mma.m16n8k{16,32} (A: K/8 registers of four bytes, B: K/16) walked over k in order:
+// for k = 4kq + e, `step(a0, a1, b0, b1, e)` gets the registers whose byte e holds A[g][k], A[g+8][k],
+// B[k][2t], B[k][2t+1] (g = lane / 4, t = lane % 4).
+template <int K, class Step> __device__ inline void fragments_8bit(const u32* a, const u32* b, Step step) {
   const u32 lane = lane32(), g = lane / 4, t = lane % 4;
-  long long acc[4] = {(int)c[0], (int)c[1], (int)c[2], (int)c[3]};
   for (int kq = 0; kq < K / 4; ++kq) {  // k = 4kq .. 4kq+3: one register of each fragment
     const int half = kq / 4;            // k >= 16: A's registers 2 and 3, B's register 1
     const u32 src = (u32)(kq % 4);
     const u32 a0 = shfl32(a[2 * half], 4 * g + src), a1 = shfl32(a[2 * half + 1], 4 * g + src);
     const u32 b0 = shfl32(b[half], 4 * (2 * t) + src), b1 = shfl32(b[half], 4 * (2 * t + 1) + src);
-    for (int e = 0; e < 4; ++e) {
-      const int x0 = a_signed ? (int)(signed char)(a0 >> (8 * e)) : (int)((a0 >> (8 * e)) & 0xFFu);
-      const int x1 = a_signed ? (int)(signed char)(a1 >> (8 * e)) : (int)((a1 >> (8 * e)) & 0xFFu);
-      const int y0 = b_signed ? (int)(signed char)(b0 >> (8 * e)) : (int)((b0 >> (8 * e)) & 0xFFu);
-      const int y1 = b_signed ? (int)(signed char)(b1 >> (8 * e)) : (int)((b1 >> (8 * e)) & 0xFFu);
-      acc[0] += (long long)x0 * y0;
-      acc[1] += (long long)x0 * y1;
-      acc[2] += (long long)x1 * y0;
-      acc[3] += (long long)x1 * y1;
-    }
+    for (int e = 0; e < 4; ++e) step(a0, a1, b0, b1, e);
   }
+}
+// mma.sync.aligned.m16n8k{16,32}.row.col.s32.{s8,u8}.{s8,u8}.s32{.satfinite}: 4 8-bit values a register
+// (A: K/8 registers, B: K/16), exact integer sums; .satfinite clamps to the int range, otherwise wraps.
+template <int K> __device__ inline void mma_8bit(const u32* a, const u32* b, const u32* c, u32* d, bool a_signed,
+                                                 bool b_signed, bool satfinite) {
+  long long acc[4] = {(int)c[0], (int)c[1], (int)c[2], (int)c[3]};
+  fragments_8bit<K>(a, b, [&](u32 a0, u32 a1, u32 b0, u32 b1, int e) {
+    const int x0 = a_signed ? (int)(signed char)(a0 >> (8 * e)) : (int)((a0 >> (8 * e)) & 0xFFu);
+    const int x1 = a_signed ? (int)(signed char)(a1 >> (8 * e)) : (int)((a1 >> (8 * e)) & 0xFFu);
+    const int y0 = b_signed ? (int)(signed char)(b0 >> (8 * e)) : (int)((b0 >> (8 * e)) & 0xFFu);
+    const int y1 = b_signed ? (int)(signed char)(b1 >> (8 * e)) : (int)((b1 >> (8 * e)) & 0xFFu);
+    acc[0] += (long long)x0 * y0;
+    acc[1] += (long long)x0 * y1;
+    acc[2] += (long long)x1 * y0;
+    acc[3] += (long long)x1 * y1;
+  });
   for (int i = 0; i < 4; ++i) {
     long long v = acc[i];
     if (satfinite) v = v > 2147483647ll ? 2147483647ll : v < -2147483648ll ? -2147483648ll : v;
@@ -294,27 +300,20 @@ __host__ __device__ inline float fp8_float(u32 byte, bool e5m2) {
   if (exponent == 0u) return f32(sign | b32((float)mantissa * (1.0f / 512.0f)));
   return f32(sign | ((exponent + 120u) << 23) | (mantissa << 20));
 }
-// mma.sync.aligned.m16n8k{16,32}.row.col.f32 with .e4m3 / .e5m2 inputs: the 8-bit fragments of mma_8bit
-// (A: K/8 registers of four bytes, B: K/16), each byte an FP8 value; products of FP8 values are exact in
+// mma.sync.aligned.m16n8k{16,32}.row.col.f32 with .e4m3 / .e5m2 inputs: the 8-bit fragments
+// (fragments_8bit), each byte an FP8 value; products of FP8 values are exact in
 // float, summed over k in order with one float rounding per step (NVIDIA does not specify its order).
 template <int K> __device__ inline void mma_fp8(const u32* a, const u32* b, const float* c, float* d, bool a_e5m2,
                                                 bool b_e5m2) {
-  const u32 lane = lane32(), g = lane / 4, t = lane % 4;
   float acc[4] = {c[0], c[1], c[2], c[3]};
-  for (int kq = 0; kq < K / 4; ++kq) {  // k = 4kq .. 4kq+3: one register of each fragment
-    const int half = kq / 4;            // k >= 16: A's registers 2 and 3, B's register 1
-    const u32 src = (u32)(kq % 4);
-    const u32 a0 = shfl32(a[2 * half], 4 * g + src), a1 = shfl32(a[2 * half + 1], 4 * g + src);
-    const u32 b0 = shfl32(b[half], 4 * (2 * t) + src), b1 = shfl32(b[half], 4 * (2 * t + 1) + src);
-    for (int e = 0; e < 4; ++e) {
-      const float x0 = fp8_float(a0 >> (8 * e), a_e5m2), x1 = fp8_float(a1 >> (8 * e), a_e5m2);
-      const float y0 = fp8_float(b0 >> (8 * e), b_e5m2), y1 = fp8_float(b1 >> (8 * e), b_e5m2);
-      acc[0] = __builtin_fmaf(x0, y0, acc[0]);
-      acc[1] = __builtin_fmaf(x0, y1, acc[1]);
-      acc[2] = __builtin_fmaf(x1, y0, acc[2]);
-      acc[3] = __builtin_fmaf(x1, y1, acc[3]);
-    }
-  }
+  fragments_8bit<K>(a, b, [&](u32 a0, u32 a1, u32 b0, u32 b1, int e) {
+    const float x0 = fp8_float(a0 >> (8 * e), a_e5m2), x1 = fp8_float(a1 >> (8 * e), a_e5m2);
+    const float y0 = fp8_float(b0 >> (8 * e), b_e5m2), y1 = fp8_float(b1 >> (8 * e), b_e5m2);
+    acc[0] = __builtin_fmaf(x0, y0, acc[0]);
+    acc[1] = __builtin_fmaf(x0, y1, acc[1]);
+    acc[2] = __builtin_fmaf(x1, y0, acc[2]);
+    acc[3] = __builtin_fmaf(x1, y1, acc[3]);
+  });
   for (int i = 0; i < 4; ++i) d[i] = acc[i];
 }
 }  // namespace rocmig_ptx
