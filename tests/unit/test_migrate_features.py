@@ -762,3 +762,11 @@ def test_plain_shuffles_of_bf16_pairs_get_overloads_and_gemm_ex_compute_types_ar
     assert features.gemm_ex_compute_type(gemm) == gemm.replace("HIP_R_32F,", "HIPBLAS_COMPUTE_32F,")
     already = gemm.replace("HIP_R_32F,", "HIPBLAS_COMPUTE_32F_FAST_TF32,")
     assert features.gemm_ex_compute_type(already) == already
+
+
+def test_cuda_typedefs_header_becomes_the_runtime_header_unless_its_pfn_typedefs_are_used():
+    # marlin-kernels 0.1.0 marlin/sparse/common/mma.h includes it for CUDA_VERSION (through cuda.h)
+    text = '#pragma once\n#include "base.h"\n#include <cudaTypedefs.h>\n'
+    assert features.builtin_types(text) == '#pragma once\n#include "base.h"\n#include <hip/hip_runtime.h>\n'
+    used = text + "static PFN_cuTensorMapEncodeTiled_v12000 encode;\n"
+    assert features.builtin_types(used) == used

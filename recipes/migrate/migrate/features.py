@@ -726,12 +726,15 @@ def blas_status_string(text: str) -> str:
 def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: False) -> str:
     """<builtin_types.h> and <vector_functions.h> (make_float4, ...) -> <hip/hip_runtime.h>, which declares
     both the runtime types and the make_<vector> functions; a quoted include of either name too (it
-    falls back to CUDA's include path), unless the tree has a header of that name (in_tree(name))."""
+    falls back to CUDA's include path), unless the tree has a header of that name (in_tree(name)).
+    <cudaTypedefs.h> too in a file that names none of its PFN_ driver entry-point typedefs: it is then
+    included for what it includes (cuda.h, whose CUDA_VERSION a HIP build leaves undefined)."""
+    names = "builtin_types|vector_functions" + ("" if re.search(r"\bPFN_\w", text) else "|cudaTypedefs")
+
     def sub(m: re.Match[str]) -> str:
         quoted = m.group(2) == '"'
         return m.group(0) if quoted and in_tree(m.group(3)) else m.group(1) + "<hip/hip_runtime.h>"
-    return re.sub(r'^([ \t]*#[ \t]*include[ \t]*)([<"])((?:builtin_types|vector_functions)\.h)[>"]', sub, text,
-                  flags=re.MULTILINE)
+    return re.sub(rf'^([ \t]*#[ \t]*include[ \t]*)([<"])((?:{names})\.h)[>"]', sub, text, flags=re.MULTILINE)
 
 
 # HIP 7.2 names that are typedefs, where CUDA's are struct tags (`struct cudaGraphicsResource *r;`

@@ -31,6 +31,9 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
+                        rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
+                        (HIP keeps stream order; its device calls do nothing) (launch.py)
   cuda-arch-branch      `#if __CUDA_ARCH__ >= N` branches whose AMD side only traps (assert(0)) get
                         `|| defined(__AMDGCN__)` where every asm statement in them translates (archbranch.py)
   ptx-inline-asm        asm statements whose every PTX instruction has an exact C++ form (lop3, prmt, f16x2
@@ -67,7 +70,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import archbranch, cpp, features, fp8, linemap, ptx, warp
+from . import archbranch, cpp, features, fp8, launch, linemap, ptx, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -433,6 +436,9 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     steps = [
         ("fp8-ocp", "cuda_fp8.h -> cuda_fp8_ocp.h (NVIDIA's OCP FP8 encodings, in software), its names -> rocmig_fp8's",
          lambda t: fp8.ocp(t, cuda_text, mapping, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
+        ("launch-ex", "cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's (PDL dropped: "
+         "HIP keeps stream order)",
+         lambda t: launch.rename(t, cuda_text, mapping, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("tree-include-kept", "#include of the tree's own header renamed by the translator -> its own name",
          lambda t: tree_includes_kept(t, cuda_lines, mapping, headers) if headers else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
@@ -455,7 +461,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: features.bf16x2_shuffles(t, pytorch)),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
-        ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> -> <hip/hip_runtime.h>",
+        ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> / <cudaTypedefs.h> -> <hip/hip_runtime.h>",
          lambda t: features.builtin_types(t, headers.tree if headers else lambda _name: False)),
         ("struct-typedef-name", "`struct hipGraphicsResource` and other HIP typedef names -> the name alone",
          features.struct_typedef),
@@ -524,6 +530,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("half-shuffle-overloads", "c10::Half shuffles through HIP's __half ones (the float/__half overloads are ambiguous)",
          lambda t: features.half_shuffles(t, half_declared) if pytorch else t),
         ("fp8-ocp", "cuda_fp8_ocp.h in place of the cuda_fp8.h include", fp8.header),
+        ("launch-ex", "cuda_launch_ex.h before the first #include", launch.header),
     ]
     fixes: list[Fix] = []
     text = hip_text

@@ -887,6 +887,14 @@ class Translator:
             raise Unsupported("createpolicy." + ".".join(mods))
         self.write(args[0], 64, "0ull")
 
+    def op_griddepcontrol(self, mods: list[str], args: list[str]) -> None:
+        # Programmatic dependent launch (sm_90, PTX ISA griddepcontrol): .wait waits until the grids this one
+        # depends on have ended and their memory is visible, .launch_dependents lets the next grid start
+        # early. HIP starts a kernel after the one before it in the stream has ended: both have nothing to do.
+        if mods not in (["wait"], ["launch_dependents"]) or args:
+            raise Unsupported("griddepcontrol." + ".".join(mods))
+        self.code.append("(void)0;")
+
     def _barrier(self, mods: list[str], args: list[str]) -> None:
         if [m for m in mods if m != "aligned"] != ["sync"] or len(args) != 1 or self.read(args[0], 32) != "((rocmig_ptx::u32)(0ull))":
             raise Unsupported("bar." + ".".join(mods))
