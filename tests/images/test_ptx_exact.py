@@ -620,3 +620,56 @@ def test_bf16_pair_atomic_add_rounds_each_half_as_the_exact_sum(tmp_path: Path) 
                 assert (got >> shift) & 0xFFFF == want, (hex(a), hex(b), shift, hex(got), hex(want))
                 checked += 1
     assert checked > 6000
+
+
+
+VOLATILE_ACCESSES = r"""#include <cstdio>
+#include <cstring>
+struct float4 { float x, y, z, w; };
+// the scopes of clang's __hip_atomic_* builtins, which HIP's headers name (clang's AtomicScopeModel values)
+enum { __HIP_MEMORY_SCOPE_AGENT = 3, __HIP_MEMORY_SCOPE_SYSTEM = 5 };
+// vLLM 0.34.0 minimax_reduce_rms_kernel.cu's Lamport buffer accesses
+float4 ld_global_volatile(float4* addr) {
+  float4 val;
+  asm volatile("ld.volatile.global.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(val.x), "=f"(val.y), "=f"(val.z), "=f"(val.w)
+               : "l"(addr));
+  return val;
+}
+void st_global_volatile(float4* addr, float4 v) {
+  asm volatile("st.volatile.global.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w));
+}
+float ld_relaxed(float* addr) {
+  float r;
+  asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(r) : "l"(addr));
+  return r;
+}
+int ld_volatile_s32(int* addr) {
+  int r;
+  asm volatile("ld.volatile.global.s32 %0, [%1];" : "=r"(r) : "l"(addr));
+  return r;
+}
+int main() {
+  const unsigned in[4] = {0x3fc00000u, 0xc0100000u, 0x7fc01234u, 0x7f7fffffu};  // 1.5, -2.25, a NaN payload, FLT_MAX
+  float4 src, dst;
+  std::memcpy(&src, in, 16);
+  st_global_volatile(&dst, ld_global_volatile(&src));
+  float y = ld_relaxed(&src.y);
+  int neg = -7;
+  unsigned out[5];
+  std::memcpy(out, &dst, 16);
+  std::memcpy(out + 4, &y, 4);
+  std::printf("%08x %08x %08x %08x %08x %d\n", out[0], out[1], out[2], out[3], out[4], ld_volatile_s32(&neg));
+  return 0;
+}
+"""
+
+
+def test_volatile_vector_and_float_loads_keep_the_bits(tmp_path: Path) -> None:
+    # relaxed / volatile accesses become HIP's scoped atomics, a .v4 one per lane; a float's bits are moved, not its value
+    image_or_skip()
+    program = VOLATILE_ACCESSES
+    for stmt in reversed(ptx.statements(program)):
+        program = program[:stmt.start] + ptx.translate(stmt, cuda_warps=True) + program[stmt.end:]
+    assert "asm volatile" not in program
+    assert _run_on_host(tmp_path, program) == ["3fc00000 c0100000 7fc01234 7f7fffff c0100000 -7"]

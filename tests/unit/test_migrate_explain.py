@@ -51,7 +51,9 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
                                 "hip-name": explain.redeclares_hip(texts or {}),
                                 "device-code": explain.in_device_code(texts or {}),
-                                "arch-gated": explain.declared_for_nvidia_only(texts or {})})
+                                "arch-gated": explain.declared_for_nvidia_only(texts or {}),
+                                "build-gated": explain.declared_off_by_build(texts or {}, frozenset(),
+                                                                             flags.build_generated(src))})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -226,7 +228,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
-     "'device-code', 'arch-gated')"),
+     "'device-code', 'arch-gated', 'build-gated')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -286,6 +288,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "hipblas-half-type": "no matching function for call to 'hipblasHgemm'",
         "cuda-arch-gated-declaration": "no member named 'num2float' in 'gptq_marlin::ScalarType<__hip_bfloat16>'",
         "torch-hip-version-undefined": "use of undeclared identifier 'TORCH_HIP_VERSION'",
+        "build-gated-declaration": "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
@@ -295,7 +298,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "uses-deviceptr": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
                                                         "device-code": lambda name, where: "x",
-                                                        "arch-gated": lambda name, where: "x"})}
+                                                        "arch-gated": lambda name, where: "x",
+                                                        "build-gated": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -476,3 +480,42 @@ def test_a_member_declared_only_for_newer_nvidia_gpus_is_explained(tmp_path):
     undeclared = explain.Location("fp8_marlin.cu", 2, "use of undeclared identifier 'num2float'")
     why, _made = explain.explain(undeclared, "fp8_marlin.cu", lambda rel: [], checks(tmp_path, texts), lambda rel, n: "x")
     assert why is None or why["rule"] != "cuda-arch-gated-declaration"  # a free name declared for AMD too
+
+
+# vLLM 0.34.0 cmake/utils.cmake:138-141 and csrc/quantization/w8a8/fp8/nvidia/quant_utils.cuh, shortened
+VLLM_UTILS_CMAKE = """function (get_torch_gpu_compiler_flags OUT_GPU_FLAGS GPU_LANG)
+  if (${GPU_LANG} STREQUAL "CUDA")
+    if (CUDA_VERSION VERSION_GREATER_EQUAL 11.8)
+      list(APPEND GPU_FLAGS "-DENABLE_FP8")
+    endif()
+  endif()
+endfunction()
+"""
+VLLM_QUANT_UTILS = """#pragma once
+namespace vllm {
+namespace fp8 {
+#ifdef ENABLE_FP8
+template <typename Tout, typename Tin>
+__inline__ __device__ Tout scaled_vec_conversion(const Tin& x, const float scale) { return x; }
+#endif
+}  // namespace fp8
+}  // namespace vllm
+"""
+
+
+def test_a_declaration_under_a_macro_the_build_passes_in_a_flag_list_is_explained(tmp_path):
+    src = tmp_path / "vllm"
+    (src / "cmake").mkdir(parents=True)
+    (src / "cmake" / "utils.cmake").write_text(VLLM_UTILS_CMAKE)
+    user = '#include "quant_utils.cuh"\nvoid f() { vllm::fp8::scaled_vec_conversion<float>(1.f, 2.f); }\n'
+    texts = {"quant_utils.cuh": VLLM_QUANT_UTILS, "cache_kernels.cu": user}
+    where = explain.Location("cache_kernels.cu", 2, "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'")
+    why, made = explain.explain(where, "cache_kernels.cu", lambda rel: [], checks(src, texts), lambda rel, n: "x")
+    assert why["rule"] == "build-gated-declaration"
+    assert made["note"] == ("`scaled_vec_conversion` is declared only under `#ifdef ENABLE_FP8` (quant_utils.cuh:4); "
+                            "the build passes -DENABLE_FP8 at cmake/utils.cmake:4, this compile does not: --define ENABLE_FP8")
+    # passed to the compile, or not a define of the build: some other fault
+    passed = explain.declared_off_by_build(texts, frozenset({"ENABLE_FP8"}), flags.build_generated(src))
+    assert passed("scaled_vec_conversion", where) == ""
+    (src / "cmake" / "utils.cmake").write_text("function(f)\nendfunction()\n")
+    assert explain.declared_off_by_build(texts, frozenset(), flags.build_generated(src))("scaled_vec_conversion", where) == ""

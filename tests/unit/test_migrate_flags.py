@@ -438,3 +438,68 @@ def test_defines_a_cmakelists_always_passes_are_taken_when_the_sources_test_them
     assert project.for_unit("tools/bench.cu").defines == ("TOOLS_ONLY",)  # each folder's own, as in CMake
     assert not project.common.defines and not project.hip_switches
     assert {"NATTEN_WITH_CUTLASS", "TOOLS_ONLY"} <= project.defined_names()
+
+
+# vLLM 0.34.0: cmake/utils.cmake:130-165 and CMakeLists.txt:1290-1340 / 1760-1830, shortened
+VLLM_UTILS = """function (get_torch_gpu_compiler_flags OUT_GPU_FLAGS GPU_LANG)
+  if (${GPU_LANG} STREQUAL "CUDA")
+    if (CUDA_VERSION VERSION_GREATER_EQUAL 11.8)
+      list(APPEND GPU_FLAGS "-DENABLE_FP8")
+    endif()
+  elseif(${GPU_LANG} STREQUAL "HIP")
+    list(APPEND GPU_FLAGS
+      "-DUSE_ROCM"
+      "-DENABLE_FP8"
+      "-U__HIP_NO_HALF_CONVERSIONS__"
+      "-fno-gpu-rdc")
+  endif()
+endfunction()
+"""
+VLLM_LISTS = """if(VLLM_GPU_LANG STREQUAL "CUDA" OR VLLM_GPU_LANG STREQUAL "HIP")
+  target_compile_definitions(_C_stable_libtorch PRIVATE
+    TORCH_TARGET_VERSION=0x020B000000000000ULL)
+  if(VLLM_GPU_LANG STREQUAL "CUDA")
+    target_compile_definitions(_C_stable_libtorch PRIVATE USE_CUDA)
+  elseif(VLLM_GPU_LANG STREQUAL "HIP")
+    if(FUSED_KDA_DECODE_HIP_SRC)
+      target_compile_definitions(_C_stable_libtorch PRIVATE VLLM_ENABLE_FUSED_KDA_DECODE=1)
+    endif()
+  endif()
+endif()
+if(VLLM_GPU_LANG STREQUAL "HIP")
+  if(VLLM_SKINNY_ARCHES)
+    target_compile_definitions(_rocm_C_skinny PRIVATE "-DTORCH_EXTENSION_NAME=_rocm_C")
+  else()
+    list(APPEND VLLM_ROCM_EXT_FLAGS "-DVLLM_SKIP_SKINNY_GEMMS")
+  endif()
+  if(VLLM_ROCM_HAS_GFX1100)
+    target_compile_definitions(_rocm_C PRIVATE VLLM_ROCM_GFX1100)
+  endif()
+  if(NOT USE_ROCM)
+    add_definitions(-DNOT_ROCM_AFTER_ALL)
+  endif()
+  add_compile_definitions(ROCM_ALWAYS)
+endif()
+"""
+
+
+def test_defines_a_cmake_builds_hip_branch_passes_are_taken_where_the_sources_test_them(tmp_path):
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "utils.cmake").write_text(VLLM_UTILS)
+    (tmp_path / "CMakeLists.txt").write_text(VLLM_LISTS)
+    assert flags._cmake_hip_branch_defines(VLLM_UTILS) == [("USE_ROCM", 7), ("ENABLE_FP8", 7)]
+    # the shared CUDA-or-HIP branch counts; a further condition (an option, an arch list), an else() and a NOT do not
+    assert flags._cmake_hip_branch_defines(VLLM_LISTS) == [("TORCH_TARGET_VERSION=0x020B000000000000ULL", 2),
+                                                           ("ROCM_ALWAYS", 24)]
+    names = ("ENABLE_FP8", "USE_ROCM", "TORCH_TARGET_VERSION", "ROCM_ALWAYS", "VLLM_SKIP_SKINNY_GEMMS",
+             "VLLM_ROCM_GFX1100", "VLLM_ENABLE_FUSED_KDA_DECODE")
+    files = {"csrc/quant_utils.cuh": "".join(f"#ifdef {n}\nint x{i};\n#endif\n" for i, n in enumerate(names)),
+             "csrc/other.cu": "// #ifdef ENABLE_FP8 in a comment\n#if defined(ENABLE_FP8)\n#endif\n"}
+    found = flags.cmake_hip_branch_defines(tmp_path, files, ())
+    # USE_ROCM is the project's ROCm switch: hip_switch_defines' part
+    assert [d for d, _why in found] == ["ENABLE_FP8", "ROCM_ALWAYS", "TORCH_TARGET_VERSION=0x020B000000000000ULL"]
+    assert found[0][1] == ("the project's ROCm build passes it (a HIP branch at cmake/utils.cmake:7) and 2 files test it "
+                           "(csrc/other.cu, csrc/quant_utils.cuh); --undefine ENABLE_FP8 leaves it out")
+    project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("ROCM_ALWAYS",))
+    assert "ENABLE_FP8" in project.common.defines and "ROCM_ALWAYS" not in project.common.defines
+    assert not project.hip_switches  # a define of the HIP branch is not the switch to the project's own port

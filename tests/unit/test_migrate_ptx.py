@@ -143,6 +143,15 @@ def test_fixup_is_recorded_on_the_asm_lines() -> None:
      "__ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT"),
     ('asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" : "=r"(o) : "l"(p), "r"(c), "r"(v));',
      "__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT); _p0 = (rocmig_ptx::u32)(rocmig_ptx::bits(_expected));"),
+    # a float load moves the bits; a .v4 volatile load (vLLM's Lamport all-reduce) is one relaxed load per lane
+    ('asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(r) : "l"(p));',
+     "_p0 = (rocmig_ptx::u32)(rocmig_ptx::bits(__hip_atomic_load(rocmig_ptx::global_ptr<float>(((rocmig_ptx::u64)_p1)), "
+     "__ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT)));"),
+    ('asm volatile("ld.volatile.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(p));',
+     "_p3 = (rocmig_ptx::u32)(rocmig_ptx::bits(__hip_atomic_load(_a + 3, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM)));"),
+    ('asm volatile("st.volatile.global.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(a), "r"(b));',
+     "__hip_atomic_store(rocmig_ptx::global_ptr<rocmig_ptx::u32>(((rocmig_ptx::u64)_p0)) + 1, "
+     "(rocmig_ptx::u32)((rocmig_ptx::u32)_p2), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);"),
 ])
 def test_memory_orders_and_atomics_become_hip_scoped_atomics(asm: str, expected: str) -> None:
     """PTX's .relaxed / .acquire / .release at .cta / .gpu / .sys are C++'s orders at HIP's workgroup /

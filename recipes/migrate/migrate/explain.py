@@ -148,38 +148,83 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
 NVIDIA_ONLY = cpp.HIPCC_UNDEFINED | {"__CUDA_ARCH__"}
 
 
+def _gated_declaration(texts: Mapping[str, str], name: str, where: Location,
+                       off: Callable[[str], frozenset[str]]) -> tuple[str, int, str] | None:
+    """(rel, line, condition) of the first #if branch that holds a declaration of `name` (_declares, line
+    by line) and is not compiled because a macro of off(blanked text) is undefined there (besides the
+    ones hipcc never defines, NVIDIA_ONLY), when every declaration of the name lies in such a branch;
+    for "no member named" one such declaration is enough (another class's members do not help this
+    class). None otherwise."""
+    if not where.rel or not name:
+        return None
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    member = where.message.startswith("no member named")
+    gated: list[tuple[str, int, str]] = []
+    for rel, text in sorted(texts.items()):
+        if name not in text or not pattern.search(text):
+            continue
+        blanked = cpp.blank(text)
+        names = off(blanked)
+        spans = [(b.line, b.end, b.condition) for chain in cpp.if_chains(blanked, NVIDIA_ONLY | names) for b in chain
+                 if b.on_amd is False and set(re.findall(r"\w+", b.condition)) & names]
+        for number, line in enumerate(blanked.split("\n"), 1):
+            if name not in line or not pattern.search(line) or not _declares(line, name):
+                continue
+            span = next((s for s in spans if s[0] < number < (s[1] or number + 1)), None)
+            if span is not None:
+                gated.append((rel, span[0], span[2]))
+            elif not member:  # declared for this compile too: not the cause of an undeclared name
+                return None
+    return gated[0] if gated else None
+
+
 def declared_for_nvidia_only(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "arch-gated" check over the tree's files ({rel: text}): every declaration of the name the
-    error names (_declares, line by line) lies in a branch of an #if on __CUDA_ARCH__ that is never
-    taken on AMD (hipcc does not define it); for "no member named" one such declaration is enough (the
-    other classes' members do not help this class): optimum-quanto 0.2.7's ScalarType<nv_bfloat16>
-    declares num2float under `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800`, ScalarType<half>
-    for every arch. Returns the note naming the first such #if, or ""."""
+    error names lies in a branch of an #if on __CUDA_ARCH__ that is never taken on AMD (hipcc does not
+    define it; _gated_declaration): optimum-quanto 0.2.7's ScalarType<nv_bfloat16> declares num2float
+    under `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800`, ScalarType<half> for every arch.
+    Returns the note naming the first such #if, or ""."""
     def check(name: str, where: Location) -> str:
-        if not where.rel or not name:
+        found = _gated_declaration(texts, name, where, lambda _blanked: frozenset({"__CUDA_ARCH__"}))
+        if found is None:
             return ""
-        pattern = re.compile(rf"\b{re.escape(name)}\b")
-        member = where.message.startswith("no member named")  # another class's declaration does not count
-        gated: list[tuple[str, int, str]] = []
-        for rel, text in sorted(texts.items()):
-            if name not in text or not pattern.search(text):
-                continue
-            blanked = cpp.blank(text)
-            spans = [(b.line, b.end, b.condition) for chain in cpp.if_chains(blanked, NVIDIA_ONLY) for b in chain
-                     if b.on_amd is False and "__CUDA_ARCH__" in b.condition]
-            for number, line in enumerate(blanked.split("\n"), 1):
-                if name not in line or not pattern.search(line) or not _declares(line, name):
-                    continue
-                span = next((s for s in spans if s[0] < number < (s[1] or number + 1)), None)
-                if span is not None:
-                    gated.append((rel, span[0], span[2]))
-                elif not member:  # declared for AMD too: not the cause of an undeclared name
-                    return ""
-        if not gated:
-            return ""
-        rel, line, condition = gated[0]
+        rel, line, condition = found
         return (f"`{name}` is declared only under `#if {condition.strip()}` ({rel}:{line}), which hipcc never "
                 "takes: it does not define __CUDA_ARCH__")
+    return check
+
+
+TESTED_MACRO = re.compile(r"^[ \t]*#[ \t]*(?:ifdef|ifndef|if|elif)\b([^\n]*)", re.M)
+
+
+def declared_off_by_build(texts: Mapping[str, str], passed: frozenset[str],
+                          build_check: Callable[[str], str]) -> Callable[[str, Location], str]:
+    """The "build-gated" check over the tree's files ({rel: text}): every declaration of the name the
+    error names lies in an #if branch on a macro that the project's build defines (build_check:
+    flags.build_generated, "" for a name it does not) and this compile does not get (`passed`):
+    vLLM 0.34.0 declares vllm::fp8::scaled_vec_conversion under `#ifdef ENABLE_FP8`, which its CMake
+    build appends to its GPU flag list (cmake/utils.cmake). Returns the note naming the #if and where
+    the build defines the macro, or ""."""
+    where_of: dict[str, str] = {}
+
+    def from_build(name: str) -> str:
+        if name not in where_of:
+            where_of[name] = "" if name in passed or name.startswith("__") else build_check(name)
+        return where_of[name]
+
+    def off(blanked: str) -> frozenset[str]:
+        return frozenset(n for m in TESTED_MACRO.finditer(blanked) for n in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1))
+                         if n != "defined" and from_build(n))
+
+    def check(name: str, where: Location) -> str:
+        found = _gated_declaration(texts, name, where, off)
+        if found is None:
+            return ""
+        rel, line, condition = found
+        macro = next(n for n in re.findall(r"\w+", condition) if n != "defined" and from_build(n))
+        directive = "#ifdef" if re.fullmatch(r"\w+", condition.strip()) else "#if"
+        return (f"`{name}` is declared only under `{directive} {condition.strip()}` ({rel}:{line}); "
+                f"{from_build(macro)}, this compile does not: --define {macro}")
     return check
 
 

@@ -662,6 +662,114 @@ def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str]
     return tuple(sorted(out, key=lambda entry: entry[1]))
 
 
+# A CMake condition that selects a HIP / ROCm build: the string "HIP" / "ROCM" (`${GPU_LANG} STREQUAL "HIP"`)
+# or a switch variable that ends in HIP / ROCM / HIPBLAS (`USE_ROCM`, `GGML_HIP`, `HIP_FOUND`,
+# `CMAKE_HIP_COMPILER`), not negated with NOT; `FUSED_KDA_HIP_SRC` or `VLLM_ROCM_HAS_GFX1100` name something else
+HIP_CONDITION_WORD = r"(?<![\w])(?:[A-Za-z0-9]+_)*(?:HIP|ROCM|ROCm|HIPBLAS)(?:_FOUND|_COMPILER)?(?![\w])"
+CMAKE_HIP_WORD = re.compile(HIP_CONDITION_WORD)
+CMAKE_NOT_HIP = re.compile(r"\bNOT\s+(?:\$\{)?" + HIP_CONDITION_WORD)
+CMAKE_CUDA_WORD = re.compile(r"(?<![A-Za-z0-9])CUDA(?![a-z])")
+CMAKE_COMMAND = re.compile(r"(?<![\w$])([A-Za-z_]\w*)[ \t]*\(")
+# a -DNAME or -DNAME=VALUE word (quoted or not) anywhere in a command's arguments
+CMAKE_D_WORD = re.compile(r'(?<![\w-])-D([A-Za-z_]\w*(?:=[^\s$;"\'\\)]*)?)(?=[\s";)]|$)')
+DEFINITION_COMMANDS = ("add_compile_definitions", "target_compile_definitions")
+CMAKE_SCOPE_WORDS = {"PRIVATE", "PUBLIC", "INTERFACE"}
+
+
+def _cmake_branch(condition: str) -> str:
+    """"hip" for a CMake condition that selects a HIP build (CMAKE_HIP_WORD, not negated; also one that
+    names CUDA too: `GPU_LANG STREQUAL "CUDA" OR GPU_LANG STREQUAL "HIP"` is taken by both builds), "off"
+    for one that selects another build (names CUDA, or negates HIP), else "unknown": a configuration
+    choice (an option, an arch list) that a define under it depends on."""
+    if CMAKE_NOT_HIP.search(condition):
+        return "off"
+    if CMAKE_HIP_WORD.search(condition):
+        return "hip"
+    return "off" if CMAKE_CUDA_WORD.search(condition) else "unknown"
+
+
+def _cmake_hip_branch_defines(text: str) -> list[tuple[str, int]]:
+    """(NAME or NAME=VALUE, line) of the defines one CMake file passes where the innermost if() / elseif()
+    branch around them selects HIP (_cmake_branch): -D words in any command (vLLM 0.34.0's
+    `elseif(${GPU_LANG} STREQUAL "HIP") list(APPEND GPU_FLAGS "-DUSE_ROCM" "-DENABLE_FP8" ...)`,
+    add_definitions) and the names of add_compile_definitions / target_compile_definitions. Loops and
+    function bodies between them count as nothing; a define under a further condition (an arch list, an
+    option) or an else() is not the HIP build's in general; a value naming a variable is left out."""
+    code, structure = _cmake_code(text)
+    found: list[tuple[str, int]] = []
+    stack: list[str | None] = []  # per open if() its current branch's build (_cmake_branch); None: a loop / function
+    for m in CMAKE_COMMAND.finditer(structure):
+        command = m.group(1).lower()
+        close = structure.find(")", m.end())
+        close = len(structure) if close < 0 else close
+        args = code[m.end():close]
+        if command == "if":
+            stack.append(_cmake_branch(args))
+        elif command == "elseif" and stack:
+            stack[-1] = _cmake_branch(args)
+        elif command == "else" and stack:
+            stack[-1] = "off"
+        elif command in ("foreach", "while", "function", "macro"):
+            stack.append(None)
+        elif command in ("endif", "endforeach", "endwhile", "endfunction", "endmacro"):
+            if stack:
+                stack.pop()
+        elif next((state for state in reversed(stack) if state is not None), None) == "hip":
+            words = CMAKE_D_WORD.findall(args)
+            if command in DEFINITION_COMMANDS:
+                plain = [w[1:-1] if w.startswith('"') else w for w in CMAKE_WORD.findall(args) if w]
+                plain = plain[1:] if command == "target_compile_definitions" else plain
+                words += [w for w in plain if w not in CMAKE_SCOPE_WORDS and not w.startswith("-")]
+            line = code.count("\n", 0, m.start()) + 1
+            found += [(w, line) for w in words if DEFINE_WORD.fullmatch(w) and not w.startswith("__")]
+    return found
+
+
+def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
+                             build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
+    """((NAME or NAME=VALUE, reason), ...): the macros the tree's CMake files (CMakeLists.txt, *.cmake)
+    pass in their HIP build branches (_cmake_hip_branch_defines), so the project's own ROCm build
+    compiles with them, and that the sources test in #if / #ifdef lines (comments not counted). A name
+    two branches give different values is left out, and so are the names in `given` (--define,
+    --undefine and the defines inferred before) and the project's ROCm switches (HIP_SWITCH names,
+    hip_switch_defines' part). texts: {rel: text} of the tree's files; build_files: as in
+    cmake_always_defines."""
+    if not src.is_dir() or not texts:
+        return ()
+    taken = {d.split("=", 1)[0] for d in given}
+    found: dict[str, list[tuple[str, str]]] = {}
+    paths = _build_files(src, cmake_modules=True) if build_files is None else build_files
+    for path in paths:
+        if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if not CMAKE_HIP_WORD.search(text):
+            continue
+        for define, line in _cmake_hip_branch_defines(text):
+            name = define.split("=", 1)[0]
+            if name not in taken and not HIP_SWITCH.fullmatch(name):
+                found.setdefault(name, []).append((define, f"{path.relative_to(src).as_posix()}:{line}"))
+    tested: dict[str, list[str]] = {}
+    for rel, text in sorted(texts.items()):
+        if not any(name in text for name in found):
+            continue
+        for m in TESTED.finditer(cpp.blank(text)):
+            for name in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1)):
+                if name in found and rel not in tested.setdefault(name, []):
+                    tested[name].append(rel)
+    out = []
+    for name, places in sorted(found.items()):
+        rels = tested.get(name)
+        if rels and len({define for define, _where in places}) == 1:
+            out.append((places[0][0], f"the project's ROCm build passes it (a HIP branch at {places[0][1]}) and "
+                        f"{len(rels)} file{'s test' if len(rels) != 1 else ' tests'} it ({first_files(rels)}); "
+                        f"--undefine {name} leaves it out"))
+    return tuple(out)
+
+
 def first_files(rels: list[str]) -> str:
     """The first two paths of `rels`, then ", ..." when there are more (for a reason's text)."""
     return ", ".join(rels[:2]) + (", ..." if len(rels) > 2 else "")
@@ -737,15 +845,19 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     guarded: tuple[tuple[str, str], ...] = ()
     switches: tuple[tuple[str, str], ...] = ()
     always: tuple[tuple[str, str, str], ...] = ()
+    hip_branch: tuple[tuple[str, str], ...] = ()
     build_files = _build_files(src) if src.is_dir() else []
     if not compile_commands:
         guarded = unit_guard_defines(src, units or {}, defines + undefines)
         switches = hip_switch_defines(src, texts or {}, defines + tuple(d for d, _why in guarded), undefines)
         always = cmake_always_defines(src, texts or {}, units or {},
                                       defines + tuple(d for d, _why in guarded + switches), undefines, build_files)
+        hip_branch = cmake_hip_branch_defines(
+            src, texts or {}, defines + undefines + tuple(d for d, _why in guarded + switches)
+            + tuple(d for _folder, d, _why in always))
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
-        common=UnitFlags(infer_from_build_files(src, build_files), tuple(d for d, _why in guarded + switches)),
-        inferred=guarded + switches + tuple((d, why) for _folder, d, why in always),
+        common=UnitFlags(infer_from_build_files(src, build_files), tuple(d for d, _why in guarded + switches + hip_branch)),
+        inferred=guarded + switches + hip_branch + tuple((d, why) for _folder, d, why in always),
         folder_defines=tuple((folder, d) for folder, d, _why in always),
         hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
         source="inferred" if build_files else NO_BUILD_FILES)

@@ -17,11 +17,13 @@ Instructions translated (d destination, a/b/c sources; .b/.u/.s 16/32/64 unless 
   cvt.rn.f32.s32 / .u32, cvt.rzi / .rni .s32.f32 (saturating, NaN -> 0), cvta(.to).shared / .global,
   cp.async.ca / .cg (.shared.global, L2 hints, src-size zero fill) as a completed copy, cp.async.commit_group
   / wait_group / wait_all (nothing left to wait for), ld / st .global / .shared / generic with cache hints
-  and .v2 / .v4, ld / st .relaxed / .acquire / .release / .volatile and atom / red (add, min, max, and, or,
+  and .v2 / .v4, ld / st .relaxed / .acquire / .release / .volatile (.relaxed / .volatile .v2 / .v4: one
+  atomic per lane) and atom / red (add, min, max, and, or,
   xor, exch, cas) at .cta / .gpu / .sys scope as HIP's __hip_atomic_* with the same order and scope
   (.volatile is PTX's .relaxed.sys; atom.add.f32, which PTX defines to flush subnormals, becomes the
   float fetch-add that HIP's atomicAdd(float*) is), bar.sync 0 / barrier.sync 0,
-  membar and fence (.cta / .gpu / .sys), trap; .reg declarations and @p / @!p guards;
+  membar and fence (.cta / .gpu / .sys), trap, griddepcontrol.wait / .launch_dependents (nothing to do: HIP
+  starts a kernel after the one before it in its stream); .reg declarations and @p / @!p guards;
   ldmatrix.sync.aligned.m8n8 (.x1 / .x2 / .x4, .trans, .b16) and mma.sync.aligned.m16n8k8 / m16n8k16 with
   .f16 / .bf16 inputs (.f32 or .f16 accumulators) and m16n8k16 / m16n8k32 with .s8 / .u8 inputs (.s32,
   .satfinite): emulated over the 32-lane warp with shuffles (ptx_helpers.h), slow next to AMD's own matrix
@@ -674,7 +676,9 @@ class Translator:
             ctype = {("s", 32): "int", ("s", 64): "long long", ("f", 32): "float", ("f", 64): "double",
                      ("u", 32): "rocmig_ptx::u32", ("b", 32): "rocmig_ptx::u32", ("u", 64): "rocmig_ptx::u64",
                      ("b", 64): "rocmig_ptx::u64"}.get((kind, width), "")
-            if not ctype or lanes != 1:
+            # a vector access is one access per lane (PTX memory model: no order among them), so a relaxed /
+            # volatile .v2 / .v4 load or store is that many relaxed atomics; others stay one lane
+            if not ctype or (lanes != 1 and (ops or order not in ("volatile", "relaxed"))):
                 raise Unsupported("atomic access ." + ".".join(mods))
             if order == "volatile":  # PTX: ld/st.volatile are relaxed at system scope
                 order, scope = "relaxed", "sys"
@@ -699,8 +703,18 @@ class Translator:
         signed = access.kind == "s"
         if access.order:
             pointer = self._address(args[1], access.space, access.ctype)
-            return self.write(dsts[0], access.width, f"__hip_atomic_load({pointer}, {access.order}, {access.scope})",
-                              signed=signed)
+            if access.lanes == 1:
+                return self.write(dsts[0], access.width,
+                                  f"rocmig_ptx::bits(__hip_atomic_load({pointer}, {access.order}, {access.scope}))",
+                                  signed=signed)
+            self.code.append(f"{{ {access.ctype}* _a = {pointer};")  # the address before any write
+            for lane, dst in enumerate(dsts):
+                if dst.strip() != "_":
+                    self.write(dst, access.width,
+                               f"rocmig_ptx::bits(__hip_atomic_load(_a + {lane}, {access.order}, {access.scope}))",
+                               signed=signed)
+            self.code.append("}")
+            return
         volatile = "volatile " if self.stmt.volatile else ""  # asm volatile: loaded every time, as written
         pointer = self._address(args[1], access.space, f"{volatile}const {access.ctype}")
         self.code.append(f"{{ {volatile}const {access.ctype}* _a = {pointer};")  # the address before any write
@@ -716,8 +730,9 @@ class Translator:
             raise Unsupported("st operands")
         pointer = self._address(args[0], access.space, access.ctype)
         if access.order:
-            self.code.append(f"__hip_atomic_store({pointer}, {self._value(srcs[0], access)}, {access.order}, "
-                             f"{access.scope});")
+            for lane, src in enumerate(srcs):
+                self.code.append(f"__hip_atomic_store({pointer} + {lane}, {self._value(src, access)}, {access.order}, "
+                                 f"{access.scope});")
             return
         if self.stmt.volatile:
             pointer = f"(({'volatile ' + access.ctype}*){pointer})"
