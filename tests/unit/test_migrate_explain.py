@@ -519,3 +519,38 @@ def test_a_declaration_under_a_macro_the_build_passes_in_a_flag_list_is_explaine
     assert passed("scaled_vec_conversion", where) == ""
     (src / "cmake" / "utils.cmake").write_text("function(f)\nendfunction()\n")
     assert explain.declared_off_by_build(texts, frozenset(), flags.build_generated(src))("scaled_vec_conversion", where) == ""
+
+
+# vLLM 0.34.0 CMakeLists.txt:486-488 and its HIP branch, shortened
+VLLM_SOURCES_CMAKE = """set(VLLM_EXT_SRC "csrc/cache_kernels.cu")
+if(VLLM_GPU_LANG STREQUAL "CUDA")
+  list(APPEND VLLM_EXT_SRC
+    "csrc/fused_qknorm_rope_cache_kernel.cu"
+    "csrc/cache_kernels.cu")
+elseif(VLLM_GPU_LANG STREQUAL "HIP")
+  list(APPEND VLLM_ROCM_EXT_SRC "csrc/rocm/attention.cu")
+endif()
+"""
+
+
+def test_a_unit_the_projects_rocm_build_leaves_out_explains_what_nothing_else_does(tmp_path):
+    src = tmp_path / "vllm"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(VLLM_SOURCES_CMAKE)
+    units = {"csrc/fused_qknorm_rope_cache_kernel.cu", "csrc/cache_kernels.cu", "csrc/rocm/attention.cu"}
+    listed = flags.cuda_only_units(src, units)
+    assert listed == {"csrc/fused_qknorm_rope_cache_kernel.cu": "CMakeLists.txt:4"}  # cache_kernels.cu is listed for all
+    error = "/out/run/torch/csrc/fused_qknorm_rope_cache_kernel.hip:186:19: error: use of undeclared identifier 'fp8'"
+    rel = "csrc/fused_qknorm_rope_cache_kernel.cu"
+    files_out = {rel: {"path": rel, "kind": "cu", "unit": True, "findings": [], "fixes": [], "compile": {
+        "gfx942": {"status": "failed", "first_error": error}, "gfx1100": {"status": "ok", "first_error": ""}}}}
+    pipeline.note_cuda_only_units(files_out, RULES, listed)
+    (made,) = files_out[rel]["findings"]
+    assert made["rule"] == "unit-cuda-only-in-project" and made["note"] == "listed for CUDA builds only at CMakeLists.txt:4"
+    pipeline.explain_failures(files_out, [rel], {rel}, {f"/out/run/torch/{rel[:-3]}.hip": (rel, identity)}, checks(src),
+                              {rel: ""}, "unit-cuda-only-in-project")
+    assert files_out[rel]["compile"]["gfx942"]["explained_by"] == {
+        "rule": "unit-cuda-only-in-project", "file": rel, "line": 1, "how": "the project's build leaves the unit out"}
+    # a CUDA project without a HIP build lists every source under a CUDA test: no finding
+    (src / "CMakeLists.txt").write_text(VLLM_SOURCES_CMAKE.split("elseif")[0] + "endif()\n")
+    assert flags.cuda_only_units(src, units) == {}

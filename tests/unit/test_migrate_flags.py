@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import features, flags, includes
+from migrate import cmake, features, flags, includes
 from migrate.errors import InputError
 
 
@@ -487,9 +487,9 @@ def test_defines_a_cmake_builds_hip_branch_passes_are_taken_where_the_sources_te
     (tmp_path / "cmake").mkdir()
     (tmp_path / "cmake" / "utils.cmake").write_text(VLLM_UTILS)
     (tmp_path / "CMakeLists.txt").write_text(VLLM_LISTS)
-    assert flags._cmake_hip_branch_defines(VLLM_UTILS) == [("USE_ROCM", 7), ("ENABLE_FP8", 7)]
+    assert cmake.hip_branch_defines(VLLM_UTILS) == [("USE_ROCM", 7), ("ENABLE_FP8", 7)]
     # the shared CUDA-or-HIP branch counts; a further condition (an option, an arch list), an else() and a NOT do not
-    assert flags._cmake_hip_branch_defines(VLLM_LISTS) == [("TORCH_TARGET_VERSION=0x020B000000000000ULL", 2),
+    assert cmake.hip_branch_defines(VLLM_LISTS) == [("TORCH_TARGET_VERSION=0x020B000000000000ULL", 2),
                                                            ("ROCM_ALWAYS", 24)]
     names = ("ENABLE_FP8", "USE_ROCM", "TORCH_TARGET_VERSION", "ROCM_ALWAYS", "VLLM_SKIP_SKINNY_GEMMS",
              "VLLM_ROCM_GFX1100", "VLLM_ENABLE_FUSED_KDA_DECODE")

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cpp
+from . import cmake, cpp
 from .errors import InputError
 
 BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py")
@@ -555,54 +555,29 @@ def hip_switch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
     return tuple(found)
 
 
-# CMake's lexical pieces that hide structure: quoted and bracket arguments, bracket and line comments
-CMAKE_LEXEME = re.compile(r'"(?:\\.|[^"\\])*"|#\[(=*)\[.*?\]\1\]|\[(=*)\[.*?\]\2\]|#[^\n]*', re.S)
-CMAKE_BLOCK = re.compile(r"(?<![\w$])(end)?(?:if|foreach|while|function|macro)[ \t]*\(", re.I)
-CMAKE_DEFINE_CALL = re.compile(r"(?<![\w$])(add_definitions|add_compile_definitions)[ \t]*\(", re.I)
-# NAME or NAME=VALUE, a VALUE with no variable, list, escape or quote, or one whole string literal
-DEFINE_WORD = re.compile(r'[A-Za-z_]\w*(?:=(?:"[^"$;\\]*"|[^\s$;"\'\\]*))?')
-CMAKE_WORD = re.compile(r'"(?:\\.|[^"\\])*"|[^\s"]*(?:"[^"]*"[^\s"]*)*')
-
-
-def _cmake_code(text: str) -> tuple[str, str]:
-    """(code, structure) of a CMake file, both as long as `text` with its newlines: code has the
-    comments (# to the line end, #[[ ... ]] brackets) blanked; structure also blanks the contents of
-    quoted and bracket arguments, so that a `(`, `#` or keyword inside one is not read as code."""
-    def keep_lines(piece: str) -> str:
-        return re.sub(r"[^\n]", " ", piece)
-
-    def code(m: re.Match[str]) -> str:
-        return keep_lines(m.group(0)) if m.group(0).startswith("#") else m.group(0)
-
-    def structure(m: re.Match[str]) -> str:
-        piece = m.group(0)
-        return keep_lines(piece) if piece.startswith("#") else piece[0] + keep_lines(piece[1:-1]) + piece[-1]
-    return CMAKE_LEXEME.sub(code, text), CMAKE_LEXEME.sub(structure, text)
-
-
 def _cmake_top_level_defines(text: str) -> list[tuple[str, int]]:
     """(NAME or NAME=VALUE, line) of the add_definitions(-D...) / add_compile_definitions(...) calls of one
     CMakeLists.txt that lie outside every if() / foreach() / while() / function() / macro() block, also
     one opened on the same line: the defines its folder's targets get whatever the configuration.
     Comments are ignored, a quoted argument is one word; a value naming a variable (`${...}`), a list
     or an escape is left out, as its text is not the value the compiler gets."""
-    code, structure = _cmake_code(text)
-    blocks = [(m.start(), -1 if m.group(1) else 1) for m in CMAKE_BLOCK.finditer(structure)]
+    code, structure = cmake.code_of(text)
+    blocks = [(m.start(), -1 if m.group(1) else 1) for m in cmake.CMAKE_BLOCK.finditer(structure)]
     found = []
-    for m in CMAKE_DEFINE_CALL.finditer(structure):
+    for m in cmake.CMAKE_DEFINE_CALL.finditer(structure):
         if sum(step for at, step in blocks if at < m.start()) > 0:
             continue
         close = structure.find(")", m.end())
         # a quoted argument is one word without its quotes; quotes inside an unquoted one are literal
         # (add_definitions(-DNAME="text") defines NAME as the string literal "text")
         words = [w[1:-1] if w.startswith('"') else w
-                 for w in CMAKE_WORD.findall(code[m.end():close if close >= 0 else len(code)]) if w]
+                 for w in cmake.CMAKE_WORD.findall(code[m.end():close if close >= 0 else len(code)]) if w]
         for word in words:
             if m.group(1).lower() == "add_definitions":
                 word = word[2:] if word.startswith("-D") else ""
             elif word.startswith("-D"):
                 word = word[2:]
-            if DEFINE_WORD.fullmatch(word):
+            if cmake.DEFINE_WORD.fullmatch(word):
                 found.append((word, code.count("\n", 0, m.start()) + 1))
     return found
 
@@ -662,73 +637,10 @@ def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str]
     return tuple(sorted(out, key=lambda entry: entry[1]))
 
 
-# A CMake condition that selects a HIP / ROCm build: the string "HIP" / "ROCM" (`${GPU_LANG} STREQUAL "HIP"`)
-# or a switch variable that ends in HIP / ROCM / HIPBLAS (`USE_ROCM`, `GGML_HIP`, `HIP_FOUND`,
-# `CMAKE_HIP_COMPILER`), not negated with NOT; `FUSED_KDA_HIP_SRC` or `VLLM_ROCM_HAS_GFX1100` name something else
-HIP_CONDITION_WORD = r"(?<![\w])(?:[A-Za-z0-9]+_)*(?:HIP|ROCM|ROCm|HIPBLAS)(?:_FOUND|_COMPILER)?(?![\w])"
-CMAKE_HIP_WORD = re.compile(HIP_CONDITION_WORD)
-CMAKE_NOT_HIP = re.compile(r"\bNOT\s+(?:\$\{)?" + HIP_CONDITION_WORD)
-CMAKE_CUDA_WORD = re.compile(r"(?<![A-Za-z0-9])CUDA(?![a-z])")
-CMAKE_COMMAND = re.compile(r"(?<![\w$])([A-Za-z_]\w*)[ \t]*\(")
-# a -DNAME or -DNAME=VALUE word (quoted or not) anywhere in a command's arguments
-CMAKE_D_WORD = re.compile(r'(?<![\w-])-D([A-Za-z_]\w*(?:=[^\s$;"\'\\)]*)?)(?=[\s";)]|$)')
-DEFINITION_COMMANDS = ("add_compile_definitions", "target_compile_definitions")
-CMAKE_SCOPE_WORDS = {"PRIVATE", "PUBLIC", "INTERFACE"}
-
-
-def _cmake_branch(condition: str) -> str:
-    """"hip" for a CMake condition that selects a HIP build (CMAKE_HIP_WORD, not negated; also one that
-    names CUDA too: `GPU_LANG STREQUAL "CUDA" OR GPU_LANG STREQUAL "HIP"` is taken by both builds), "off"
-    for one that selects another build (names CUDA, or negates HIP), else "unknown": a configuration
-    choice (an option, an arch list) that a define under it depends on."""
-    if CMAKE_NOT_HIP.search(condition):
-        return "off"
-    if CMAKE_HIP_WORD.search(condition):
-        return "hip"
-    return "off" if CMAKE_CUDA_WORD.search(condition) else "unknown"
-
-
-def _cmake_hip_branch_defines(text: str) -> list[tuple[str, int]]:
-    """(NAME or NAME=VALUE, line) of the defines one CMake file passes where the innermost if() / elseif()
-    branch around them selects HIP (_cmake_branch): -D words in any command (vLLM 0.34.0's
-    `elseif(${GPU_LANG} STREQUAL "HIP") list(APPEND GPU_FLAGS "-DUSE_ROCM" "-DENABLE_FP8" ...)`,
-    add_definitions) and the names of add_compile_definitions / target_compile_definitions. Loops and
-    function bodies between them count as nothing; a define under a further condition (an arch list, an
-    option) or an else() is not the HIP build's in general; a value naming a variable is left out."""
-    code, structure = _cmake_code(text)
-    found: list[tuple[str, int]] = []
-    stack: list[str | None] = []  # per open if() its current branch's build (_cmake_branch); None: a loop / function
-    for m in CMAKE_COMMAND.finditer(structure):
-        command = m.group(1).lower()
-        close = structure.find(")", m.end())
-        close = len(structure) if close < 0 else close
-        args = code[m.end():close]
-        if command == "if":
-            stack.append(_cmake_branch(args))
-        elif command == "elseif" and stack:
-            stack[-1] = _cmake_branch(args)
-        elif command == "else" and stack:
-            stack[-1] = "off"
-        elif command in ("foreach", "while", "function", "macro"):
-            stack.append(None)
-        elif command in ("endif", "endforeach", "endwhile", "endfunction", "endmacro"):
-            if stack:
-                stack.pop()
-        elif next((state for state in reversed(stack) if state is not None), None) == "hip":
-            words = CMAKE_D_WORD.findall(args)
-            if command in DEFINITION_COMMANDS:
-                plain = [w[1:-1] if w.startswith('"') else w for w in CMAKE_WORD.findall(args) if w]
-                plain = plain[1:] if command == "target_compile_definitions" else plain
-                words += [w for w in plain if w not in CMAKE_SCOPE_WORDS and not w.startswith("-")]
-            line = code.count("\n", 0, m.start()) + 1
-            found += [(w, line) for w in words if DEFINE_WORD.fullmatch(w) and not w.startswith("__")]
-    return found
-
-
 def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                              build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
     """((NAME or NAME=VALUE, reason), ...): the macros the tree's CMake files (CMakeLists.txt, *.cmake)
-    pass in their HIP build branches (_cmake_hip_branch_defines), so the project's own ROCm build
+    pass in their HIP build branches (cmake.hip_branch_defines), so the project's own ROCm build
     compiles with them, and that the sources test in #if / #ifdef lines (comments not counted). A name
     two branches give different values is left out, and so are the names in `given` (--define,
     --undefine and the defines inferred before) and the project's ROCm switches (HIP_SWITCH names,
@@ -746,9 +658,9 @@ def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str,
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if not CMAKE_HIP_WORD.search(text):
+        if not cmake.HIP_WORD.search(text):
             continue
-        for define, line in _cmake_hip_branch_defines(text):
+        for define, line in cmake.hip_branch_defines(text):
             name = define.split("=", 1)[0]
             if name not in taken and not HIP_SWITCH.fullmatch(name):
                 found.setdefault(name, []).append((define, f"{path.relative_to(src).as_posix()}:{line}"))
@@ -768,6 +680,29 @@ def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str,
                         f"{len(rels)} file{'s test' if len(rels) != 1 else ' tests'} it ({first_files(rels)}); "
                         f"--undefine {name} leaves it out"))
     return tuple(out)
+
+
+def cuda_only_units(src: Path, units: set[str]) -> dict[str, str]:
+    """{unit: "CMakeLists.txt:line"} of the `units` (tree-relative) that the tree's CMakeLists.txt files
+    list only in branches selecting a CUDA build (cmake.cuda_only_sources), when some CMake file of the
+    tree (CMakeLists.txt, *.cmake) has a branch selecting a HIP build: the project's own ROCm build then
+    leaves them out. Empty for a tree without such a branch (every CUDA build lists its sources under
+    some CUDA test) or without build files."""
+    if not src.is_dir() or not units:
+        return {}
+    texts = _build_texts(src, cmake_modules=True)
+    cmake_texts = [(rel, text) for rel, text in texts if rel.endswith((".cmake", "CMakeLists.txt"))]
+    if not any(cmake.has_hip_branch(text) for _rel, text in cmake_texts):
+        return {}
+    found: dict[str, str] = {}
+    for rel, text in cmake_texts:
+        if posixpath.basename(rel) != "CMakeLists.txt":
+            continue
+        folder = posixpath.dirname(rel)
+        for source, line in cmake.cuda_only_sources(text, folder).items():
+            if source in units:
+                found.setdefault(source, f"{rel}:{line}")
+    return found
 
 
 def first_files(rels: list[str]) -> str:

@@ -245,6 +245,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         compiled = compiled_files(cuda_graph, units)
         note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
     note_guarded_units(files_out, rules, {u.rel: (u.text, project.for_unit(u.rel).defines) for u in units})
+    note_cuda_only_units(files_out, rules, flags.cuda_only_units(opts.src, {u.rel for u in units}))
     if opts.baseline:
         base_dir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(hip_dir, base_dir, dirs_exist_ok=True)
@@ -361,7 +362,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "hip-name": explain.redeclares_hip(texts),
                                           "device-code": explain.in_device_code(texts),
                                           "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",))}),
-                     texts)
+                     texts, next((r.id for r in rules if r.check == "cuda-only-unit"), ""))
     if opts.baseline:
         t0 = time.time()
         base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
@@ -453,13 +454,29 @@ def note_guarded_units(files_out: dict[str, dict], rules: list[Rule], units: dic
             "status": "open", "note": f"{name} is not defined for this unit"})
 
 
+def note_cuda_only_units(files_out: dict[str, dict], rules: list[Rule], listed: dict[str, str]) -> None:
+    """Add the `cuda-only-unit` rule's finding (line 1) to each unit that the project's CMake build
+    compiles for CUDA only (flags.cuda_only_units: {unit: "CMakeLists.txt:line"}), which
+    explain_failures falls back on for the unit's failed compiles."""
+    rule = next((r for r in rules if r.check == "cuda-only-unit"), None)
+    if rule is None:
+        return
+    for rel, where in listed.items():
+        files_out[rel]["findings"].append({
+            "rule": rule.id, "severity": rule.severity, "file": rel, "line": 1, "col": 1, "text": "",
+            "message": rule.message, "hint": rule.hint, "suggestion": "", "status": "open",
+            "note": f"listed for CUDA builds only at {where}"})
+
+
 def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: set[str],
                      read: dict[str, explain.Migrated], diagnostics: list[explain.Diagnostic],
-                     texts: dict[str, str]) -> None:
+                     texts: dict[str, str], cuda_only_rule: str = "") -> None:
     """Give every failed compile result of the compiled `units` (tree-relative paths) its `explained_by` ({rule, file, line, how}: explain.explain), and add the findings diagnostic
     rules make to their files' entries; a timeout has no compiler error to read and stays
     unexplained. A PyTorch extension unit sees a file's torch.utils.hipify findings where it has
-    them. read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
+    them. A failure no finding or diagnostic explains is the unit's finding of rule `cuda_only_rule`
+    (note_cuda_only_units), where it has one. read: explain.locate's {path: Migrated}; texts: {rel: CUDA
+    text}."""
     def findings(rel: str, torch: bool) -> list[dict]:
         entry = files_out.get(rel, {})
         return entry["torch"]["findings"] if torch and "torch" in entry else entry.get("findings", [])
@@ -479,6 +496,10 @@ def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: 
                 known[result["first_error"]], made = explain.explain(where, unit, seen, diagnostics, line_text)
                 if made and made not in seen(made["file"]):
                     seen(made["file"]).append(made)
+            if not known[result["first_error"]]:
+                known[result["first_error"]] = next(
+                    ({"rule": f["rule"], "file": unit, "line": f["line"], "how": "the project's build leaves the unit out"}
+                     for f in files_out[unit]["findings"] if cuda_only_rule and f["rule"] == cuda_only_rule), None)
             if known[result["first_error"]]:
                 result["explained_by"] = known[result["first_error"]]
 

@@ -1,0 +1,143 @@
+"""What a project's CMake files say about its builds, read without running CMake.
+
+The files are read as text: comments and string contents are set aside (code_of), and each command is
+seen with the build its innermost if() / elseif() / else() branch selects (commands): "hip" for a
+branch whose condition selects a HIP / ROCm build, "cuda" for one that selects another build, "unknown"
+for a configuration choice. From that: the defines a HIP branch passes (hip_branch_defines) and the
+sources only a CUDA branch lists (cuda_only_sources).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# CMake's lexical pieces that hide structure: quoted and bracket arguments, bracket and line comments
+CMAKE_LEXEME = re.compile(r'"(?:\\.|[^"\\])*"|#\[(=*)\[.*?\]\1\]|\[(=*)\[.*?\]\2\]|#[^\n]*', re.S)
+CMAKE_BLOCK = re.compile(r"(?<![\w$])(end)?(?:if|foreach|while|function|macro)[ \t]*\(", re.I)
+CMAKE_DEFINE_CALL = re.compile(r"(?<![\w$])(add_definitions|add_compile_definitions)[ \t]*\(", re.I)
+# NAME or NAME=VALUE, a VALUE with no variable, list, escape or quote, or one whole string literal
+DEFINE_WORD = re.compile(r'[A-Za-z_]\w*(?:=(?:"[^"$;\\]*"|[^\s$;"\'\\]*))?')
+CMAKE_WORD = re.compile(r'"(?:\\.|[^"\\])*"|[^\s"]*(?:"[^"]*"[^\s"]*)*')
+
+
+def code_of(text: str) -> tuple[str, str]:
+    """(code, structure) of a CMake file, both as long as `text` with its newlines: code has the
+    comments (# to the line end, #[[ ... ]] brackets) blanked; structure also blanks the contents of
+    quoted and bracket arguments, so that a `(`, `#` or keyword inside one is not read as code."""
+    def keep_lines(piece: str) -> str:
+        return re.sub(r"[^\n]", " ", piece)
+
+    def code(m: re.Match[str]) -> str:
+        return keep_lines(m.group(0)) if m.group(0).startswith("#") else m.group(0)
+
+    def structure(m: re.Match[str]) -> str:
+        piece = m.group(0)
+        return keep_lines(piece) if piece.startswith("#") else piece[0] + keep_lines(piece[1:-1]) + piece[-1]
+    return CMAKE_LEXEME.sub(code, text), CMAKE_LEXEME.sub(structure, text)
+
+
+
+# A CMake condition that selects a HIP / ROCm build: the string "HIP" / "ROCM" (`${GPU_LANG} STREQUAL "HIP"`)
+# or a switch variable that ends in HIP / ROCM / HIPBLAS (`USE_ROCM`, `GGML_HIP`, `HIP_FOUND`,
+# `CMAKE_HIP_COMPILER`), not negated with NOT; `FUSED_KDA_HIP_SRC` or `VLLM_ROCM_HAS_GFX1100` name something else
+HIP_CONDITION_WORD = r"(?<![\w])(?:[A-Za-z0-9]+_)*(?:HIP|ROCM|ROCm|HIPBLAS)(?:_FOUND|_COMPILER)?(?![\w])"
+HIP_WORD = re.compile(HIP_CONDITION_WORD)
+NOT_HIP = re.compile(r"\bNOT\s+(?:\$\{)?" + HIP_CONDITION_WORD)
+CUDA_WORD = re.compile(r"(?<![A-Za-z0-9])CUDA(?![a-z])")
+COMMAND = re.compile(r"(?<![\w$])([A-Za-z_]\w*)[ \t]*\(")
+# a -DNAME or -DNAME=VALUE word (quoted or not) anywhere in a command's arguments
+D_WORD = re.compile(r'(?<![\w-])-D([A-Za-z_]\w*(?:=[^\s$;"\'\\)]*)?)(?=[\s";)]|$)')
+DEFINITION_COMMANDS = ("add_compile_definitions", "target_compile_definitions")
+SCOPE_WORDS = {"PRIVATE", "PUBLIC", "INTERFACE"}
+# a source file named in a command: a relative path of a C / C++ / CUDA source, or one under the
+# folder's own ${CMAKE_CURRENT_SOURCE_DIR} / ${PROJECT_SOURCE_DIR}
+SOURCE_WORD = re.compile(r"^(?:\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/)?([\w./+-]+\.(?:cu|cpp|cc|cxx|c|hip))$")
+
+
+def branch(condition: str) -> str:
+    """"hip" for a CMake condition that selects a HIP build (HIP_WORD, not negated; also one that names
+    CUDA too: `GPU_LANG STREQUAL "CUDA" OR GPU_LANG STREQUAL "HIP"` is taken by both builds), "cuda" for one
+    that selects another build (names CUDA, or negates HIP), else "unknown": a configuration choice (an
+    option, an arch list)."""
+    if NOT_HIP.search(condition):
+        return "cuda"
+    if HIP_WORD.search(condition):
+        return "hip"
+    return "cuda" if CUDA_WORD.search(condition) else "unknown"
+
+
+def commands(text: str) -> Iterator[tuple[str, str, int, str | None]]:
+    """(command name in lower case, its argument text with comments blanked, 1-based line, build) for each
+    command of a CMake file other than the block commands, where build is what the innermost if()
+    branch around it selects (branch(); None outside every if()). Loops and function bodies count as
+    nothing; an else() after a "hip" branch is "cuda", any other else() "unknown"."""
+    code, structure = code_of(text)
+    stack: list[str | None] = []  # per open if() its current branch's build; None: a loop / function
+    for m in COMMAND.finditer(structure):
+        name = m.group(1).lower()
+        close = structure.find(")", m.end())
+        args = code[m.end():len(structure) if close < 0 else close]
+        if name == "if":
+            stack.append(branch(args))
+        elif name == "elseif" and stack:
+            stack[-1] = branch(args)
+        elif name == "else" and stack:
+            stack[-1] = "cuda" if stack[-1] == "hip" else "unknown"
+        elif name in ("foreach", "while", "function", "macro"):
+            stack.append(None)
+        elif name in ("endif", "endforeach", "endwhile", "endfunction", "endmacro"):
+            if stack:
+                stack.pop()
+        else:
+            build = next((state for state in reversed(stack) if state is not None), None)
+            yield name, args, code.count("\n", 0, m.start()) + 1, build
+
+
+def hip_branch_defines(text: str) -> list[tuple[str, int]]:
+    """(NAME or NAME=VALUE, line) of the defines one CMake file passes where the innermost if() / elseif()
+    branch around them selects HIP (commands): -D words in any command (vLLM 0.34.0's
+    `elseif(${GPU_LANG} STREQUAL "HIP") list(APPEND GPU_FLAGS "-DUSE_ROCM" "-DENABLE_FP8" ...)`,
+    add_definitions) and the names of add_compile_definitions / target_compile_definitions. A define
+    under a further condition (an arch list, an option) or an else() is not the HIP build's in general;
+    a value naming a variable, and a reserved name (`__X`), are left out."""
+    found: list[tuple[str, int]] = []
+    for name, args, line, build in commands(text):
+        if build != "hip":
+            continue
+        words = D_WORD.findall(args)
+        if name in DEFINITION_COMMANDS:
+            plain = [w[1:-1] if w.startswith('"') else w for w in CMAKE_WORD.findall(args) if w]
+            plain = plain[1:] if name == "target_compile_definitions" else plain
+            words += [w for w in plain if w not in SCOPE_WORDS and not w.startswith("-")]
+        found += [(w, line) for w in words if DEFINE_WORD.fullmatch(w) and not w.startswith("__")]
+    return found
+
+
+def has_hip_branch(text: str) -> bool:
+    """Whether a CMake file has an if() / elseif() branch that selects a HIP build."""
+    code, _structure = code_of(text)
+    return any(branch(code[m.end():code.find(")", m.end())]) == "hip"
+               for m in re.finditer(r"(?<![\w$])(?:if|elseif)[ \t]*\(", code, re.I))
+
+
+def cuda_only_sources(text: str, folder: str) -> dict[str, int]:
+    """{tree-relative path: line} of the sources one CMakeLists.txt (in tree-relative `folder`, "" for the
+    root) names only in branches that select a CUDA build (commands: list(APPEND ...), set(), add_library,
+    target_sources, ...), and nowhere else in the file: vLLM 0.34.0 appends csrc/fused_qknorm_rope_cache_kernel.cu
+    to its sources under `if(VLLM_GPU_LANG STREQUAL "CUDA")` only. Paths are read relative to the file's
+    folder, as CMake reads a relative source path."""
+    cuda: dict[str, int] = {}
+    elsewhere: set[str] = set()
+    for _name, args, line, build in commands(text):
+        for w in CMAKE_WORD.finditer(args):
+            word = w.group(0)
+            m = SOURCE_WORD.match(word[1:-1] if word.startswith('"') else word)
+            if not m:
+                continue
+            rel = "/".join(p for p in (folder + "/" + m.group(1)).split("/") if p and p != ".")
+            if build == "cuda":
+                cuda.setdefault(rel, line + args.count("\n", 0, w.start()))
+            else:
+                elsewhere.add(rel)
+    return {rel: line for rel, line in cuda.items() if rel not in elsewhere}
