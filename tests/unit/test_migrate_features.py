@@ -770,3 +770,12 @@ def test_cuda_typedefs_header_becomes_the_runtime_header_unless_its_pfn_typedefs
     assert features.builtin_types(text) == '#pragma once\n#include "base.h"\n#include <hip/hip_runtime.h>\n'
     used = text + "static PFN_cuTensorMapEncodeTiled_v12000 encode;\n"
     assert features.builtin_types(used) == used
+
+
+def test_cuda_fp16_half_aliases_become_the_half_types():
+    # vLLM 0.34.0 csrc/mnnvl_lamport.cuh:318 names __nv_half, a cuda_fp16.h typedef HIP lacks
+    text = "template <> struct Neg<__nv_half> { using T = ::__nv_half2; nv_half h; __nv_half_raw r; };\n"
+    assert features.half_aliases(text) == "template <> struct Neg<__half> { using T = __half2; __half h; __half_raw r; };\n"
+    own = "typedef __half nv_half;\nnv_half f(nv_half x) { return x; }\n"  # a HIP port's own alias
+    assert features.half_aliases(own) == own
+    assert features.half_aliases("int my_nv_half_count;\n// __nv_half in a comment\n") == "int my_nv_half_count;\n// __nv_half in a comment\n"

@@ -456,6 +456,7 @@ VLLM_UTILS = """function (get_torch_gpu_compiler_flags OUT_GPU_FLAGS GPU_LANG)
 endfunction()
 """
 VLLM_LISTS = """if(VLLM_GPU_LANG STREQUAL "CUDA" OR VLLM_GPU_LANG STREQUAL "HIP")
+  add_compile_definitions(SHARED_GPU)
   target_compile_definitions(_C_stable_libtorch PRIVATE
     TORCH_TARGET_VERSION=0x020B000000000000ULL)
   if(VLLM_GPU_LANG STREQUAL "CUDA")
@@ -488,16 +489,16 @@ def test_defines_a_cmake_builds_hip_branch_passes_are_taken_where_the_sources_te
     (tmp_path / "cmake" / "utils.cmake").write_text(VLLM_UTILS)
     (tmp_path / "CMakeLists.txt").write_text(VLLM_LISTS)
     assert cmake.hip_branch_defines(VLLM_UTILS) == [("USE_ROCM", 7), ("ENABLE_FP8", 7)]
-    # the shared CUDA-or-HIP branch counts; a further condition (an option, an arch list), an else() and a NOT do not
-    assert cmake.hip_branch_defines(VLLM_LISTS) == [("TORCH_TARGET_VERSION=0x020B000000000000ULL", 2),
-                                                           ("ROCM_ALWAYS", 24)]
-    names = ("ENABLE_FP8", "USE_ROCM", "TORCH_TARGET_VERSION", "ROCM_ALWAYS", "VLLM_SKIP_SKINNY_GEMMS",
+    # the shared CUDA-or-HIP branch counts; one target's define, a further condition (an option, an arch
+    # list), an else() and a NOT do not
+    assert cmake.hip_branch_defines(VLLM_LISTS) == [("SHARED_GPU", 2), ("ROCM_ALWAYS", 25)]
+    names = ("ENABLE_FP8", "USE_ROCM", "TORCH_TARGET_VERSION", "SHARED_GPU", "ROCM_ALWAYS", "VLLM_SKIP_SKINNY_GEMMS",
              "VLLM_ROCM_GFX1100", "VLLM_ENABLE_FUSED_KDA_DECODE")
     files = {"csrc/quant_utils.cuh": "".join(f"#ifdef {n}\nint x{i};\n#endif\n" for i, n in enumerate(names)),
              "csrc/other.cu": "// #ifdef ENABLE_FP8 in a comment\n#if defined(ENABLE_FP8)\n#endif\n"}
     found = flags.cmake_hip_branch_defines(tmp_path, files, ())
     # USE_ROCM is the project's ROCm switch: hip_switch_defines' part
-    assert [d for d, _why in found] == ["ENABLE_FP8", "ROCM_ALWAYS", "TORCH_TARGET_VERSION=0x020B000000000000ULL"]
+    assert [d for d, _why in found] == ["ENABLE_FP8", "ROCM_ALWAYS", "SHARED_GPU"]
     assert found[0][1] == ("the project's ROCm build passes it (a HIP branch at cmake/utils.cmake:7) and 2 files test it "
                            "(csrc/other.cu, csrc/quant_utils.cuh); --undefine ENABLE_FP8 leaves it out")
     project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("ROCM_ALWAYS",))

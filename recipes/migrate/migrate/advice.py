@@ -337,8 +337,11 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     tree_macros = {m.group(1) for text in blanked for m in sysdeps.MACRO_DEFINE.finditer(text)}
     hip_macros = sysdeps.hip_leaked_macros(system_dirs) - tree_macros
-    bf16_declared = fixups.declares_bf16([cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()
-                                          if posixpath.splitext(rel)[1] not in UNIT_SUFFIXES])
+    # headers that declare a bfloat16 type name themselves: hip_bf16.h is not added where one is compiled,
+    # nor anywhere while one of them is included by no file found (its includers are not known)
+    bf16_headers = {rel for rel, (cuda, _hip) in texts.items()
+                    if posixpath.splitext(rel)[1] not in UNIT_SUFFIXES and fixups.declares_bf16([cpp.blank(cuda)])}
+    bf16_anywhere = any(all(h not in files for other, files in reach.items() if other != h) for h in bf16_headers)
     states: dict[str, FileState] = {}
     by_name: dict[str, list[str]] = {}
     for path in texts:
@@ -363,7 +366,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         final, fixes = fixups.apply_all(rel, cuda, hip, mask_names[rel], in_to_hip, ctx.undefined,
                                         cuda_only=warp_facts[rel][0], own_warp_size=warp_facts[rel][1], pytorch=rel in pytorch_files,
                                         half_declared=half_declared, headers=headers,
-                                        hipblas_major=hipblas_major, bf16_declared=bf16_declared,
+                                        hipblas_major=hipblas_major, bf16_declared=bf16_anywhere or bool(together[rel] & bf16_headers),
                                         own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
                                         hip_macros=hip_macros)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)

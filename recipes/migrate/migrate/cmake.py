@@ -48,8 +48,8 @@ CUDA_WORD = re.compile(r"(?<![A-Za-z0-9])CUDA(?![a-z])")
 COMMAND = re.compile(r"(?<![\w$])([A-Za-z_]\w*)[ \t]*\(")
 # a -DNAME or -DNAME=VALUE word (quoted or not) anywhere in a command's arguments
 D_WORD = re.compile(r'(?<![\w-])-D([A-Za-z_]\w*(?:=[^\s$;"\'\\)]*)?)(?=[\s";)]|$)')
-DEFINITION_COMMANDS = ("add_compile_definitions", "target_compile_definitions")
-SCOPE_WORDS = {"PRIVATE", "PUBLIC", "INTERFACE"}
+# commands whose defines reach one target or file only, not every unit the HIP build compiles
+TARGET_SCOPED = re.compile(r"target_\w+|set_target_properties|set_source_files_properties|set_property")
 # a source file named in a command: a relative path of a C / C++ / CUDA source, or one under the
 # folder's own ${CMAKE_CURRENT_SOURCE_DIR} / ${PROJECT_SOURCE_DIR}
 SOURCE_WORD = re.compile(r"^(?:\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/)?([\w./+-]+\.(?:cu|cpp|cc|cxx|c|hip))$")
@@ -98,18 +98,18 @@ def hip_branch_defines(text: str) -> list[tuple[str, int]]:
     """(NAME or NAME=VALUE, line) of the defines one CMake file passes where the innermost if() / elseif()
     branch around them selects HIP (commands): -D words in any command (vLLM 0.34.0's
     `elseif(${GPU_LANG} STREQUAL "HIP") list(APPEND GPU_FLAGS "-DUSE_ROCM" "-DENABLE_FP8" ...)`,
-    add_definitions) and the names of add_compile_definitions / target_compile_definitions. A define
-    under a further condition (an arch list, an option) or an else() is not the HIP build's in general;
-    a value naming a variable, and a reserved name (`__X`), are left out."""
+    add_definitions) and the names of add_compile_definitions. A define under a further condition (an
+    arch list, an option) or an else() is not the HIP build's in general, nor is one a target_* command
+    gives one target (vLLM's `target_compile_definitions(_C_stable_libtorch PRIVATE TORCH_TARGET_VERSION=...)`
+    turns PyTorch's full headers off for that target's units only); a value naming a variable, and a
+    reserved name (`__X`), are left out."""
     found: list[tuple[str, int]] = []
     for name, args, line, build in commands(text):
-        if build != "hip":
+        if build != "hip" or TARGET_SCOPED.fullmatch(name):
             continue
         words = D_WORD.findall(args)
-        if name in DEFINITION_COMMANDS:
-            plain = [w[1:-1] if w.startswith('"') else w for w in CMAKE_WORD.findall(args) if w]
-            plain = plain[1:] if name == "target_compile_definitions" else plain
-            words += [w for w in plain if w not in SCOPE_WORDS and not w.startswith("-")]
+        if name == "add_compile_definitions":
+            words += [w[1:-1] if w.startswith('"') else w for w in CMAKE_WORD.findall(args) if w and not w.startswith("-")]
         found += [(w, line) for w in words if DEFINE_WORD.fullmatch(w) and not w.startswith("__")]
     return found
 

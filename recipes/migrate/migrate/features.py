@@ -439,6 +439,26 @@ def half_atomic_add(text: str, declared: frozenset[str] = frozenset()) -> str:
     return insert_after_includes(text, "// CUDA's atomicAdd on 16-bit floats (HIP has none): CAS loops\n" + "".join(blocks))
 
 
+# cuda_fp16.h's typedefs of its half types (CUDA 12.5, cuda_fp16.h:5245-5270); HIP declares none of them
+HALF_ALIASES = {"__nv_half": "__half", "__nv_half2": "__half2", "__nv_half_raw": "__half_raw",
+                "__nv_half2_raw": "__half2_raw", "nv_half": "__half", "nv_half2": "__half2"}
+HALF_ALIAS = re.compile(r"(?<![\w.>])(?:::)?(" + "|".join(sorted(HALF_ALIASES, key=len, reverse=True)) + r")\b")
+
+
+def half_aliases(text: str) -> str:
+    """__nv_half / nv_half / __nv_half2 / nv_half2 / __nv_half_raw / __nv_half2_raw -> the __half types they
+    name in cuda_fp16.h (vLLM 0.34.0's mnnvl_lamport.cuh: `unknown type name '__nv_half'` under hipcc). A
+    file that declares one of the names itself (typedef, using, #define) is left."""
+    if "nv_half" not in text:
+        return text
+    blanked = cpp.blank(text)
+    if re.search(r"#\s*define\s+_*nv_half|\busing\s+_*nv_half\w*\s*=|\btypedef\b[^;]*\b_*nv_half\w*\s*;", blanked):
+        return text
+    for m in reversed(list(HALF_ALIAS.finditer(blanked))):
+        text = text[:m.start()] + HALF_ALIASES[m.group(1)] + text[m.end():]
+    return text
+
+
 BF16_RN = re.compile(r"(?<![\w.:>])__float2bfloat16_rn(\s*\()")
 
 

@@ -29,7 +29,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
@@ -426,7 +426,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     pytorch: the file includes PyTorch's headers (c10::Half is declared after its includes);
     half_declared: features.half_overloads of the tree; headers: see tree_includes_kept (None:
     that step is skipped); hipblas_major: the toolchain's hipBLAS major version (sysdeps.hipblas_major);
-    bf16_declared: a header of the tree declares a bfloat16 type name itself (declares_bf16).
+    bf16_declared: a header compiled together with this file declares a bfloat16 type name itself (declares_bf16).
     own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept;
     atomics_declared: the 16-bit types whose atomicAdd the tree declares (features.half_atomics_declared);
     hip_macros: plain-named macros of the HIP headers that the tree does not #define (sysdeps.hip_leaked_macros).
@@ -483,6 +483,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("half-atomic-add", "CUDA's atomicAdd on __half(2) / bfloat16(2) -> compare-and-swap loops (HIP has none)",
          lambda t: features.half_atomic_add(t, atomics_declared)),
         ("bf16-rn-conversion", "__float2bfloat16_rn -> __float2bfloat16 (HIP's rounds to nearest even)", features.bf16_rn),
+        ("half-alias-names", "__nv_half / nv_half / __nv_half2 / ... -> the __half types cuda_fp16.h's typedefs name",
+         features.half_aliases),
         ("bf16-pair-conversion", "__float2bfloat162_rn / __floats2bfloat162_rn -> pairs of HIP's __float2bfloat16",
          features.bf16_pairs),
         ("half2-min-max", "__hmax2 / __hmin2 (/ _nan) on __half2 -> CUDA's lane-wise definitions (HIP has bf16 ones only)",

@@ -241,11 +241,6 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                             "fixes": migrated.fix_entries(f.rel),
                             "compile": {}, **({"baseline": {}} if opts.baseline else {})}
     build_check = flags.build_generated(opts.src)
-    if not opts.compile_commands:
-        compiled = compiled_files(cuda_graph, units)
-        note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
-    note_guarded_units(files_out, rules, {u.rel: (u.text, project.for_unit(u.rel).defines) for u in units})
-    note_cuda_only_units(files_out, rules, flags.cuda_only_units(opts.src, {u.rel for u in units}))
     if opts.baseline:
         base_dir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(hip_dir, base_dir, dirs_exist_ok=True)
@@ -275,6 +270,12 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                                                      if graph.closure(rel).torch)))
         _torch_entries(files_out, torch_map, by_torch, torch_units,
                        {u.rel: graph.reach(u.rel) for u in units}, torch.origin if torch else "")
+    # after _torch_entries, which gives files seen only by extension units their torch findings
+    if not opts.compile_commands:
+        compiled = compiled_files(cuda_graph, units)
+        note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
+    note_guarded_units(files_out, rules, {u.rel: (u.text, project.for_unit(u.rel).defines) for u in units})
+    note_cuda_only_units(files_out, rules, flags.cuda_only_units(opts.src, {u.rel for u in units}))
     jobs, base_jobs = [], []
     fallback_jobs: dict[str, Job] = {}
     seen_fingerprints: dict[str, str] = {}
