@@ -663,6 +663,25 @@ def test_nvtx_cuda_runtime_header_and_generic_names():
     assert "#define nvtxRangePush(name) nvtxRangePushA(name)" in out and "#include <nvtx3" not in out
 
 
+def test_nvtx_beyond_ranges_keeps_nvidias_header_only_nvtx3():
+    # MinkowskiEngine 0.5.4 src/3rdparty/cudf/detail/nvtx/nvtx3.hpp (cudf's copy of NVIDIA's C++ API) and a
+    # user of its domains; torch.utils.hipify turned the include into <nvtx3/roctracer/roctx.h>
+    cuda = ("#include <nvtx3/nvToolsExt.h>\n#include <nvToolsExtCudaRt.h>\nnamespace nvtx3 {\n"
+            "inline nvtxDomainHandle_t make() { return nvtxDomainCreateA(\"cudf\"); }\n}\n")
+    torch = cuda.replace("nvtx3/nvToolsExt.h", "nvtx3/roctracer/roctx.h")
+    out = features.nvtx(torch, cuda)
+    assert out.startswith("#include <nvtx3/nvToolsExt.h>\n// nvToolsExtCudaRt.h / nvToolsExtCuda.h name CUDA objects")
+    assert "roctx" not in out and "nvtxDomainCreateA" in out
+    assert features.nvtx(cuda) == out  # the same from hipify-perl's text, which keeps NVTX's names
+    # a torch translation whose simple calls hipify renamed to roctx's keeps roctx beside NVTX 3
+    renamed = torch.replace("return nvtxDomainCreateA", "roctxRangePushA(\"x\"); return nvtxDomainCreateA")
+    assert features.nvtx(renamed, cuda).startswith("#include <nvtx3/nvToolsExt.h>\n#include <roctracer/roctx.h>\n")
+    # the C++ header itself; a project's own roctx include (no NVTX in its CUDA text) is left
+    assert features.nvtx('#include "nvtx3/nvtx3.hpp"\nnvtx3::thread_range r{"x"};\n').startswith("#include <nvtx3/nvtx3.hpp>\n")
+    own = "#include <roctracer/roctx.h>\nvoid f() { roctxMarkA(\"x\"); }\n"
+    assert features.nvtx(own, own) == own
+
+
 def test_bf16_round_to_nearest_conversion_takes_hips_name():
     # llm.c llmc/cuda_utils.cuh: `__nv_bfloat16 r = __float2bfloat16_rn(v);`
     text = "__device__ __hip_bfloat16 f(float v) { return __float2bfloat16_rn(v) + __float2bfloat16_rn (2.0f); }\n"

@@ -798,7 +798,23 @@ def gl_interop(text: str) -> str:
     return GL_INTEROP_INCLUDE.sub(r"\1<hip/hip_gl_interop.h>", text)
 
 
-NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?nvToolsExt(?:CudaRt|Cuda)?\.h[>"][^\n]*$', re.MULTILINE)
+NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?(?:nvToolsExt(?:CudaRt|Cuda)?\.h|nvtx3\.hpp)[>"][^\n]*$', re.MULTILINE)
+# torch.utils.hipify's names for them (its CUDA_INCLUDE_MAP: nvToolsExt.h and nvtx3/nvtx3.hpp -> roctracer/roctx.h)
+NVTX_TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?roctracer/roctx\.h[>"][^\n]*$', re.MULTILINE)
+# NVTX beyond ranges, marks and naming: domains, event attributes, registered strings, categories, the
+# nvtx3:: C++ API (cudf's vendored nvtx3.hpp in MinkowskiEngine 0.5.4)
+NVTX_FULL = re.compile(r"\bnvtx3::|\bnvtx(?:Domain|EventAttributes|StringHandle|Payload|Message|Color|Category|Initialize|"
+                       r"NameCategory|NameOsThread|ResourceAttributes|SyncUser)\w*|\bNVTX_[A-Z][A-Z0-9_]*\b")
+NVTX_NAMING = """// nvToolsExtCudaRt.h / nvToolsExtCuda.h name CUDA objects for the profiler only: no-ops
+#define nvtxNameCudaStreamA(stream, name) ((void)(stream), (void)(name))
+#define nvtxNameCudaEventA(event, name) ((void)(event), (void)(name))
+#define nvtxNameCudaDeviceA(device, name) ((void)(device), (void)(name))
+#define nvtxNameCuStreamA(stream, name) ((void)(stream), (void)(name))
+#define nvtxNameCuEventA(event, name) ((void)(event), (void)(name))
+#define nvtxNameCuDeviceA(device, name) ((void)(device), (void)(name))
+#define nvtxNameCudaStream(stream, name) nvtxNameCudaStreamA(stream, name)
+#define nvtxNameCudaEvent(event, name) nvtxNameCudaEventA(event, name)
+#define nvtxNameCudaDevice(device, name) nvtxNameCudaDeviceA(device, name)"""
 NVTX_BLOCK = """// NVTX -> roctx when its header is present (link -lrocprofiler-sdk-roctx or -lroctx64); else no-ops
 #if __has_include(<rocprofiler-sdk-roctx/roctx.h>)
 #include <rocprofiler-sdk-roctx/roctx.h>
@@ -825,26 +841,37 @@ typedef unsigned long long nvtxRangeId_t;
 #define nvtxRangePush(name) nvtxRangePushA(name)
 #define nvtxMark(name) nvtxMarkA(name)
 #define nvtxRangeStart(name) nvtxRangeStartA(name)
-// nvToolsExtCudaRt.h / nvToolsExtCuda.h name CUDA objects for the profiler only: no-ops
-#define nvtxNameCudaStreamA(stream, name) ((void)(stream), (void)(name))
-#define nvtxNameCudaEventA(event, name) ((void)(event), (void)(name))
-#define nvtxNameCudaDeviceA(device, name) ((void)(device), (void)(name))
-#define nvtxNameCuStreamA(stream, name) ((void)(stream), (void)(name))
-#define nvtxNameCuEventA(event, name) ((void)(event), (void)(name))
-#define nvtxNameCuDeviceA(device, name) ((void)(device), (void)(name))
-#define nvtxNameCudaStream(stream, name) nvtxNameCudaStreamA(stream, name)
-#define nvtxNameCudaEvent(event, name) nvtxNameCudaEventA(event, name)
-#define nvtxNameCudaDevice(device, name) nvtxNameCudaDeviceA(device, name)"""
+""" + NVTX_NAMING
 
 
-def nvtx(text: str) -> str:
-    """The NVTX C headers (nvToolsExt.h, nvToolsExtCudaRt.h, nvToolsExtCuda.h) -> roctx or no-ops for
-    nvtxRangePush(A) / Pop / Mark(A) / RangeStart(A) / RangeEnd, and no-ops for the CUDA object naming
-    calls: the first include becomes NVTX_BLOCK, the others a comment."""
-    found = list(NVTX_INCLUDE.finditer(text))
+def nvtx(text: str, cuda_text: str = "") -> str:
+    """The NVTX headers (nvToolsExt.h, nvToolsExtCudaRt.h, nvToolsExtCuda.h, nvtx3/nvtx3.hpp; in a translation
+    of a CUDA text that includes one of them also torch.utils.hipify's roctracer/roctx.h for them). A file
+    that uses NVTX's ranges, marks and CUDA object naming only: roctx or no-ops, the first include becomes
+    NVTX_BLOCK, the others a comment. A file that uses more of NVTX (NVTX_FULL: domains, event attributes,
+    the nvtx3:: C++ API) keeps NVIDIA's header-only NVTX 3 (`<nvtx3/nvToolsExt.h>`, `<nvtx3/nvtx3.hpp>`:
+    plain C and C++ that record nothing unless a profiler injects itself; the dev image has them, and
+    sysdeps puts them on the unit's path), its CUDA naming headers becoming NVTX_NAMING's no-ops."""
+    pattern = NVTX_INCLUDE
+    if cuda_text and NVTX_INCLUDE.search(cuda_text) and NVTX_TORCH_INCLUDE.search(text):
+        pattern = re.compile(f"{NVTX_INCLUDE.pattern}|{NVTX_TORCH_INCLUDE.pattern}", re.MULTILINE)
+    found = list(pattern.finditer(text))
+    if not found:
+        return text
+    full = bool(NVTX_FULL.search(cpp.blank(text)))
+    named = False
     for i, m in reversed(list(enumerate(found))):
         header = m.group(0).split("include", 1)[1].strip()
-        block = NVTX_BLOCK if i == 0 else f"// NVTX {header}: in the NVTX block above"
+        if not full:
+            block = NVTX_BLOCK if i == 0 else f"// NVTX {header}: in the NVTX block above"
+        elif "Cuda" in header:
+            block = NVTX_NAMING if not named else f"// NVTX {header}: its CUDA naming calls are no-ops above"
+            named = True
+        else:
+            block = "#include <nvtx3/nvtx3.hpp>" if "nvtx3.hpp" in header or (
+                "roctx" in header and "nvtx3.hpp" in cuda_text) else "#include <nvtx3/nvToolsExt.h>"
+            if "roctx" in header and re.search(r"\broctx[A-Z]\w*", cpp.blank(text)):
+                block += "\n#include <roctracer/roctx.h>"  # calls torch.utils.hipify renamed to roctx's
         text = text[:m.start()] + block + text[m.end():]
     return text
 

@@ -507,7 +507,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("simd-video-intrinsics", "CUDA SIMD video intrinsics -> lane-by-lane implementations", features.simd_video),
         ("ffs-cuda-signature", "__ffs / __ffsll called with CUDA's int / long long argument", features.ffs_signature),
         ("atomic-system-scope", "atomicInc_system / atomicDec_system -> system-scope HIP atomics", features.atomic_system),
-        ("nvtx-roctx", "NVTX ranges and marks -> roctx, or no-ops without it", features.nvtx),
+        ("nvtx-roctx", "NVTX ranges and marks -> roctx, or no-ops without it; NVIDIA's header-only NVTX 3 kept where "
+         "more of NVTX is used", lambda t: features.nvtx(t, cuda_text)),
         ("cg-reduce", "cooperative_groups::reduce -> a shuffle tree over the group (rocmig_cg)", features.cg_reduce),
         ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA", features.wmma),
         ("cuda-runtime-guard", "tests of CUDA headers' include guards (cuda_runtime.h, driver_types.h, cuBLAS, ...) -> "

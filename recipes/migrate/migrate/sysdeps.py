@@ -24,6 +24,15 @@ from .fixups import HEADER_LAYOUT
 
 OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
 MPI = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]mpi\.h[>"]', re.M)
+NVTX3 = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<nvtx3/(?:nvToolsExt\.h|nvtx3\.hpp)>', re.M)
+
+
+def nvtx_dir() -> str:
+    """The dev image's folder holding only NVIDIA's header-only NVTX 3 (nvtx3/, from the CUDA headers at
+    $ROCMIG_CUDA_PATH; templates/dev.Dockerfile.j2 links it), or "" where there is none."""
+    cuda = os.environ.get("ROCMIG_CUDA_PATH", "")
+    folder = os.path.join(cuda, "nvtx") if cuda else ""
+    return folder if folder and os.path.isfile(os.path.join(folder, "nvtx3", "nvToolsExt.h")) else ""
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,13 +58,17 @@ FLAT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w.]+)[>"]', re.M)
 
 def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Flags for a unit whose include closure (the unit and the tree files it includes) has `texts`:
-    -fopenmp, MPI's, and -isystem for the folder of each ROCm library header included by its flat
-    name that `system_dirs` (hipcc's search path) hold only under the library's folder."""
+    -fopenmp, MPI's, -isystem for NVTX 3 where a file includes it (features.nvtx keeps it for files that
+    use more than NVTX's ranges; nvtx_dir), and -isystem for the folder of each ROCm library header
+    included by its flat name that `system_dirs` (hipcc's search path) hold only under the library's
+    folder."""
     out: list[str] = []
     if any(OPENMP.search(t) for t in texts):
         out += ["-fopenmp", "-Wno-error=hip-omp-target-directives"]
     if any(MPI.search(t) for t in texts):
         out.extend(mpi_flags())
+    if nvtx_dir() and any(NVTX3.search(t) for t in texts):
+        out += ["-isystem", nvtx_dir()]
     flat = {m.group(1) for t in texts for m in FLAT_INCLUDE.finditer(t)} & set(HEADER_LAYOUT)
     for name in sorted(flat):
         if any(os.path.isfile(os.path.join(d, name)) for d in system_dirs):
