@@ -53,7 +53,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "device-code": explain.in_device_code(texts or {}),
                                 "arch-gated": explain.declared_for_nvidia_only(texts or {}),
                                 "build-gated": explain.declared_off_by_build(texts or {}, frozenset(),
-                                                                             flags.build_generated(src))})
+                                                                             flags.build_generated(src)),
+                                "own-rocm": explain.in_own_rocm_code(texts or {})})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -228,7 +229,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
-     "'device-code', 'arch-gated', 'build-gated')"),
+     "'device-code', 'arch-gated', 'build-gated', 'own-rocm')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -289,6 +290,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "cuda-arch-gated-declaration": "no member named 'num2float' in 'gptq_marlin::ScalarType<__hip_bfloat16>'",
         "torch-hip-version-undefined": "use of undeclared identifier 'TORCH_HIP_VERSION'",
         "build-gated-declaration": "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'",
+        "own-rocm-code-fails": "no viable conversion from '__half' to '__fp16'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
@@ -299,7 +301,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "hip-name": lambda name, where: "x",
                                                         "device-code": lambda name, where: "x",
                                                         "arch-gated": lambda name, where: "x",
-                                                        "build-gated": lambda name, where: "x"})}
+                                                        "build-gated": lambda name, where: "x",
+                                                        "own-rocm": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -554,3 +557,41 @@ def test_a_unit_the_projects_rocm_build_leaves_out_explains_what_nothing_else_do
     # a CUDA project without a HIP build lists every source under a CUDA test: no finding
     (src / "CMakeLists.txt").write_text(VLLM_SOURCES_CMAKE.split("elseif")[0] + "endif()\n")
     assert flags.cuda_only_units(src, units) == {}
+
+
+# exllama 0.1.0: cuda_func/q4_attn.cu includes hip_compat.cuh under `#if defined(USE_ROCM)`; its line 11 fails under HIP 7.2
+EXLLAMA_COMPAT = """#ifndef _hip_compat_cuh
+#define _hip_compat_cuh
+__device__ __forceinline__ __half2 __compat_h2rcp(__half2 x) {
+    return _Float16_2{static_cast<_Float16>(__builtin_amdgcn_rcph(x.x)),
+        static_cast<_Float16>(__builtin_amdgcn_rcph(x.y))};
+}
+#endif
+"""
+EXLLAMA_ATTN = """#include "q4_attn.cuh"
+#if defined(USE_ROCM)
+#include "../hip_compat.cuh"
+#endif
+#ifndef USE_ROCM
+__device__ half2 own(half2 x) { return x; }
+#else
+__device__ half2 own(half2 x) { return __builtin_bad(x); }
+#endif
+"""
+
+
+def test_an_error_in_the_projects_own_rocm_code_is_explained_as_such(tmp_path):
+    texts = {"exllama_ext/hip_compat.cuh": EXLLAMA_COMPAT, "exllama_ext/cuda_func/q4_attn.cu": EXLLAMA_ATTN}
+    compat = explain.Location("exllama_ext/hip_compat.cuh", 4, "no viable conversion from '__half' to '__fp16'")
+    why, made = explain.explain(compat, "exllama_ext/cuda_func/q4_attn.cu", lambda rel: [], checks(tmp_path, texts),
+                                lambda rel, n: "x")
+    assert why["rule"] == "own-rocm-code-fails"
+    assert made["note"] == ("exllama_ext/hip_compat.cuh is the project's own ROCm code: included only from ROCm branches "
+                            "(exllama_ext/cuda_func/q4_attn.cu:3)")
+    branch = explain.Location("exllama_ext/cuda_func/q4_attn.cu", 8, "use of undeclared identifier '__builtin_bad'")
+    check = explain.in_own_rocm_code(texts)
+    assert check("", branch) == "the error's line is in the project's own ROCm branch `#else` (exllama_ext/cuda_func/q4_attn.cu:7)"
+    # the CUDA branch, and a file also included outside ROCm branches, are not the project's ROCm code
+    assert check("", explain.Location("exllama_ext/cuda_func/q4_attn.cu", 6, "x")) == ""
+    both = dict(texts, **{"other.cu": '#include "exllama_ext/hip_compat.cuh"\n'})
+    assert explain.in_own_rocm_code(both)("", compat) == ""

@@ -323,6 +323,52 @@ def in_device_code(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     return check
 
 
+# macros that select a project's own ROCm code: HIP's platform and compiler macros and a project's switch
+# to its ROCm build ([PREFIX_](USE|WITH|ENABLE|BUILD)_(ROCM|HIP|AMD|AMDGPU), GGML_USE_HIP, ...)
+ROCM_MACRO = re.compile(r"\b(?:__HIP_PLATFORM_(?:AMD|HCC)__|__HIPCC__|__HIP__|__HIP_DEVICE_COMPILE__|USE_ROCM|"
+                        r"(?:[A-Z][A-Z0-9]*_)?(?:USE|WITH|ENABLE|BUILD)_(?:ROCM|HIP|AMD|AMDGPU))\b")
+
+
+def _rocm_only_spans(blanked: str) -> list[tuple[int, int, str]]:
+    """(first line, end line, condition) of the #if branches of a blanked text that a build without the
+    ROCm macros (ROCM_MACRO) does not take: the project's own ROCm code."""
+    names = frozenset(ROCM_MACRO.findall(blanked))
+    if not names:
+        return []
+    return [(b.line, b.end or b.line, b.condition) for chain in cpp.if_chains(blanked, names) for b in chain
+            if b.on_amd is False and (ROCM_MACRO.search(b.condition) or b.word == "else")]
+
+
+def in_own_rocm_code(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "own-rocm" check over the tree's files ({rel: CUDA text}): the error's line is the project's own
+    ROCm code, written for HIP and left untranslated by the fixups: it lies in an #if branch that only a
+    ROCm build takes (_rocm_only_spans: `#if defined(USE_ROCM)`, the #else of `#ifndef USE_ROCM`), or its
+    file is included only from such branches (exllama 0.1.0's hip_compat.cuh, written for HIP 5, fails
+    under HIP 7.2 where __half2's x is a __half). Returns the note, or ""."""
+    def check(_name: str, where: Location) -> str:
+        text = texts.get(where.rel, "")
+        if not text or where.line <= 0:
+            return ""
+        for first, end, condition in _rocm_only_spans(cpp.blank(text)):
+            if first < where.line < end:
+                return f"the error's line is in the project's own ROCm branch `{condition.strip() or '#else'}` ({where.rel}:{first})"
+        base = posixpath.basename(where.rel)
+        includers = []
+        for rel, other in sorted(texts.items()):
+            if rel == where.rel or base not in other:
+                continue
+            blanked = cpp.blank_code(other)
+            lines = [n for n, line in enumerate(blanked.split("\n"), 1)
+                     if re.match(r'\s*#\s*include\s*["<]([^">]*/)?' + re.escape(base) + r'[">]', line)]
+            spans = _rocm_only_spans(cpp.blank(other)) if lines else []
+            includers += [(rel, n, any(a < n < b for a, b, _c in spans)) for n in lines]
+        if includers and all(inside for _rel, _n, inside in includers):
+            rel, n, _inside = includers[0]
+            return f"{where.rel} is the project's own ROCm code: included only from ROCm branches ({rel}:{n})"
+        return ""
+    return check
+
+
 def _of_name(check: Callable[[str], str]) -> Callable[[str, Location], str]:
     return lambda name, _where: check(name)
 
