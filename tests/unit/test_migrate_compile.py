@@ -157,3 +157,13 @@ def test_an_assembler_rejecting_the_compilers_own_instruction_is_a_back_end_fail
     assert BACKEND_ERROR.search("2:error: Illegal instruction detected: Invalid dpp_ctrl value: wavefront shifts "
                                 "are not supported on GFX10+")
     assert not BACKEND_ERROR.search("k.hip:3:5: error: use of undeclared identifier 'x'")
+
+
+def test_a_cpp_unit_reaching_rocthrust_is_named_for_the_hip_compile():
+    # MinkowskiEngine 0.5.4: direct_max_pool.cpp -> types.hpp -> robin_hood.h -> utils.hpp -> <thrust/host_vector.h>
+    from migrate import compile as compile_mod
+    from migrate import cpp
+    closure = ['#include "types_hip.hpp"\nint f();\n', '// #include <thrust/sort.h> in a comment\n',
+               '#include <thrust/host_vector.h>\n#include "x.h"\n']
+    assert compile_mod.device_library_header([cpp.blank_code(t) for t in closure]) == "thrust/host_vector.h"
+    assert compile_mod.device_library_header([cpp.blank_code(t) for t in closure[:2]]) == ""

@@ -664,3 +664,27 @@ def test_fix_lines_count_the_translators_lines_after_an_earlier_fixup_removed_on
     assert entry["lines"] == [8] and "__shfl(v, 2, 32)" in final.split("\n")[7]
     line8 = [f for f in migrated.findings["k.cu"] if f.line == 8 and f.rule == "warp-sync-intrinsic"]
     assert line8 and line8[0].status == "open", line8
+
+
+def test_cuda_library_headers_the_translator_left_take_hipify_perls_names(tmp_path, monkeypatch):
+    """MinkowskiEngine 0.5.4 src/broadcast_kernel.cuh includes <cusparse_v2.h>, which torch.utils.hipify's
+    table lacks; hipify-perl 7.2.4's simpleSubstitutions maps it (its -roc table, to rocsparse.h, is not read)."""
+    from migrate import hipify
+    script = tmp_path / "hipify-perl"
+    script.write_text('sub rocSubstitutions {\n    subst("cusparse_v2.h", "rocsparse.h", "include_cuda_main_header_v2");\n}\n'
+                      'sub simpleSubstitutions {\n    subst("cusparse_v2.h", "hipsparse.h", "include_cuda_main_header_v2");\n'
+                      '    subst("curand_kernel.h", "hiprand\\/hiprand_kernel.h", "include");\n'
+                      '    subst("cudaMalloc", "hipMalloc", "memory");\n}\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    hipify.include_map.cache_clear()
+    try:
+        table = hipify.include_map()
+    finally:
+        hipify.include_map.cache_clear()
+    assert table == {"cusparse_v2.h": "hipsparse.h", "curand_kernel.h": "hiprand/hiprand_kernel.h"}
+    text = '#include <array>\n#include <cusparse_v2.h>\n#include "curand_kernel.h"\n#include <nvToolsExt.h>\n'
+    assert fixups.library_headers(text, table | {"nvToolsExt.h": "roctracer/roctx.h"}, lambda name: False) == (
+        '#include <array>\n#include <hipsparse.h>\n#include <hiprand/hiprand_kernel.h>\n#include <nvToolsExt.h>\n')
+    # a project's own header of that name stays
+    assert fixups.library_headers(text, table, lambda name: name == "curand_kernel.h").split("\n")[2] == '#include "curand_kernel.h"'

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from . import archbranch, cpp, features, fixups, includes, linemap, ptx, scan, sysdeps, warp
+from . import archbranch, cpp, features, fixups, hipify, includes, linemap, ptx, scan, sysdeps, warp
 from .archs import Arch
 from .rules import Rule
 
@@ -337,6 +337,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     tree_macros = {m.group(1) for text in blanked for m in sysdeps.MACRO_DEFINE.finditer(text)}
     hip_macros = sysdeps.hip_leaked_macros(system_dirs) - tree_macros
+    include_map = hipify.include_map()
     # headers that declare a bfloat16 type name themselves: hip_bf16.h is not added where one is compiled,
     # nor anywhere while one of them is included by no file found (its includers are not known)
     bf16_headers = {rel for rel, (cuda, _hip) in texts.items()
@@ -368,7 +369,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         half_declared=half_declared, headers=headers,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_anywhere or bool(together[rel] & bf16_headers),
                                         own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
-                                        hip_macros=hip_macros)
+                                        hip_macros=hip_macros, include_map=include_map)
         states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)

@@ -95,6 +95,23 @@ def host_only(kind: str, blanked: str) -> bool:
     return kind == "cxx" and not DEVICE_CODE.search(blanked)
 
 
+# rocThrust, hipCUB and rocPRIM headers, which call AMDGPU builtins (__builtin_amdgcn_wavefrontsize) in
+# rocPRIM's arch.hpp and so compile only as HIP; CUDA's Thrust also compiles under a host compiler
+DEVICE_LIBRARY_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]((?:thrust|hipcub|rocprim|cub)/[^>"]+)[>"]', re.M)
+
+
+def device_library_header(texts: list[str]) -> str:
+    """The first rocThrust / hipCUB / rocPRIM header (DEVICE_LIBRARY_INCLUDE) the texts (a unit's include
+    closure, comments and strings blanked except include names: cpp.blank_code) include, or "": a C++ unit
+    that includes one is compiled as HIP (MinkowskiEngine 0.5.4's direct_max_pool.cpp reaches
+    <thrust/host_vector.h> through its utils.hpp; as C++ rocPRIM's arch.hpp fails)."""
+    for text in texts:
+        m = DEVICE_LIBRARY_INCLUDE.search(text)
+        if m:
+            return m.group(1)
+    return ""
+
+
 def find_hipcc() -> Path:
     """Path of hipcc on PATH; raises ToolError when missing."""
     found = shutil.which("hipcc")

@@ -29,7 +29,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  cuda-library-header, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
@@ -357,6 +357,25 @@ CUDA_LIBRARY_HEADER = re.compile(r"^(?:cublas|curand|cufft|cusparse|cusolver|ncc
                                  r"nvjpeg|cutensor|nvml|cupti|cufile|cub/|thrust/|cuda/)")
 
 
+def library_headers(text: str, include_map: dict[str, str], in_tree: Callable[[str], bool]) -> str:
+    """#include of a CUDA library header (CUDA_LIBRARY_HEADER; NVTX aside, the nvtx-roctx step's) that the
+    translation left as written -> hipify-perl's HIP header for it (include_map: hipify.include_map),
+    unless the tree has a header of that name. torch.utils.hipify's table lacks some that hipify-perl's
+    has (MinkowskiEngine 0.5.4's `<cusparse_v2.h>` stayed, "file not found"); hip-header-layout then
+    moves the HIP name to its ROCm 6 folder."""
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(3).strip()
+        hip = include_map.get(name)
+        if not hip or NVTX_HEADER.match(name) or not CUDA_LIBRARY_HEADER.match(name) or in_tree(name):
+            return m.group(0)
+        return f"{m.group(1)}<{hip}>"
+    return INCLUDE_LINE.sub(sub, text) if include_map else text
+
+
+NVTX_HEADER = re.compile(r"^(?:nvToolsExt|nvtx3/)")
+INCLUDE_LINE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)([<"])([^>"\n]+)([>"])', re.M)
+
+
 def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | None], headers: HeaderLookup) -> str:
     """Put back an #include of the tree's own header that the translator renamed:
     - to a name found nowhere (hipify-perl's cuda_stream -> hip_stream turns XGBoost's "cuda_stream.h"
@@ -416,7 +435,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               hipblas_major: int | None = None, bf16_declared: bool = False,
               own_macros: frozenset[str] = frozenset(),
               atomics_declared: frozenset[str] = frozenset(),
-              hip_macros: frozenset[str] = frozenset()) -> tuple[str, list[Fix]]:
+              hip_macros: frozenset[str] = frozenset(),
+              include_map: dict[str, str] | None = None) -> tuple[str, list[Fix]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -429,7 +449,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     bf16_declared: a header compiled together with this file declares a bfloat16 type name itself (declares_bf16).
     own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept;
     atomics_declared: the 16-bit types whose atomicAdd the tree declares (features.half_atomics_declared);
-    hip_macros: plain-named macros of the HIP headers that the tree does not #define (sysdeps.hip_leaked_macros).
+    hip_macros: plain-named macros of the HIP headers that the tree does not #define (sysdeps.hip_leaked_macros);
+    include_map: hipify-perl's CUDA -> HIP header names (hipify.include_map; None: that step is skipped).
     Returns (fixed text, the fixes that changed something, each with its lines and diff).
     """
     cuda_lines = cuda_text.split("\n")
@@ -448,6 +469,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("hipify-dot-identifier", "identifiers hipify-perl took for header names get their CUDA names back",
          lambda t: dot_identifiers(t, cuda_lines, mapping)),
         ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),
+        ("cuda-library-header", "#include of a CUDA library header the translator left -> hipify-perl's HIP header",
+         lambda t: library_headers(t, include_map or {}, headers.tree if headers else lambda _name: False)),
         ("hip-header-layout", "library headers moved to their ROCm >= 6 folders",
          lambda t: header_layout(t, cuda_lines, mapping)),
         ("bf16-header-type", "CUDA bfloat16 header/type -> hip/hip_bf16.h / __hip_bfloat16",

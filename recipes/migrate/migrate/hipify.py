@@ -10,6 +10,7 @@ read (another hipify-perl layout), hipify-perl runs with its own warning pass in
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -112,6 +113,23 @@ def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> l
         if m:
             out.append(HipifyWarning(number, f"CUDA identifier left untranslated ({m.group(0)}): {line.strip()}"))
     return out
+
+
+@functools.cache
+def include_map() -> dict[str, str]:
+    """{CUDA header: HIP header} of hipify-perl's default (HIP, not -roc) include substitutions: the
+    `subst("cusparse_v2.h", "hipsparse.h", "include_cuda_main_header_v2")` lines of the installed script's
+    simpleSubstitutions; {} without hipify-perl on PATH or where the script has no such section. Read
+    once per run."""
+    found = shutil.which("hipify-perl")
+    if not found:
+        return {}
+    text = Path(found).read_text(encoding="utf-8", errors="replace")
+    m = re.search(r"^sub simpleSubstitutions \{(.*?)^\}", text, re.M | re.S)
+    if not m:
+        return {}
+    return {cuda.replace("\\/", "/"): hip.replace("\\/", "/")
+            for cuda, hip in re.findall(r'subst\("([^"]+)",\s*"([^"]+)",\s*"include\w*"\)', m.group(1))}
 
 
 def find_hipify() -> Path:

@@ -40,7 +40,7 @@ from . import (
     tree,
 )
 from .archs import Arch, wavefront_groups
-from .compile import Job, Result, compile_all, find_hipcc, host_only
+from .compile import Job, Result, compile_all, device_library_header, find_hipcc, host_only
 from .errors import InputError
 from .rules import Rule
 
@@ -317,7 +317,13 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         # the sources it #includes are part of its text (a kernel.cu included by a .cpp brings device code)
         within = "".join((hip_dir / rel).read_text(encoding="utf-8") for rel, users in sorted(included.items()) if u.rel in users)
         host = host_only(u.kind, cpp.blank(source_path.read_text(encoding="utf-8") + "\n" + within))
-        if host:
+        library = device_library_header([cpp.blank_code(final_texts[r]) for r in sorted(graph.reach(u.rel))
+                                          if r in final_texts]) if host else ""
+        if library:
+            host = False
+            entry["compiled_as_hip"] = (f"C/C++ source compiled as HIP (-x hip): it includes <{library}>, whose rocThrust / "
+                                        "hipCUB / rocPRIM headers compile only as HIP; its build must compile it with hipcc too")
+        elif host:
             entry["host_only"] = ("C/C++ source without device code: compiled once as C++ (-x c++ "
                                   "-D__HIP_PLATFORM_AMD__=1), as its build's host compiler does; the result stands for every arch")
         jobs.append(Job(u.rel, source_path, unit_dirs, per_group, unit_flags, std, host))
