@@ -798,3 +798,22 @@ def test_cuda_fp16_half_aliases_become_the_half_types():
     own = "typedef __half nv_half;\nnv_half f(nv_half x) { return x; }\n"  # a HIP port's own alias
     assert features.half_aliases(own) == own
     assert features.half_aliases("int my_nv_half_count;\n// __nv_half in a comment\n") == "int my_nv_half_count;\n// __nv_half in a comment\n"
+
+
+def test_thrust_names_get_the_headers_that_declare_them():
+    # MinkowskiEngine 0.5.4 src/spmm.cu: thrust::sort_by_key(thrust::device, ..., thrust::make_zip_iterator(
+    # thrust::make_tuple(...))) with only <thrust/host_vector.h> reached through its own utils.hpp
+    text = ('#include "gpu_hip.cuh"\n#include <hipsparse/hipsparse.h>\nvoid f() {\n'
+            "  thrust::sort_by_key(thrust::device, k, k + n, thrust::make_zip_iterator(thrust::make_tuple(a, b)));\n"
+            "  // thrust::reduce_by_key in a comment\n}\n")
+    out = features.thrust_headers(text)
+    assert out.split("\n")[:6] == ['#include "gpu_hip.cuh"', "#include <thrust/execution_policy.h>",
+                                   "#include <thrust/iterator/zip_iterator.h>", "#include <thrust/sort.h>",
+                                   "#include <thrust/tuple.h>", "#include <hipsparse/hipsparse.h>"]
+    # an include guard does not count as an #if; headers the file includes itself are not added twice
+    guarded = "#ifndef UTILS_HPP\n#define UTILS_HPP\n#include <thrust/sort.h>\ninline void g() { thrust::sort(thrust::host, p, p); }\n#endif\n"
+    assert features.thrust_headers(guarded) == guarded.replace("#include <thrust/sort.h>\n",
+                                                               "#include <thrust/sort.h>\n#include <thrust/execution_policy.h>\n")
+    fragment = "thrust::sort(p, p + 1);\n"  # included mid-file: left
+    assert features.thrust_headers(fragment) == fragment
+    assert features.thrust_headers("#include <x.h>\nthrust::custom_thing y;\n") == "#include <x.h>\nthrust::custom_thing y;\n"

@@ -798,6 +798,78 @@ def gl_interop(text: str) -> str:
     return GL_INTEROP_INCLUDE.sub(r"\1<hip/hip_gl_interop.h>", text)
 
 
+# Thrust's public names -> the header that declares them (Thrust 2 / rocThrust 7.2 layout: thrust/<name>.h)
+THRUST_HEADERS = {
+    **{name: "thrust/sort.h" for name in ("sort", "sort_by_key", "stable_sort", "stable_sort_by_key", "is_sorted")},
+    **{name: "thrust/reduce.h" for name in ("reduce", "reduce_by_key")},
+    **{name: "thrust/scan.h" for name in ("inclusive_scan", "exclusive_scan", "inclusive_scan_by_key",
+                                          "exclusive_scan_by_key")},
+    **{name: "thrust/remove.h" for name in ("remove", "remove_if", "remove_copy", "remove_copy_if")},
+    **{name: "thrust/unique.h" for name in ("unique", "unique_by_key", "unique_copy", "unique_count")},
+    **{name: "thrust/extrema.h" for name in ("min_element", "max_element", "minmax_element")},
+    **{name: "thrust/binary_search.h" for name in ("lower_bound", "upper_bound", "binary_search", "equal_range")},
+    **{name: "thrust/count.h" for name in ("count", "count_if")},
+    **{name: "thrust/find.h" for name in ("find", "find_if", "find_if_not")},
+    **{name: "thrust/copy.h" for name in ("copy", "copy_if", "copy_n")},
+    **{name: "thrust/fill.h" for name in ("fill", "fill_n")},
+    **{name: "thrust/transform.h" for name in ("transform", "transform_if")},
+    **{name: "thrust/functional.h" for name in ("plus", "minus", "multiplies", "divides", "modulus", "negate",
+                                                "equal_to", "not_equal_to", "greater", "less", "greater_equal",
+                                                "less_equal", "logical_and", "logical_or", "maximum", "minimum",
+                                                "identity", "bit_and", "bit_or", "bit_xor")},
+    **{name: "thrust/execution_policy.h" for name in ("device", "host", "seq")},
+    **{name: "thrust/tuple.h" for name in ("tuple", "make_tuple", "get", "tie")},
+    **{name: "thrust/pair.h" for name in ("pair", "make_pair")},
+    "for_each": "thrust/for_each.h", "for_each_n": "thrust/for_each.h", "sequence": "thrust/sequence.h",
+    "gather": "thrust/gather.h", "scatter": "thrust/scatter.h", "transform_reduce": "thrust/transform_reduce.h",
+    "inner_product": "thrust/inner_product.h", "tabulate": "thrust/tabulate.h", "partition": "thrust/partition.h",
+    "merge": "thrust/merge.h", "merge_by_key": "thrust/merge.h", "adjacent_difference": "thrust/adjacent_difference.h",
+    "set_union": "thrust/set_operations.h", "set_intersection": "thrust/set_operations.h",
+    "set_difference": "thrust/set_operations.h", "equal": "thrust/equal.h", "replace": "thrust/replace.h",
+    "replace_if": "thrust/replace.h", "reverse": "thrust/reverse.h", "generate": "thrust/generate.h",
+    "device_vector": "thrust/device_vector.h", "host_vector": "thrust/host_vector.h", "device_ptr": "thrust/device_ptr.h",
+    "device_pointer_cast": "thrust/device_ptr.h", "raw_pointer_cast": "thrust/memory.h",
+    "make_zip_iterator": "thrust/iterator/zip_iterator.h", "zip_iterator": "thrust/iterator/zip_iterator.h",
+    "counting_iterator": "thrust/iterator/counting_iterator.h", "make_counting_iterator": "thrust/iterator/counting_iterator.h",
+    "constant_iterator": "thrust/iterator/constant_iterator.h", "make_constant_iterator": "thrust/iterator/constant_iterator.h",
+    "transform_iterator": "thrust/iterator/transform_iterator.h", "make_transform_iterator": "thrust/iterator/transform_iterator.h",
+    "permutation_iterator": "thrust/iterator/permutation_iterator.h",
+    "make_permutation_iterator": "thrust/iterator/permutation_iterator.h",
+    "discard_iterator": "thrust/iterator/discard_iterator.h", "make_discard_iterator": "thrust/iterator/discard_iterator.h",
+}
+THRUST_USE = re.compile(r"(?<![\w:])(?:::)?thrust::(\w+)\b")
+THRUST_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](thrust/[^>"]+)[>"]', re.M)
+
+
+def thrust_headers(text: str) -> str:
+    """The Thrust headers that declare the thrust:: names a file uses (THRUST_HEADERS) and that it does not
+    include itself, after its first #include outside any #if (an include guard aside): CUDA's Thrust
+    headers include more of Thrust than rocThrust's (MinkowskiEngine 0.5.4's spmm.cu calls
+    thrust::sort_by_key with thrust::device and reaches only <thrust/host_vector.h>, through utils.hpp:
+    "no member named 'sort_by_key' in namespace 'thrust'" under hipcc). Each header declares what the file
+    names and has its own guard; a file without such an #include (a fragment included mid-file) is left."""
+    blanked = cpp.blank_code(text)
+    wanted = sorted({THRUST_HEADERS[m.group(1)] for m in THRUST_USE.finditer(blanked)
+                     if m.group(1) in THRUST_HEADERS} - set(THRUST_INCLUDE.findall(blanked)))
+    if not wanted:
+        return text
+    directives = list(re.finditer(r'^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include|define)\b([^\n]*)\n?', blanked, re.M))
+    guard = (len(directives) > 1 and directives[0].group(1) == "ifndef" and directives[1].group(1) == "define"
+             and directives[0].group(2).split() == directives[1].group(2).split()[:1])
+    depth = -1 if guard else 0
+    for m in directives:
+        word = m.group(1)
+        if word.startswith("if"):
+            depth += 1
+        elif word == "endif":
+            depth -= 1
+        elif word == "include" and depth <= 0:
+            end = m.end()
+            block = "".join(f"#include <{h}>\n" for h in wanted)
+            return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
+    return text
+
+
 NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?(?:nvToolsExt(?:CudaRt|Cuda)?\.h|nvtx3\.hpp)[>"][^\n]*$', re.MULTILINE)
 # torch.utils.hipify's names for them (its CUDA_INCLUDE_MAP: nvToolsExt.h and nvtx3/nvtx3.hpp -> roctracer/roctx.h)
 NVTX_TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?roctracer/roctx\.h[>"][^\n]*$', re.MULTILINE)
