@@ -54,7 +54,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "arch-gated": explain.declared_for_nvidia_only(texts or {}),
                                 "build-gated": explain.declared_off_by_build(texts or {}, frozenset(),
                                                                              flags.build_generated(src)),
-                                "own-rocm": explain.in_own_rocm_code(texts or {})})
+                                "own-rocm": explain.in_own_rocm_code(texts or {}),
+                                "torch-header": explain.in_torch_headers("/opt/rocmig/torch/include")})
 
 
 def ggml_tree(tmp_path: Path) -> Path:
@@ -229,7 +230,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
-     "'device-code', 'arch-gated', 'build-gated', 'own-rocm')"),
+     "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -291,6 +292,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "torch-hip-version-undefined": "use of undeclared identifier 'TORCH_HIP_VERSION'",
         "build-gated-declaration": "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'",
         "own-rocm-code-fails": "no viable conversion from '__half' to '__fp16'",
+        "torch-header-error": "arithmetic on a pointer to an incomplete type 'const at::Tensor'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
@@ -302,7 +304,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "device-code": lambda name, where: "x",
                                                         "arch-gated": lambda name, where: "x",
                                                         "build-gated": lambda name, where: "x",
-                                                        "own-rocm": lambda name, where: "x"})}
+                                                        "own-rocm": lambda name, where: "x",
+                                                        "torch-header": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
@@ -595,3 +598,17 @@ def test_an_error_in_the_projects_own_rocm_code_is_explained_as_such(tmp_path):
     assert check("", explain.Location("exllama_ext/cuda_func/q4_attn.cu", 6, "x")) == ""
     both = dict(texts, **{"other.cu": '#include "exllama_ext/hip_compat.cuh"\n'})
     assert explain.in_own_rocm_code(both)("", compat) == ""
+
+
+def test_an_error_inside_pytorchs_headers_is_named_with_the_header(tmp_path):
+    # MinkowskiEngine 0.5.4 spmm.cu under PyTorch 2.14's headers
+    error = ("/opt/rocmig/torch/include/torch/headeronly/util/HeaderOnlyArrayRef.h:115:23: error: arithmetic on a "
+             "pointer to an incomplete type 'const at::Tensor'")
+    where = explain.locate(error, {})
+    assert where.path == "/opt/rocmig/torch/include/torch/headeronly/util/HeaderOnlyArrayRef.h" and not where.rel
+    why, made = explain.explain(where, "src/spmm.cu", lambda rel: [], checks(tmp_path), lambda rel, n: "")
+    assert why["rule"] == "torch-header-error" and made["file"] == "src/spmm.cu"
+    assert made["note"] == "in PyTorch's torch/headeronly/util/HeaderOnlyArrayRef.h"
+    # a HIP header's error is not PyTorch's
+    hip = explain.locate("/usr/include/hip/amd_detail/amd_warp_functions.h:10:1: error: static assertion failed", {})
+    assert explain.in_torch_headers("/opt/rocmig/torch/include")("", hip) == ""

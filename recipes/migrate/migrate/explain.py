@@ -23,7 +23,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import cpp, includes
 from .rules import Rule
@@ -36,11 +36,12 @@ NEAR = 3  # lines between a finding and the error it explains (fixups may add a 
 class Location:
     """Where a compiler error lies, in the CUDA input: rel (tree-relative path; "" for a file outside
     the tree, e.g. a HIP header), line (1-based CUDA input line, 0 when unknown), message (the text
-    after "error: ")."""
+    after "error: "), path (the file as the compiler named it; "" when the error names none)."""
 
     rel: str
     line: int
     message: str
+    path: str = field(default="", compare=False)
 
 
 # A migrated file as the compile passes read it: (tree-relative path of its CUDA input, function of a
@@ -56,7 +57,7 @@ def locate(first_error: str, files: Mapping[str, Migrated]) -> Location:
         return Location("", 0, first_error.split("error: ", 1)[-1])
     rel, back = files.get(os.path.normpath(m.group("path")), ("", lambda _line: None))
     message = re.sub(r" \(in [^()]*\)$", "", m.group("message"))
-    return Location(rel, (back(int(m.group("line"))) or 0) if rel else 0, message)
+    return Location(rel, (back(int(m.group("line"))) or 0) if rel else 0, message, m.group("path"))
 
 
 def _open(findings: Iterable[dict], severities: tuple[str, ...]) -> list[dict]:
@@ -83,6 +84,18 @@ def _in_tree(name: str, where: Location) -> str:
 
 def _outside_tree(name: str, where: Location) -> str:
     return "" if where.rel else f"`{name}`, included in a header of the dev image, not of the tree"
+
+
+def in_torch_headers(include_root: str) -> Callable[[str, Location], str]:
+    """The "torch-header" check: the error lies in a header under `include_root` (the PyTorch C++ headers
+    the extension units compile against; "" when there are none). Returns the note naming the header, or ""."""
+    root = include_root.rstrip("/") + "/"
+
+    def check(_name: str, where: Location) -> str:
+        if not include_root or where.rel or not where.path.startswith(root):
+            return ""
+        return f"in PyTorch's {where.path[len(root):]}"
+    return check
 
 
 def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:

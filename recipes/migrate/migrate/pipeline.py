@@ -366,6 +366,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "arch-gated": explain.declared_for_nvidia_only(texts),
                                           "build-gated": explain.declared_off_by_build(texts, defined, build_check),
                                           "own-rocm": explain.in_own_rocm_code(texts),
+                                          "torch-header": explain.in_torch_headers(torch.include_dirs[0] if torch else ""),
                                           "tree-redefined": explain.defined_elsewhere(texts),
                                           "hip-name": explain.redeclares_hip(texts),
                                           "device-code": explain.in_device_code(texts),
