@@ -680,6 +680,10 @@ def test_nvtx_beyond_ranges_keeps_nvidias_header_only_nvtx3():
     assert features.nvtx('#include "nvtx3/nvtx3.hpp"\nnvtx3::thread_range r{"x"};\n').startswith("#include <nvtx3/nvtx3.hpp>\n")
     own = "#include <roctracer/roctx.h>\nvoid f() { roctxMarkA(\"x\"); }\n"
     assert features.nvtx(own, own) == own
+    # nvtx3.hpp's own text names nvtx3.hpp; its include of the C header is still the C header
+    named = "// nvtx3.hpp: NVTX's C++ API\n" + cuda
+    assert features.nvtx(named.replace("nvtx3/nvToolsExt.h", "nvtx3/roctracer/roctx.h"), named).split("\n")[1] == \
+        "#include <nvtx3/nvToolsExt.h>"
 
 
 def test_bf16_round_to_nearest_conversion_takes_hips_name():

@@ -931,18 +931,21 @@ def nvtx(text: str, cuda_text: str = "") -> str:
     if not found:
         return text
     full = bool(NVTX_FULL.search(cpp.blank(text)))
+    # the CUDA header each include came from, in order (torch.utils.hipify maps two of them to one name)
+    cuda_headers = [m.group(0).split("include", 1)[1].strip() for m in NVTX_INCLUDE.finditer(cuda_text)]
+    cuda_headers = cuda_headers if len(cuda_headers) == len(found) else [m.group(0).split("include", 1)[1].strip()
+                                                                          for m in found]
     named = False
     for i, m in reversed(list(enumerate(found))):
-        header = m.group(0).split("include", 1)[1].strip()
+        header = cuda_headers[i]
         if not full:
             block = NVTX_BLOCK if i == 0 else f"// NVTX {header}: in the NVTX block above"
         elif "Cuda" in header:
             block = NVTX_NAMING if not named else f"// NVTX {header}: its CUDA naming calls are no-ops above"
             named = True
         else:
-            block = "#include <nvtx3/nvtx3.hpp>" if "nvtx3.hpp" in header or (
-                "roctx" in header and "nvtx3.hpp" in cuda_text) else "#include <nvtx3/nvToolsExt.h>"
-            if "roctx" in header and re.search(r"\broctx[A-Z]\w*", cpp.blank(text)):
+            block = "#include <nvtx3/nvtx3.hpp>" if "nvtx3.hpp" in header else "#include <nvtx3/nvToolsExt.h>"
+            if "roctx" in m.group(0) and re.search(r"\broctx[A-Z]\w*", cpp.blank(text)):
                 block += "\n#include <roctracer/roctx.h>"  # calls torch.utils.hipify renamed to roctx's
         text = text[:m.start()] + block + text[m.end():]
     return text
