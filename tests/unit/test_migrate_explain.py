@@ -612,3 +612,10 @@ def test_an_error_inside_pytorchs_headers_is_named_with_the_header(tmp_path):
     # a HIP header's error is not PyTorch's
     hip = explain.locate("/usr/include/hip/amd_detail/amd_warp_functions.h:10:1: error: static assertion failed", {})
     assert explain.in_torch_headers("/opt/rocmig/torch/include")("", hip) == ""
+
+
+def test_a_dead_else_of_a_chain_without_rocm_macros_is_not_rocm_code():
+    text = "#ifdef USE_ROCM\nint a;\n#endif\n#if 1\nint b;\n#else\nint c;\n#endif\n"
+    assert explain.in_own_rocm_code({"k.cu": text})("", explain.Location("k.cu", 7, "x")) == ""
+    assert explain.in_own_rocm_code({"k.cu": text})("", explain.Location("k.cu", 2, "x")).startswith(
+        "the error's line is in the project's own ROCm branch `USE_ROCM`")

@@ -821,3 +821,26 @@ def test_thrust_names_get_the_headers_that_declare_them():
     fragment = "thrust::sort(p, p + 1);\n"  # included mid-file: left
     assert features.thrust_headers(fragment) == fragment
     assert features.thrust_headers("#include <x.h>\nthrust::custom_thing y;\n") == "#include <x.h>\nthrust::custom_thing y;\n"
+
+
+def test_thrust_headers_go_after_the_files_own_thrust_include_and_review_cases():
+    # a file's Thrust configuration before its Thrust include stays before the added headers
+    text = ("#include <cstdio>\n#define THRUST_IGNORE_CUB_VERSION_CHECK\n#include <thrust/device_vector.h>\n"
+            "void f() { thrust::sort(thrust::device, p, p); }\n")
+    assert features.thrust_headers(text).split("\n")[3:5] == ["#include <thrust/execution_policy.h>", "#include <thrust/sort.h>"]
+    # `#ifndef M_PI / #define M_PI / #endif` is no include guard: the header goes after the first top-level include
+    pi = ("#ifndef M_PI\n#define M_PI 3.14\n#endif\n#ifdef _WIN32\n#include <windows.h>\n#endif\n#include <x.h>\n"
+          "void g() { thrust::sort(p, p); }\n")
+    assert features.thrust_headers(pi).split("\n")[6:8] == ["#include <x.h>", "#include <thrust/sort.h>"]
+
+
+def test_half_aliases_leave_other_namespaces_and_see_only_their_own_declarations():
+    assert features.half_aliases("my::nv_half h; ::__nv_half2 g;\n") == "my::nv_half h; __half2 g;\n"
+    assert features.half_aliases("typedef __nv_half nv_half_t;\n") == "typedef __half nv_half_t;\n"
+    own = "struct nv_half { short x; };\nnv_half z;\n"
+    assert features.half_aliases(own) == own
+
+
+def test_a_projects_own_nvtx_macro_is_not_the_full_nvtx_api():
+    text = "#include <nvToolsExt.h>\n#define NVTX_PUSH(n) nvtxRangePushA(n)\nvoid f() { NVTX_PUSH(\"x\"); nvtxRangePop(); }\n"
+    assert "#define nvtxRangePushA(name)" in features.nvtx(text) and "#include <nvtx3/nvToolsExt.h>" not in features.nvtx(text)

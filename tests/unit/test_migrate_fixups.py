@@ -25,12 +25,12 @@ def read_case(name: str) -> str:
 
 def apply(cuda: str, hip: str | None = None, names=()) -> tuple[str, list[fixups.Fix]]:
     hip = cuda if hip is None else hip
-    return fixups.apply_all("f.cu", cuda, hip, list(names), linemap.map_lines(cuda.split("\n"), hip.split("\n")))
+    return fixups.apply_all("f.cu", cuda, hip, list(names), linemap.map_lines(cuda.split("\n"), hip.split("\n")))[:2]
 
 
 def apply_cuda_only(cuda: str, names=()) -> tuple[str, list[fixups.Fix]]:
     return fixups.apply_all("f.cu", cuda, cuda, list(names), linemap.map_lines(cuda.split("\n"), cuda.split("\n")),
-                            cuda_only=True)
+                            cuda_only=True)[:2]
 
 
 def test_a02_full_mask_becomes_the_width_32_shuffle():

@@ -504,3 +504,21 @@ def test_defines_a_cmake_builds_hip_branch_passes_are_taken_where_the_sources_te
     project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("ROCM_ALWAYS",))
     assert "ENABLE_FP8" in project.common.defines and "ROCM_ALWAYS" not in project.common.defines
     assert not project.hip_switches  # a define of the HIP branch is not the switch to the project's own port
+
+
+def test_cmake_reading_leaves_negations_messages_and_external_projects(tmp_path):
+    # NOT negates a whole comparison; a message or an external project's CMAKE_ARGS are no compile flags
+    text = ('if(NOT GPU_LANG STREQUAL "HIP")\n  add_definitions(-DCUDA_ONLY_FEATURE)\nendif()\n'
+            'if(USE_ROCM)\n  message(STATUS "use -DBUILD_FOO=ON")\n'
+            '  ExternalProject_Add(ck CMAKE_ARGS -DGPU_TARGETS=gfx942)\n  add_compile_options(-DROCM_FLAG)\nendif()\n')
+    assert cmake.hip_branch_defines(text) == [("ROCM_FLAG", 7)]
+    # a NOT WITH_CUDA branch may be a CPU build: its sources are no CUDA-only sources; paths are normalized
+    (tmp_path / "python").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text('if(USE_ROCM)\nendif()\nif(NOT WITH_CUDA)\n  list(APPEND S cpu/ops.cpp)\nendif()\n'
+                                             'if(WITH_CUDA)\n  list(APPEND S src/k.cu src/only.cu)\nendif()\n')
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "CMakeLists.txt").write_text("add_library(k k.cu)\n")
+    (tmp_path / "python" / "CMakeLists.txt").write_text('if(WITH_CUDA)\n  list(APPEND S ../csrc/x.cu)\nendif()\n')
+    units = {"cpu/ops.cpp", "src/k.cu", "src/only.cu", "csrc/x.cu"}
+    # src/k.cu is built unconditionally by src/CMakeLists.txt
+    assert flags.cuda_only_units(tmp_path, units) == {"src/only.cu": "CMakeLists.txt:7", "csrc/x.cu": "python/CMakeLists.txt:2"}

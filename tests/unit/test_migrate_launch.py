@@ -96,3 +96,18 @@ def test_griddepcontrol_ptx_has_nothing_to_do_on_hip():
     # an operand or another modifier is not the instruction above: left for the finding
     odd = '__global__ void k() { asm volatile("griddepcontrol.wait.x;"); }\n'
     assert ptx.rewrite(odd, True) == odd
+
+
+def test_stream_attributes_strings_and_conditional_includes_are_left():
+    # a file that only fills in a stream attribute keeps hipify's HIP types
+    stream = ("#include <cuda_runtime.h>\nvoid f(cudaStream_t s) { cudaLaunchAttributeValue v; "
+              "cudaStreamSetAttribute(s, cudaLaunchAttributeAccessPolicyWindow, &v); }\n")
+    assert launch.rename(stream, stream, list(range(3))) == stream
+    # names in strings and comments stay; the header goes before the first #include outside every #if
+    cuda = ('#ifdef _WIN32\n#include <windows.h>\n#endif\n#include <cuda_runtime.h>\n'
+            'void g(const cudaLaunchConfig_t* c, void* k, void** a) {\n'
+            '  if (cudaLaunchKernelExC(c, k, a)) printf("cudaLaunchKernelEx failed");  // cudaLaunchKernelEx\n}\n')
+    out = launch.rename(cuda, cuda, list(range(8))).split("\n")
+    assert out[1] == "#include <windows.h>" and out[3] == "#include <cuda_runtime.h>" + launch.MARK
+    assert out[5] == ('  if (rocmig_launch::LaunchKernelExC(c, k, a)) printf("cudaLaunchKernelEx failed");  '
+                      "// cudaLaunchKernelEx")

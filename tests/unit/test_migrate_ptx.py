@@ -123,7 +123,7 @@ def test_fixup_is_recorded_on_the_asm_lines() -> None:
     cuda = SOURCE.replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", "#if 1")
     hip = cuda.replace("cuda_fp16.h", "hip/hip_fp16.h")
     mapping = list(range(len(cuda.split("\n"))))
-    text, fixes = fixups.apply_all("f.cu", cuda, hip, [], mapping, cuda_only=True)
+    text, fixes, _ = fixups.apply_all("f.cu", cuda, hip, [], mapping, cuda_only=True)
     (fix,) = [f for f in fixes if f.id == "ptx-inline-asm"]
     assert hip.split("\n").index('  asm("sub.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));') + 1 in fix.lines
     assert "rocmig_ptx::sub_f16x2(" in text

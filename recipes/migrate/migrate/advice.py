@@ -364,13 +364,17 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
             continue
         cuda_lines, hip_lines = cuda.split("\n"), hip.split("\n")
         in_to_hip = linemap.map_lines(cuda_lines, hip_lines)
-        final, fixes = fixups.apply_all(rel, cuda, hip, mask_names[rel], in_to_hip, ctx.undefined,
+        final, fixes, to_hip = fixups.apply_all(rel, cuda, hip, mask_names[rel], in_to_hip, ctx.undefined,
                                         cuda_only=warp_facts[rel][0], own_warp_size=warp_facts[rel][1], pytorch=rel in pytorch_files,
                                         half_declared=half_declared, headers=headers,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_anywhere or bool(together[rel] & bf16_headers),
                                         own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
                                         hip_macros=hip_macros, include_map=include_map)
-        states[rel] = FileState(cuda, final, in_to_hip, linemap.map_lines(hip_lines, final.split("\n")), fixes)
+        hip_to_final: list[int | None] = [None] * len(hip_lines)
+        for line, came_from in enumerate(to_hip):
+            if came_from is not None and came_from < len(hip_to_final) and hip_to_final[came_from] is None:
+                hip_to_final[came_from] = line
+        states[rel] = FileState(cuda, final, in_to_hip, hip_to_final, fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))

@@ -4,11 +4,12 @@ The files are read as text: comments and string contents are set aside (code_of)
 seen with the build its innermost if() / elseif() / else() branch selects (commands): "hip" for a
 branch whose condition selects a HIP / ROCm build, "cuda" for one that selects another build, "unknown"
 for a configuration choice. From that: the defines a HIP branch passes (hip_branch_defines) and the
-sources only a CUDA branch lists (cuda_only_sources).
+sources a CUDA branch lists (listed_sources).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 
@@ -43,25 +44,27 @@ def code_of(text: str) -> tuple[str, str]:
 # `CMAKE_HIP_COMPILER`), not negated with NOT; `FUSED_KDA_HIP_SRC` or `VLLM_ROCM_HAS_GFX1100` name something else
 HIP_CONDITION_WORD = r"(?<![\w])(?:[A-Za-z0-9]+_)*(?:HIP|ROCM|ROCm|HIPBLAS)(?:_FOUND|_COMPILER)?(?![\w])"
 HIP_WORD = re.compile(HIP_CONDITION_WORD)
-NOT_HIP = re.compile(r"\bNOT\s+(?:\$\{)?" + HIP_CONDITION_WORD)
 CUDA_WORD = re.compile(r"(?<![A-Za-z0-9])CUDA(?![a-z])")
 COMMAND = re.compile(r"(?<![\w$])([A-Za-z_]\w*)[ \t]*\(")
 # a -DNAME or -DNAME=VALUE word (quoted or not) anywhere in a command's arguments
 D_WORD = re.compile(r'(?<![\w-])-D([A-Za-z_]\w*(?:=[^\s$;"\'\\)]*)?)(?=[\s";)]|$)')
-# commands whose defines reach one target or file only, not every unit the HIP build compiles
-TARGET_SCOPED = re.compile(r"target_\w+|set_target_properties|set_source_files_properties|set_property")
+# commands whose -D words are compile flags of the directory's targets: flag variables (set, list, string)
+# and the directory-wide definitions and options; a target_* command's reach one target only, and a message()
+# or ExternalProject_Add's CMAKE_ARGS are not compile flags
+FLAG_COMMANDS = frozenset({"set", "list", "string", "add_definitions", "add_compile_options", "add_compile_definitions"})
 # a source file named in a command: a relative path of a C / C++ / CUDA source, or one under the
 # folder's own ${CMAKE_CURRENT_SOURCE_DIR} / ${PROJECT_SOURCE_DIR}
 SOURCE_WORD = re.compile(r"^(?:\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/)?([\w./+-]+\.(?:cu|cpp|cc|cxx|c|hip))$")
 
 
 def branch(condition: str) -> str:
-    """"hip" for a CMake condition that selects a HIP build (HIP_WORD, not negated; also one that names
-    CUDA too: `GPU_LANG STREQUAL "CUDA" OR GPU_LANG STREQUAL "HIP"` is taken by both builds), "cuda" for one
-    that selects another build (names CUDA, or negates HIP), else "unknown": a configuration choice (an
-    option, an arch list)."""
-    if NOT_HIP.search(condition):
-        return "cuda"
+    """"hip" for a CMake condition that selects a HIP build (HIP_WORD; also one that names CUDA too:
+    `GPU_LANG STREQUAL "CUDA" OR GPU_LANG STREQUAL "HIP"` is taken by both builds), "cuda" for one that
+    names CUDA only, else "unknown": a configuration choice (an option, an arch list), and any condition
+    with a NOT (`NOT GPU_LANG STREQUAL "HIP"` negates the whole comparison, `NOT WITH_CUDA` may be a CPU
+    build), whose build is not read here."""
+    if re.search(r"\bNOT\b", condition):
+        return "unknown"
     if HIP_WORD.search(condition):
         return "hip"
     return "cuda" if CUDA_WORD.search(condition) else "unknown"
@@ -101,11 +104,12 @@ def hip_branch_defines(text: str) -> list[tuple[str, int]]:
     add_definitions) and the names of add_compile_definitions. A define under a further condition (an
     arch list, an option) or an else() is not the HIP build's in general, nor is one a target_* command
     gives one target (vLLM's `target_compile_definitions(_C_stable_libtorch PRIVATE TORCH_TARGET_VERSION=...)`
-    turns PyTorch's full headers off for that target's units only); a value naming a variable, and a
-    reserved name (`__X`), are left out."""
+    turns PyTorch's full headers off for that target's units only), nor a -D word outside FLAG_COMMANDS
+    (a message, an external project's CMAKE_ARGS); a value naming a variable, and a reserved name (`__X`),
+    are left out."""
     found: list[tuple[str, int]] = []
     for name, args, line, build in commands(text):
-        if build != "hip" or TARGET_SCOPED.fullmatch(name):
+        if build != "hip" or name not in FLAG_COMMANDS:
             continue
         words = D_WORD.findall(args)
         if name == "add_compile_definitions":
@@ -121,12 +125,13 @@ def has_hip_branch(text: str) -> bool:
                for m in re.finditer(r"(?<![\w$])(?:if|elseif)[ \t]*\(", code, re.I))
 
 
-def cuda_only_sources(text: str, folder: str) -> dict[str, int]:
-    """{tree-relative path: line} of the sources one CMakeLists.txt (in tree-relative `folder`, "" for the
-    root) names only in branches that select a CUDA build (commands: list(APPEND ...), set(), add_library,
-    target_sources, ...), and nowhere else in the file: vLLM 0.34.0 appends csrc/fused_qknorm_rope_cache_kernel.cu
-    to its sources under `if(VLLM_GPU_LANG STREQUAL "CUDA")` only. Paths are read relative to the file's
-    folder, as CMake reads a relative source path."""
+def listed_sources(text: str, folder: str) -> tuple[dict[str, int], set[str]]:
+    """({tree-relative path: line} of the sources one CMakeLists.txt (in tree-relative `folder`, "" for the
+    root) names in branches that select a CUDA build, {the sources it names elsewhere}), from every command
+    (list(APPEND ...), set(), add_library, target_sources, ...): vLLM 0.34.0 appends
+    csrc/fused_qknorm_rope_cache_kernel.cu to its sources under `if(VLLM_GPU_LANG STREQUAL "CUDA")` only.
+    Paths are read relative to the file's folder, as CMake reads a relative source path, and normalized
+    (`../csrc/k.cu`); one that leaves the tree is left out."""
     cuda: dict[str, int] = {}
     elsewhere: set[str] = set()
     for _name, args, line, build in commands(text):
@@ -135,9 +140,11 @@ def cuda_only_sources(text: str, folder: str) -> dict[str, int]:
             m = SOURCE_WORD.match(word[1:-1] if word.startswith('"') else word)
             if not m:
                 continue
-            rel = "/".join(p for p in (folder + "/" + m.group(1)).split("/") if p and p != ".")
+            rel = posixpath.normpath(posixpath.join(folder, m.group(1)))
+            if rel.startswith("../"):
+                continue
             if build == "cuda":
                 cuda.setdefault(rel, line + args.count("\n", 0, w.start()))
             else:
                 elsewhere.add(rel)
-    return {rel: line for rel, line in cuda.items() if rel not in elsewhere}
+    return cuda, elsewhere

@@ -80,6 +80,35 @@ def blank_code(text: str) -> str:
     return blanked
 
 
+DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|include|define)\b([^\n]*)\n?", re.M)
+
+
+def top_level_includes(blanked: str) -> list[re.Match[str]]:
+    """The #include directives (DIRECTIVE matches) of a blanked text that lie outside every #if, an include
+    guard aside: a first `#ifndef X` followed by `#define X` whose #endif is the text's last directive.
+    Where something is added next to one of them, every build of the file sees it."""
+    directives = list(DIRECTIVE.finditer(blanked))
+    guard = False
+    if len(directives) > 2 and directives[0].group(1) == "ifndef" and directives[1].group(1) == "define" \
+            and directives[0].group(2).split()[:1] == directives[1].group(2).split()[:1]:
+        depth = 0
+        for m in directives:
+            depth += 1 if m.group(1).startswith("if") else -1 if m.group(1) == "endif" else 0
+            if depth == 0:
+                guard = m is directives[-1]
+                break
+    found, depth = [], -1 if guard else 0
+    for m in directives:
+        word = m.group(1)
+        if word.startswith("if"):
+            depth += 1
+        elif word == "endif":
+            depth -= 1
+        elif word == "include" and depth <= 0:
+            found.append(m)
+    return found
+
+
 def _condition(expr: str, undefined: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> bool | None:
     """Evaluate an #if expression on AMD: True / False, or None when its value depends on macros we
     do not know (every assignment of the unknown ones is tried; up to 4 unknowns). `undefined`:

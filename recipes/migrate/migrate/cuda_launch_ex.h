@@ -1,6 +1,8 @@
 // CUDA 12's extensible kernel launch (cudaLaunchKernelEx, cudaLaunchConfig_t, cudaLaunchAttribute) on HIP,
 // put in by rocmig migrate (fixup launch-ex). The types keep CUDA's layout and attribute ids (driver_types.h,
-// CUDA 12.5); a launch goes through HIP 7.2's hipLaunchKernelEx with the attributes HIP has.
+// CUDA 12.8); a launch goes through HIP 7.2's hipLaunchKernelEx with the attributes HIP has; hints that leave
+// results unchanged (cluster scheduling and preferred cluster shapes, shared-memory carveout, NVLink
+// scheduling) are dropped.
 // Programmatic dependent launch (sm_90) lets a kernel start before the one before it in the stream has ended;
 // HIP starts it after, which is what the kernel's cudaGridDependencySynchronize() waits for: the attribute
 // is dropped and the device calls do nothing. Attributes that would change what runs (clusters of more than
@@ -14,8 +16,8 @@ namespace rocmig_launch {
 enum AttributeID : int {
   Ignore = 0, AccessPolicyWindow = 1, Cooperative = 2, SynchronizationPolicy = 3, ClusterDimension = 4,
   ClusterSchedulingPolicyPreference = 5, ProgrammaticStreamSerialization = 6, ProgrammaticEvent = 7,
-  Priority = 8, MemSyncDomainMap = 9, MemSyncDomain = 10, LaunchCompletionEvent = 12,
-  DeviceUpdatableKernelNode = 13, PreferredSharedMemoryCarveout = 14
+  Priority = 8, MemSyncDomainMap = 9, MemSyncDomain = 10, PreferredClusterDimension = 11, LaunchCompletionEvent = 12,
+  DeviceUpdatableKernelNode = 13, PreferredSharedMemoryCarveout = 14, NvlinkUtilCentricScheduling = 16
 };
 union AttributeValue {
   char pad[64];
@@ -29,8 +31,11 @@ union AttributeValue {
   int priority;
   hipLaunchMemSyncDomainMap memSyncDomainMap;
   hipLaunchMemSyncDomain memSyncDomain;
+  struct { unsigned int x, y, z; } preferredClusterDim;
   struct { hipEvent_t event; int flags; } launchCompletionEvent;
+  struct { int deviceUpdatable; void* devNode; } deviceUpdatableKernelNode;
   unsigned int sharedMemCarveout;
+  unsigned int nvlinkUtilCentricScheduling;
 };
 struct Attribute {
   AttributeID id;
@@ -51,7 +56,8 @@ struct Config {
 inline hipError_t to_hip(const Attribute& a, hipLaunchAttribute* out, bool* keep) {
   *keep = false;
   switch (a.id) {
-    case Ignore: case ClusterSchedulingPolicyPreference: case PreferredSharedMemoryCarveout:
+    case Ignore: case ClusterSchedulingPolicyPreference: case PreferredClusterDimension:
+    case PreferredSharedMemoryCarveout: case NvlinkUtilCentricScheduling:
       return hipSuccess;
     case ProgrammaticStreamSerialization:  // HIP starts the kernel after the one before it: what PDL waits for
       return hipSuccess;

@@ -344,11 +344,12 @@ ROCM_MACRO = re.compile(r"\b(?:__HIP_PLATFORM_(?:AMD|HCC)__|__HIPCC__|__HIP__|__
 
 def _rocm_only_spans(blanked: str) -> list[tuple[int, int, str]]:
     """(first line, end line, condition) of the #if branches of a blanked text that a build without the
-    ROCm macros (ROCM_MACRO) does not take: the project's own ROCm code."""
+    ROCm macros (ROCM_MACRO) does not take, in chains that test one of them: the project's own ROCm code."""
     names = frozenset(ROCM_MACRO.findall(blanked))
     if not names:
         return []
-    return [(b.line, b.end or b.line, b.condition) for chain in cpp.if_chains(blanked, names) for b in chain
+    return [(b.line, b.end or b.line, b.condition) for chain in cpp.if_chains(blanked, names)
+            if any(ROCM_MACRO.search(c.condition) for c in chain) for b in chain
             if b.on_amd is False and (ROCM_MACRO.search(b.condition) or b.word == "else")]
 
 

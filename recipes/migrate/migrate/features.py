@@ -442,7 +442,11 @@ def half_atomic_add(text: str, declared: frozenset[str] = frozenset()) -> str:
 # cuda_fp16.h's typedefs of its half types (CUDA 12.5, cuda_fp16.h:5245-5270); HIP declares none of them
 HALF_ALIASES = {"__nv_half": "__half", "__nv_half2": "__half2", "__nv_half_raw": "__half_raw",
                 "__nv_half2_raw": "__half2_raw", "nv_half": "__half", "nv_half2": "__half2"}
-HALF_ALIAS = re.compile(r"(?<![\w.>])(?:::)?(" + "|".join(sorted(HALF_ALIASES, key=len, reverse=True)) + r")\b")
+HALF_ALIAS = re.compile(r"(?<![\w.>:])(?:::)?(" + "|".join(sorted(HALF_ALIASES, key=len, reverse=True)) + r")\b")
+HALF_ALIAS_NAME = "(?:" + "|".join(sorted(HALF_ALIASES, key=len, reverse=True)) + ")"
+# a declaration of one of the names by the file itself: typedef, using, #define, struct / class
+HALF_ALIAS_DECLARED = re.compile(rf"#\s*define\s+{HALF_ALIAS_NAME}\b|\busing\s+{HALF_ALIAS_NAME}\s*=|"
+                                 rf"\btypedef\b[^;]*\b{HALF_ALIAS_NAME}\s*;|\b(?:struct|class|union)\s+{HALF_ALIAS_NAME}\b")
 
 
 def half_aliases(text: str) -> str:
@@ -452,7 +456,7 @@ def half_aliases(text: str) -> str:
     if "nv_half" not in text:
         return text
     blanked = cpp.blank(text)
-    if re.search(r"#\s*define\s+_*nv_half|\busing\s+_*nv_half\w*\s*=|\btypedef\b[^;]*\b_*nv_half\w*\s*;", blanked):
+    if HALF_ALIAS_DECLARED.search(blanked):
         return text
     for m in reversed(list(HALF_ALIAS.finditer(blanked))):
         text = text[:m.start()] + HALF_ALIASES[m.group(1)] + text[m.end():]
@@ -843,31 +847,28 @@ THRUST_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](thrust/[^>"]+)[>"]
 
 def thrust_headers(text: str) -> str:
     """The Thrust headers that declare the thrust:: names a file uses (THRUST_HEADERS) and that it does not
-    include itself, after its first #include outside any #if (an include guard aside): CUDA's Thrust
-    headers include more of Thrust than rocThrust's (MinkowskiEngine 0.5.4's spmm.cu calls
-    thrust::sort_by_key with thrust::device and reaches only <thrust/host_vector.h>, through utils.hpp:
-    "no member named 'sort_by_key' in namespace 'thrust'" under hipcc). Each header declares what the file
-    names and has its own guard; a file without such an #include (a fragment included mid-file) is left."""
+    include itself: CUDA's Thrust headers include more of Thrust than rocThrust's (MinkowskiEngine 0.5.4's
+    spmm.cu calls thrust::sort_by_key with thrust::device and reaches only <thrust/host_vector.h>, through
+    utils.hpp: "no member named 'sort_by_key' in namespace 'thrust'" under hipcc). They go after the file's
+    first Thrust include (after any THRUST_* configuration before it), else after its first #include outside
+    every #if (cpp.top_level_includes); a file with neither (a fragment included mid-file) is left. Each
+    header declares what the file names and has its own guard."""
     blanked = cpp.blank_code(text)
     wanted = sorted({THRUST_HEADERS[m.group(1)] for m in THRUST_USE.finditer(blanked)
                      if m.group(1) in THRUST_HEADERS} - set(THRUST_INCLUDE.findall(blanked)))
     if not wanted:
         return text
-    directives = list(re.finditer(r'^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include|define)\b([^\n]*)\n?', blanked, re.M))
-    guard = (len(directives) > 1 and directives[0].group(1) == "ifndef" and directives[1].group(1) == "define"
-             and directives[0].group(2).split() == directives[1].group(2).split()[:1])
-    depth = -1 if guard else 0
-    for m in directives:
-        word = m.group(1)
-        if word.startswith("if"):
-            depth += 1
-        elif word == "endif":
-            depth -= 1
-        elif word == "include" and depth <= 0:
-            end = m.end()
-            block = "".join(f"#include <{h}>\n" for h in wanted)
-            return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
-    return text
+    first = THRUST_INCLUDE.search(blanked)
+    if first:
+        end = blanked.find("\n", first.end())
+        end = len(text) if end < 0 else end + 1
+    else:
+        top = cpp.top_level_includes(blanked)
+        if not top:
+            return text
+        end = top[0].end()
+    block = "".join(f"#include <{h}>\n" for h in wanted)
+    return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
 
 
 NVTX_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?(?:nvToolsExt(?:CudaRt|Cuda)?\.h|nvtx3\.hpp)[>"][^\n]*$', re.MULTILINE)
@@ -876,7 +877,8 @@ NVTX_TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:nvtx3/)?roct
 # NVTX beyond ranges, marks and naming: domains, event attributes, registered strings, categories, the
 # nvtx3:: C++ API (cudf's vendored nvtx3.hpp in MinkowskiEngine 0.5.4)
 NVTX_FULL = re.compile(r"\bnvtx3::|\bnvtx(?:Domain|EventAttributes|StringHandle|Payload|Message|Color|Category|Initialize|"
-                       r"NameCategory|NameOsThread|ResourceAttributes|SyncUser)\w*|\bNVTX_[A-Z][A-Z0-9_]*\b")
+                       r"NameCategory|NameOsThread|ResourceAttributes|SyncUser)\w*|\bNVTX_(?:VERSION|EVENT_ATTRIB_STRUCT_SIZE|"
+                       r"COLOR_\w+|MESSAGE_\w+|PAYLOAD_\w+|RESOURCE_\w+|CATEGORY_\w+|INITIALIZATION_\w+)\b")
 NVTX_NAMING = """// nvToolsExtCudaRt.h / nvToolsExtCuda.h name CUDA objects for the profiler only: no-ops
 #define nvtxNameCudaStreamA(stream, name) ((void)(stream), (void)(name))
 #define nvtxNameCudaEventA(event, name) ((void)(event), (void)(name))

@@ -436,7 +436,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               own_macros: frozenset[str] = frozenset(),
               atomics_declared: frozenset[str] = frozenset(),
               hip_macros: frozenset[str] = frozenset(),
-              include_map: dict[str, str] | None = None) -> tuple[str, list[Fix]]:
+              include_map: dict[str, str] | None = None) -> tuple[str, list[Fix], list[int | None]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -451,7 +451,10 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     atomics_declared: the 16-bit types whose atomicAdd the tree declares (features.half_atomics_declared);
     hip_macros: plain-named macros of the HIP headers that the tree does not #define (sysdeps.hip_leaked_macros);
     include_map: hipify-perl's CUDA -> HIP header names (hipify.include_map; None: that step is skipped).
-    Returns (fixed text, the fixes that changed something, each with its lines and diff).
+    Returns (fixed text, the fixes that changed something, each with its lines and diff, for each 0-based
+    line of the fixed text the 0-based hipify output line it came from or None for a line a fixup added),
+    the last composed from each step's own line map: one diff of the whole change pairs a line a step
+    inserted next to lines other steps rewrote with the wrong neighbours.
     """
     cuda_lines = cuda_text.split("\n")
     steps = [
@@ -576,4 +579,4 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
                 if new is not None:
                     came_from[new] = to_hip[old]
             to_hip, text = came_from, after
-    return text, fixes
+    return text, fixes, to_hip

@@ -684,7 +684,7 @@ def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str,
 
 def cuda_only_units(src: Path, units: set[str]) -> dict[str, str]:
     """{unit: "CMakeLists.txt:line"} of the `units` (tree-relative) that the tree's CMakeLists.txt files
-    list only in branches selecting a CUDA build (cmake.cuda_only_sources), when some CMake file of the
+    list only in branches selecting a CUDA build, in none of them elsewhere (cmake.listed_sources), when some CMake file of the
     tree (CMakeLists.txt, *.cmake) has a branch selecting a HIP build: the project's own ROCm build then
     leaves them out. Empty for a tree without such a branch (every CUDA build lists its sources under
     some CUDA test) or without build files."""
@@ -695,14 +695,16 @@ def cuda_only_units(src: Path, units: set[str]) -> dict[str, str]:
     if not any(cmake.has_hip_branch(text) for _rel, text in cmake_texts):
         return {}
     found: dict[str, str] = {}
+    elsewhere: set[str] = set()
     for rel, text in cmake_texts:
         if posixpath.basename(rel) != "CMakeLists.txt":
             continue
-        folder = posixpath.dirname(rel)
-        for source, line in cmake.cuda_only_sources(text, folder).items():
+        cuda, other = cmake.listed_sources(text, posixpath.dirname(rel))
+        elsewhere |= other
+        for source, line in cuda.items():
             if source in units:
                 found.setdefault(source, f"{rel}:{line}")
-    return found
+    return {source: where for source, where in found.items() if source not in elsewhere}
 
 
 def first_files(rels: list[str]) -> str:

@@ -19,11 +19,11 @@ from . import cpp
 
 HEADER = Path(__file__).with_name("cuda_launch_ex.h")
 
-# CUDA 12.5 driver_types.h's attribute ids (cuda_launch_ex.h's AttributeID)
+# CUDA 12.8 driver_types.h's attribute ids (cuda_launch_ex.h's AttributeID)
 ATTRIBUTES = ("Ignore", "AccessPolicyWindow", "Cooperative", "SynchronizationPolicy", "ClusterDimension",
               "ClusterSchedulingPolicyPreference", "ProgrammaticStreamSerialization", "ProgrammaticEvent",
-              "Priority", "MemSyncDomainMap", "MemSyncDomain", "LaunchCompletionEvent",
-              "DeviceUpdatableKernelNode", "PreferredSharedMemoryCarveout")
+              "Priority", "MemSyncDomainMap", "MemSyncDomain", "PreferredClusterDimension", "LaunchCompletionEvent",
+              "DeviceUpdatableKernelNode", "PreferredSharedMemoryCarveout", "NvlinkUtilCentricScheduling")
 # CUDA name -> rocmig_launch's
 RENAMES = {
     "cudaLaunchConfig_t": "Config", "cudaLaunchConfig_st": "Config",
@@ -45,7 +45,6 @@ HIP_NAME = re.compile(r"(?<![\w.>:])(?:::)?(" + "|".join(sorted(HIP_FORMS, key=l
 NEEDS_HEADER = re.compile(r"\b(?:cudaLaunchKernelExC?|cudaLaunchConfig_t|cudaLaunchConfig_st|cudaGridDependencySynchronize"
                           r"|cudaTriggerProgrammaticLaunchCompletion)\b")
 MARK = "  // rocmig: cuda_launch_ex.h below"
-INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b")
 PRAGMA_ONCE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+once\b")
 
 
@@ -55,31 +54,45 @@ def header_text() -> str:
     return HEADER.read_text(encoding="utf-8")
 
 
+def _renamed(line: str, blanked: str, pattern: re.Pattern[str], names: dict[str, str]) -> str:
+    """`line` with each match of `pattern` in its blanked form (comments and strings set aside) renamed."""
+    for m in reversed(list(pattern.finditer(blanked))):
+        line = line[:m.start()] + "rocmig_launch::" + names[m.group(1)] + line[m.end():]
+    return line
+
+
 def rename(text: str, cuda_text: str, mapping: list[int | None],
            dead: set[int] | frozenset[int] = frozenset()) -> str:
     """`text` (a translation of `cuda_text`) with CUDA's extensible-launch names (RENAMES) renamed to
     rocmig_launch's, and hipify-perl's HIP names for them (HIP_FORMS) on the lines that came from CUDA lines
     naming them (mapping: CUDA line -> line of `text`, 0-based), so that a project's own hipLaunchKernelEx
-    code is left. The first #include not in `dead` (1-based lines of `text` not compiled on AMD), else the
-    first live `#pragma once`, gets MARK: header() puts cuda_launch_ex.h before an #include (so that the
-    headers it brings see the names too) and after a #pragma once."""
-    if not NEEDS_HEADER.search(cpp.blank(cuda_text)) and not CUDA_NAME.search(cpp.blank(cuda_text)):
+    code is left; only in a file whose CUDA text launches that way or calls PDL's device functions
+    (NEEDS_HEADER: a file that only fills in stream attributes keeps HIP's types), and never in comments or
+    strings. The first #include outside every #if (cpp.top_level_includes) not in `dead` (1-based lines
+    of `text` not compiled on AMD), else the first live `#pragma once`, gets MARK: header() puts
+    cuda_launch_ex.h before an #include (so that the headers it brings see the names too) and after a
+    #pragma once; a file with neither is left as it was."""
+    cuda_blanked = cpp.blank(cuda_text)
+    if not NEEDS_HEADER.search(cuda_blanked):
         return text
-    lines = text.split("\n")
-    from_cuda = {mapping[i] for i, line in enumerate(cuda_text.split("\n"))
+    lines, blanked = text.split("\n"), cpp.blank(text).split("\n")
+    first = next((cpp.line_of(text, m.start()) - 1 for m in cpp.top_level_includes("\n".join(blanked))
+                  if cpp.line_of(text, m.start()) not in dead), None)
+    if first is None:
+        first = next((k for k, line in enumerate(blanked) if PRAGMA_ONCE.match(line) and k + 1 not in dead), None)
+    if first is None:
+        return text
+    from_cuda = {mapping[i] for i, line in enumerate(cuda_blanked.split("\n"))
                  if i < len(mapping) and mapping[i] is not None and CUDA_NAME.search(line)}
     for k, line in enumerate(lines):
-        line = CUDA_NAME.sub(lambda m: "rocmig_launch::" + RENAMES[m.group(1)], line)
+        if k >= len(blanked):
+            break
+        renamed = _renamed(line, blanked[k], CUDA_NAME, RENAMES)
         if k in from_cuda:
-            line = HIP_NAME.sub(lambda m: "rocmig_launch::" + HIP_FORMS[m.group(1)], line)
-        lines[k] = line
-    if NEEDS_HEADER.search(cpp.blank(cuda_text)) and MARK not in text:
-        blanked = cpp.blank("\n".join(lines)).split("\n")
-        first = next((k for k, line in enumerate(blanked) if INCLUDE.match(line) and k + 1 not in dead), None)
-        if first is None:
-            first = next((k for k, line in enumerate(blanked) if PRAGMA_ONCE.match(line) and k + 1 not in dead), None)
-        if first is not None:
-            lines[first] += MARK
+            renamed = _renamed(renamed, cpp.blank(renamed), HIP_NAME, HIP_FORMS)
+        lines[k] = renamed
+    if MARK not in text:
+        lines[first] += MARK
     return "\n".join(lines)
 
 
