@@ -674,15 +674,25 @@ def test_cuda_library_headers_the_translator_left_take_hipify_perls_names(tmp_pa
     script.write_text('sub rocSubstitutions {\n    subst("cusparse_v2.h", "rocsparse.h", "include_cuda_main_header_v2");\n}\n'
                       'sub simpleSubstitutions {\n    subst("cusparse_v2.h", "hipsparse.h", "include_cuda_main_header_v2");\n'
                       '    subst("curand_kernel.h", "hiprand\\/hiprand_kernel.h", "include");\n'
-                      '    subst("cudaMalloc", "hipMalloc", "memory");\n}\n')
+                      '    subst("cudaMalloc", "hipMalloc", "memory");\n'
+                      '    subst("math_constants.h", "hip\\/hip_math_constants.h", "include");\n'
+                      '    subst("CUDART_INF_F", "HIP_INF_F", "define");\n}\n')
     script.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
-    hipify.include_map.cache_clear()
+    hipify._simple_substitutions.cache_clear()
     try:
-        table = hipify.include_map()
+        table, constants = hipify.include_map(), hipify.math_constant_map()
     finally:
-        hipify.include_map.cache_clear()
-    assert table == {"cusparse_v2.h": "hipsparse.h", "curand_kernel.h": "hiprand/hiprand_kernel.h"}
+        hipify._simple_substitutions.cache_clear()
+    assert table == {"cusparse_v2.h": "hipsparse.h", "curand_kernel.h": "hiprand/hiprand_kernel.h",
+                     "math_constants.h": "hip/hip_math_constants.h"}
+    assert constants == {"CUDART_INF_F": "HIP_INF_F"}
+    # vLLM 0.34.0 dcp_direct_a2a_lse_reduce.cu as torch.utils.hipify leaves it
+    vllm = '#include <math_constants.h>\nfloat m = -CUDART_INF_F; // CUDART_INF_F\nconst char* s = "CUDART_INF_F";\n'
+    assert fixups.math_constants(fixups.library_headers(vllm, table, lambda name: False), constants) == (
+        '#include <hip/hip_math_constants.h>\nfloat m = -HIP_INF_F; // CUDART_INF_F\nconst char* s = "CUDART_INF_F";\n')
+    own = "#define CUDART_INF_F (1.f / 0.f)\nfloat m = CUDART_INF_F;\n"
+    assert fixups.math_constants(own, constants) == own
     text = '#include <array>\n#include <cusparse_v2.h>\n#include "curand_kernel.h"\n#include <nvToolsExt.h>\n'
     assert fixups.library_headers(text, table | {"nvToolsExt.h": "roctracer/roctx.h"}, lambda name: False) == (
         '#include <array>\n#include <hipsparse.h>\n#include <hiprand/hiprand_kernel.h>\n#include <nvToolsExt.h>\n')

@@ -337,7 +337,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     tree_macros = {m.group(1) for text in blanked for m in sysdeps.MACRO_DEFINE.finditer(text)}
     hip_macros = sysdeps.hip_leaked_macros(system_dirs) - tree_macros
-    include_map = hipify.include_map()
+    include_map, constant_map = hipify.include_map(), hipify.math_constant_map()
     # headers that declare a bfloat16 type name themselves: hip_bf16.h is not added where one is compiled,
     # nor anywhere while one of them is included by no file found (its includers are not known)
     bf16_headers = {rel for rel, (cuda, _hip) in texts.items()
@@ -369,7 +369,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         half_declared=half_declared, headers=headers,
                                         hipblas_major=hipblas_major, bf16_declared=bf16_anywhere or bool(together[rel] & bf16_headers),
                                         own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
-                                        hip_macros=hip_macros, include_map=include_map)
+                                        hip_macros=hip_macros, include_map=include_map,
+                                        constant_map=constant_map)
         hip_to_final: list[int | None] = [None] * len(hip_lines)
         for line, came_from in enumerate(to_hip):
             if came_from is not None and came_from < len(hip_to_final) and hip_to_final[came_from] is None:

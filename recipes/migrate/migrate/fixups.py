@@ -29,7 +29,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  cuda-library-header, thrust-headers, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  cuda-library-header, math-constants, thrust-headers, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
@@ -358,18 +358,37 @@ CUDA_LIBRARY_HEADER = re.compile(r"^(?:cublas|curand|cufft|cusparse|cusolver|ncc
 
 
 def library_headers(text: str, include_map: dict[str, str], in_tree: Callable[[str], bool]) -> str:
-    """#include of a CUDA library header (CUDA_LIBRARY_HEADER; NVTX aside, the nvtx-roctx step's) that the
-    translation left as written -> hipify-perl's HIP header for it (include_map: hipify.include_map),
-    unless the tree has a header of that name. torch.utils.hipify's table lacks some that hipify-perl's
-    has (MinkowskiEngine 0.5.4's `<cusparse_v2.h>` stayed, "file not found"); hip-header-layout then
-    moves the HIP name to its ROCm 6 folder."""
+    """#include of a CUDA library header (CUDA_LIBRARY_HEADER; NVTX aside, the nvtx-roctx step's) or of
+    math_constants.h that the translation left as written -> hipify-perl's HIP header for it (include_map:
+    hipify.include_map), unless the tree has a header of that name. torch.utils.hipify's table lacks some
+    that hipify-perl's has (MinkowskiEngine 0.5.4's `<cusparse_v2.h>`, vLLM's `<math_constants.h>` stayed,
+    "file not found"); hip-header-layout then moves the HIP name to its ROCm 6 folder."""
     def sub(m: re.Match[str]) -> str:
         name = m.group(3).strip()
         hip = include_map.get(name)
-        if not hip or NVTX_HEADER.match(name) or not CUDA_LIBRARY_HEADER.match(name) or in_tree(name):
+        if not hip or NVTX_HEADER.match(name) or in_tree(name) or not (
+                CUDA_LIBRARY_HEADER.match(name) or name == "math_constants.h"):
             return m.group(0)
         return f"{m.group(1)}<{hip}>"
     return INCLUDE_LINE.sub(sub, text) if include_map else text
+
+
+def math_constants(text: str, constant_map: dict[str, str]) -> str:
+    """math_constants.h's CUDART_* names (CUDART_INF_F, CUDART_PI_F, ...) -> hip/hip_math_constants.h's HIP_*
+    names (constant_map: hipify.math_constant_map), outside comments and strings, in a file that includes
+    hip_math_constants.h or names them: hipify-perl renames them, torch.utils.hipify leaves them (vLLM
+    0.34.0's dcp_direct_a2a_lse_reduce.cu). HIP's header defines the same values; a file that defines a
+    CUDART_ name itself is left."""
+    if "CUDART_" not in text or not constant_map:
+        return text
+    blanked = cpp.blank(text)
+    if re.search(r"#\s*define\s+CUDART_", blanked):
+        return text
+    for m in reversed(list(re.finditer(r"\bCUDART_\w+\b", blanked))):
+        hip = constant_map.get(m.group(0))
+        if hip:
+            text = text[:m.start()] + hip + text[m.end():]
+    return text
 
 
 NVTX_HEADER = re.compile(r"^(?:nvToolsExt|nvtx3/)")
@@ -436,7 +455,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               own_macros: frozenset[str] = frozenset(),
               atomics_declared: frozenset[str] = frozenset(),
               hip_macros: frozenset[str] = frozenset(),
-              include_map: dict[str, str] | None = None) -> tuple[str, list[Fix], list[int | None]]:
+              include_map: dict[str, str] | None = None,
+              constant_map: dict[str, str] | None = None) -> tuple[str, list[Fix], list[int | None]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -450,7 +470,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     own_macros: warp-intrinsic names the tree defines as macros for AMD (warp.own_macros): their calls are kept;
     atomics_declared: the 16-bit types whose atomicAdd the tree declares (features.half_atomics_declared);
     hip_macros: plain-named macros of the HIP headers that the tree does not #define (sysdeps.hip_leaked_macros);
-    include_map: hipify-perl's CUDA -> HIP header names (hipify.include_map; None: that step is skipped).
+    include_map: hipify-perl's CUDA -> HIP header names (hipify.include_map; None: that step is skipped);
+    constant_map: its CUDART_* -> HIP_* constant names (hipify.math_constant_map; None: skipped).
     Returns (fixed text, the fixes that changed something, each with its lines and diff, for each 0-based
     line of the fixed text the 0-based hipify output line it came from or None for a line a fixup added),
     the last composed from each step's own line map: one diff of the whole change pairs a line a step
@@ -474,6 +495,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),
         ("cuda-library-header", "#include of a CUDA library header the translator left -> hipify-perl's HIP header",
          lambda t: library_headers(t, include_map or {}, headers.tree if headers else lambda _name: False)),
+        ("math-constants", "math_constants.h's CUDART_* constants -> hip_math_constants.h's HIP_* names",
+         lambda t: math_constants(t, constant_map or {})),
         ("hip-header-layout", "library headers moved to their ROCm >= 6 folders",
          lambda t: header_layout(t, cuda_lines, mapping)),
         ("bf16-header-type", "CUDA bfloat16 header/type -> hip/hip_bf16.h / __hip_bfloat16",

@@ -116,20 +116,31 @@ def warnings_for(tables: Tables, shown: str, cuda_text: str, hip_text: str) -> l
 
 
 @functools.cache
-def include_map() -> dict[str, str]:
-    """{CUDA header: HIP header} of hipify-perl's default (HIP, not -roc) include substitutions: the
-    `subst("cusparse_v2.h", "hipsparse.h", "include_cuda_main_header_v2")` lines of the installed script's
-    simpleSubstitutions; {} without hipify-perl on PATH or where the script has no such section. Read
-    once per run."""
+def _simple_substitutions() -> list[tuple[str, str, str]]:
+    """(CUDA name, HIP name, kind) of the installed hipify-perl's default (HIP, not -roc) substitutions, the
+    `subst("cusparse_v2.h", "hipsparse.h", "include_cuda_main_header_v2")` lines of its
+    simpleSubstitutions; [] without hipify-perl on PATH or where the script has no such section. Read once
+    per run."""
     found = shutil.which("hipify-perl")
     if not found:
-        return {}
+        return []
     text = Path(found).read_text(encoding="utf-8", errors="replace")
     m = re.search(r"^sub simpleSubstitutions \{(.*?)^\}", text, re.M | re.S)
     if not m:
-        return {}
-    return {cuda.replace("\\/", "/"): hip.replace("\\/", "/")
-            for cuda, hip in re.findall(r'subst\("([^"]+)",\s*"([^"]+)",\s*"include\w*"\)', m.group(1))}
+        return []
+    return [(cuda.replace("\\/", "/"), hip.replace("\\/", "/"), kind)
+            for cuda, hip, kind in re.findall(r'subst\("([^"]+)",\s*"([^"]+)",\s*"(\w+)"\)', m.group(1))]
+
+
+def include_map() -> dict[str, str]:
+    """{CUDA header: HIP header} of hipify-perl's include substitutions (_simple_substitutions)."""
+    return {cuda: hip for cuda, hip, kind in _simple_substitutions() if kind.startswith("include")}
+
+
+def math_constant_map() -> dict[str, str]:
+    """{CUDART_* constant of math_constants.h: its HIP_* name in hip/hip_math_constants.h} of hipify-perl's
+    define substitutions (_simple_substitutions): `CUDART_INF_F` -> `HIP_INF_F`."""
+    return {cuda: hip for cuda, hip, kind in _simple_substitutions() if kind == "define" and cuda.startswith("CUDART_")}
 
 
 def find_hipify() -> Path:
