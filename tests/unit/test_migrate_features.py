@@ -844,3 +844,14 @@ def test_half_aliases_leave_other_namespaces_and_see_only_their_own_declarations
 def test_a_projects_own_nvtx_macro_is_not_the_full_nvtx_api():
     text = "#include <nvToolsExt.h>\n#define NVTX_PUSH(n) nvtxRangePushA(n)\nvoid f() { NVTX_PUSH(\"x\"); nvtxRangePop(); }\n"
     assert "#define nvtxRangePushA(name)" in features.nvtx(text) and "#include <nvtx3/nvToolsExt.h>" not in features.nvtx(text)
+
+
+def test_restrict_on_a_parameter_passed_by_value_is_dropped():
+    # MinkowskiEngine 0.5.4 coordinate_map_gpu.cu: origin_field_map_kernel(..., map_type const __restrict__ origin_map, ...)
+    text = ("__global__ void k(size_type const n, coordinate_field_type const *__restrict__ d,\n"
+            "    map_type const __restrict__ origin_map, index_type *__restrict__ p, T& __restrict__ r,\n"
+            "    int (*f)(int), S<a, b> __restrict__ s) {\n  float * __restrict__ q = p; /* __restrict__ v */\n}\n")
+    assert features.restrict_by_value(text) == (
+        "__global__ void k(size_type const n, coordinate_field_type const *__restrict__ d,\n"
+        "    map_type const origin_map, index_type *__restrict__ p, T& __restrict__ r,\n"
+        "    int (*f)(int), S<a, b> s) {\n  float * __restrict__ q = p; /* __restrict__ v */\n}\n")

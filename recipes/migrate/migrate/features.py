@@ -802,6 +802,42 @@ def gl_interop(text: str) -> str:
     return GL_INTEROP_INCLUDE.sub(r"\1<hip/hip_gl_interop.h>", text)
 
 
+RESTRICT = re.compile(r"\b__restrict(?:__)?\b")
+
+
+def restrict_by_value(text: str) -> str:
+    """`__restrict__` dropped from a function parameter declared without `*` or `&` before it (`map_type const
+    __restrict__ map`): nvcc ignores it there, clang rejects it once the type is a class ("restrict requires
+    a pointer or reference": MinkowskiEngine 0.5.4's origin_field_map_kernel, a substitution failure that
+    leaves no kernel to launch). restrict only ever promises that pointers do not alias, so dropping it
+    keeps every result; where a template parameter becomes a pointer only that optimization hint is lost."""
+    if "__restrict" not in text:
+        return text
+    blanked = cpp.blank(text)
+    for m in reversed(list(RESTRICT.finditer(blanked))):
+        depth, k = 0, m.start() - 1
+        while k >= 0:
+            c = blanked[k]
+            if c in ")]>":
+                depth += 1
+            elif c in "([<":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c in ",;{}" and depth == 0:
+                break
+            k -= 1
+        if k < 0 or blanked[k] not in "(,":
+            continue
+        declared = blanked[k + 1:m.start()]
+        after = re.match(r"\s*[A-Za-z_]\w*\s*(?:=[^,)]*)?[,)]", blanked[m.end():])
+        if "*" in declared or "&" in declared or not declared.strip() or not after:
+            continue
+        end = m.end() + (1 if blanked[m.end():m.end() + 1] == " " else 0)
+        text = text[:m.start()] + text[end:]
+    return text
+
+
 # Thrust's public names -> the header that declares them (Thrust 2 / rocThrust 7.2 layout: thrust/<name>.h)
 THRUST_HEADERS = {
     **{name: "thrust/sort.h" for name in ("sort", "sort_by_key", "stable_sort", "stable_sort_by_key", "is_sorted")},
