@@ -855,3 +855,14 @@ def test_restrict_on_a_parameter_passed_by_value_is_dropped():
         "__global__ void k(size_type const n, coordinate_field_type const *__restrict__ d,\n"
         "    map_type const origin_map, index_type *__restrict__ p, T& __restrict__ r,\n"
         "    int (*f)(int), S<a, b> s) {\n  float * __restrict__ q = p; /* __restrict__ v */\n}\n")
+
+
+def test_an_unused_memcpy_async_header_and_cuda_runtime_headers_take_hips():
+    # DCNv4 1.0.0 src/cuda/dcnv4_im2col_cuda.cuh includes memcpy_async.h and calls none of it
+    text = "#include <cooperative_groups.h>\n#include <cooperative_groups/memcpy_async.h>\nnamespace cg = cooperative_groups;\n"
+    assert features.cg_memcpy_header(text).split("\n")[1] == "#include <hip/hip_cooperative_groups.h>"
+    used = text + "__device__ void f(cg::thread_block b, float* d, const float* s) { cg::memcpy_async(b, d, s, 64); cg::wait(b); }\n"
+    assert features.cg_memcpy_header(used) == used
+    # warp-rnnt 0.7.0 core.cu
+    runtime = "#include <device_atomic_functions.h>\n#include <device_launch_parameters.h>\n"
+    assert features.builtin_types(runtime) == "#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>\n"

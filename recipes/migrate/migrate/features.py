@@ -748,12 +748,15 @@ def blas_status_string(text: str) -> str:
 
 
 def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: False) -> str:
-    """<builtin_types.h> and <vector_functions.h> (make_float4, ...) -> <hip/hip_runtime.h>, which declares
-    both the runtime types and the make_<vector> functions; a quoted include of either name too (it
-    falls back to CUDA's include path), unless the tree has a header of that name (in_tree(name)).
+    """<builtin_types.h>, <vector_functions.h> (make_float4, ...), <device_launch_parameters.h> (threadIdx, ...)
+    and <device_atomic_functions.h> (atomicAdd, ...) -> <hip/hip_runtime.h>, which declares the runtime types,
+    the make_<vector> functions, the built-in variables and the atomics (warp-rnnt 0.7.0's core.cu includes the
+    last two); a quoted include of one of them too (it falls back to CUDA's include path), unless the tree has
+    a header of that name (in_tree(name)).
     <cudaTypedefs.h> too in a file that names none of its PFN_ driver entry-point typedefs: it is then
     included for what it includes (cuda.h, whose CUDA_VERSION a HIP build leaves undefined)."""
-    names = "builtin_types|vector_functions" + ("" if re.search(r"\bPFN_\w", text) else "|cudaTypedefs")
+    names = ("builtin_types|vector_functions|device_launch_parameters|device_atomic_functions"
+             + ("" if re.search(r"\bPFN_\w", text) else "|cudaTypedefs"))
 
     def sub(m: re.Match[str]) -> str:
         quoted = m.group(2) == '"'
@@ -1066,6 +1069,20 @@ def cg_reduce(text: str) -> str:
     if CG_REDUCE_INCLUDE.search(text):
         return CG_REDUCE_INCLUDE.sub(lambda m: CG_REDUCE_BLOCK, text, count=1)
     return text if "ROCMIG_CG_REDUCE" in text else insert_after_includes(text, CG_REDUCE_BLOCK + "\n")
+
+
+CG_MEMCPY_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)[<"]cooperative_groups/memcpy_async\.h[>"]', re.MULTILINE)
+CG_MEMCPY_NAMES = re.compile(r"\b(?:memcpy_async|wait_prior|wait)\s*[(<]")
+
+
+def cg_memcpy_header(text: str) -> str:
+    """<cooperative_groups/memcpy_async.h> -> <hip/hip_cooperative_groups.h> in a file that calls none of
+    its functions (memcpy_async, wait, wait_prior): HIP 7.2 has no such header, and the file only needs the
+    groups (DCNv4 1.0.0's im2col headers include it and use none of it). A file that calls them keeps it
+    (cooperative-groups-unsupported names the call)."""
+    if "memcpy_async.h" not in text or CG_MEMCPY_NAMES.search(cpp.blank(text)):
+        return text
+    return CG_MEMCPY_INCLUDE.sub(r"\1<hip/hip_cooperative_groups.h>", text)
 
 
 def wmma(text: str) -> str:

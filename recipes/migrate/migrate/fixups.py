@@ -30,7 +30,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   cuda-library-header, math-constants, thrust-headers, restrict-by-value, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
-  cg-reduce, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  cg-reduce, cg-memcpy-header, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
                         (HIP keeps stream order; its device calls do nothing) (launch.py)
@@ -512,7 +512,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: features.bf16x2_shuffles(t, pytorch)),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
-        ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> / <cudaTypedefs.h> -> <hip/hip_runtime.h>",
+        ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> / <device_launch_parameters.h> / ... -> "
+         "<hip/hip_runtime.h>",
          lambda t: features.builtin_types(t, headers.tree if headers else lambda _name: False)),
         ("struct-typedef-name", "`struct hipGraphicsResource` and other HIP typedef names -> the name alone",
          features.struct_typedef),
@@ -563,6 +564,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("nvtx-roctx", "NVTX ranges and marks -> roctx, or no-ops without it; NVIDIA's header-only NVTX 3 kept where "
          "more of NVTX is used", lambda t: features.nvtx(t, cuda_text)),
         ("cg-reduce", "cooperative_groups::reduce -> a shuffle tree over the group (rocmig_cg)", features.cg_reduce),
+        ("cg-memcpy-header", "<cooperative_groups/memcpy_async.h> unused -> <hip/hip_cooperative_groups.h>",
+         features.cg_memcpy_header),
         ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA", features.wmma),
         ("cuda-runtime-guard", "tests of CUDA headers' include guards (cuda_runtime.h, driver_types.h, cuBLAS, ...) -> "
          "their HIP headers'", features.runtime_guard),
