@@ -866,3 +866,17 @@ def test_an_unused_memcpy_async_header_and_cuda_runtime_headers_take_hips():
     # warp-rnnt 0.7.0 core.cu
     runtime = "#include <device_atomic_functions.h>\n#include <device_launch_parameters.h>\n"
     assert features.builtin_types(runtime) == "#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>\n"
+
+
+def test_brace_elision_into_a_vector_member_gets_its_braces():
+    # cudf's hash/helper_functions.cuh (MinkowskiEngine 0.5.4): one union name, a uint4 member in one branch, a uint2 in the next
+    text = ("if (sizeof(uint4) == sizeof(pair_type)) {\n  union pair_type2vec_type { uint4 vec_val; pair_type pair_val; };\n"
+            "  pair_type2vec_type converter = {0, 0, 0, 0};\n} else {\n"
+            "  union pair_type2vec_type { uint2 vec_val; pair_type pair_val; };\n"
+            "  pair_type2vec_type converter = {0, 0};\n  pair_type2vec_type braced = {{0, 0}};\n"
+            "  pair_type2vec_type wide = {0, 0, 0};\n}\nstruct plain { int a; int b; };\nplain p = {1, 2};\n")
+    out = features.vector_brace_elision(text).split("\n")
+    assert out[2] == "  pair_type2vec_type converter = {{0, 0, 0, 0}};" and out[5] == "  pair_type2vec_type converter = {{0, 0}};"
+    assert out[6] == "  pair_type2vec_type braced = {{0, 0}};"
+    assert out[7] == "  pair_type2vec_type wide = {0, 0, 0};"  # more items than the vector's components: left
+    assert out[10] == "plain p = {1, 2};"

@@ -805,6 +805,37 @@ def gl_interop(text: str) -> str:
     return GL_INTEROP_INCLUDE.sub(r"\1<hip/hip_gl_interop.h>", text)
 
 
+# CUDA's vector types (vector_types.h): the name and its number of components
+VECTOR_TYPE = re.compile(r"\b(?:u?(?:char|short|int|long|longlong)|float|double)([1-4])\b")
+AGGREGATE_WITH_VECTOR = re.compile(r"\b(?:union|struct)\s+([A-Za-z_]\w*)\s*\{\s*((?:u?(?:char|short|int|long|longlong)|float|double)[1-4])\s+\w+\s*;")
+
+
+def vector_brace_elision(text: str) -> str:
+    """`T var = {0, 0, 0, 0};` -> `T var = {{0, 0, 0, 0}};` where T is a union or struct of the file whose first
+    member is a CUDA vector type and the list has no more items than that type has components: CUDA's uint4
+    is a plain struct, which brace elision fills from the outer list; HIP's is a class with constructors,
+    which it cannot ("no viable conversion from 'int' to 'uint4'": cudf's hash helpers, vendored by
+    MinkowskiEngine 0.5.4). The braced form initializes the same member with the same values on both."""
+    if "{" not in text:
+        return text
+    blanked = cpp.blank(text)
+    # (offset, name, components) of each declaration: a use takes the nearest one above it (cudf declares a
+    # local union of one name with a uint4 in one branch and a uint2 in the next)
+    declared = [(m.start(), m.group(1), int(VECTOR_TYPE.fullmatch(m.group(2)).group(1)))
+                for m in AGGREGATE_WITH_VECTOR.finditer(blanked)]
+    if not declared:
+        return text
+    names = sorted({name for _at, name, _n in declared})
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\s+[A-Za-z_]\w*\s*=?\s*(\{)([^{};]*)(\})\s*;")
+    for m in reversed(list(pattern.finditer(blanked))):
+        above = [n for at, name, n in declared if name == m.group(1) and at < m.start()]
+        items = [x for x in cpp.split_args(m.group(3)) if x.strip()]
+        if not above or not items or len(items) > above[-1]:
+            continue
+        text = text[:m.start(2)] + "{" + text[m.start(2):m.end(4)] + "}" + text[m.end(4):]
+    return text
+
+
 RESTRICT = re.compile(r"\b__restrict(?:__)?\b")
 
 

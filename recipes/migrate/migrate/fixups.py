@@ -29,7 +29,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
                         removed the type; HIPBLAS_R_* are hipDataType values there)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
-  cuda-library-header, math-constants, thrust-headers, restrict-by-value, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, cg-memcpy-header, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
@@ -545,6 +545,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.grid_constant),
         ("restrict-by-value", "__restrict__ dropped from parameters passed by value (clang rejects it on a class type)",
          features.restrict_by_value),
+        ("vector-brace-elision", "`U u = {0, 0, 0, 0};` with a vector-type first member -> `{{0, 0, 0, 0}}` (HIP's vector "
+         "types are classes)", features.vector_brace_elision),
         ("int-min-max", "umin / umax / llmin / llmax / ullmin / ullmax -> CUDA's definitions", features.int_minmax),
         ("mixed-sign-min-max", "CUDA's device min / max of one signed and one unsigned integer (unsigned compare)",
          features.mixed_minmax),
