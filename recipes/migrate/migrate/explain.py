@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from . import cpp, includes
+from . import cpp, flags, includes
 from .rules import Rule
 
 LOCATION = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
@@ -207,9 +207,6 @@ def declared_for_nvidia_only(texts: Mapping[str, str]) -> Callable[[str, Locatio
     return check
 
 
-TESTED_MACRO = re.compile(r"^[ \t]*#[ \t]*(?:ifdef|ifndef|if|elif)\b([^\n]*)", re.M)
-
-
 def declared_off_by_build(texts: Mapping[str, str], passed: frozenset[str],
                           build_check: Callable[[str], str]) -> Callable[[str, Location], str]:
     """The "build-gated" check over the tree's files ({rel: text}): every declaration of the name the
@@ -226,7 +223,7 @@ def declared_off_by_build(texts: Mapping[str, str], passed: frozenset[str],
         return where_of[name]
 
     def off(blanked: str) -> frozenset[str]:
-        return frozenset(n for m in TESTED_MACRO.finditer(blanked) for n in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1))
+        return frozenset(n for m in flags.TESTED.finditer(blanked) for n in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1))
                          if n != "defined" and from_build(n))
 
     def check(name: str, where: Location) -> str:

@@ -582,6 +582,20 @@ def _cmake_top_level_defines(text: str) -> list[tuple[str, int]]:
     return found
 
 
+def tested_in(texts: dict[str, str], names: set[str]) -> dict[str, list[str]]:
+    """{name: the files (sorted) whose #if / #ifdef / #ifndef / #elif lines test it} for the `names` the
+    tree's files ({rel: text}) test; comments do not count."""
+    tested: dict[str, list[str]] = {}
+    for rel, text in sorted(texts.items()):
+        if not any(name in text for name in names):
+            continue
+        for m in TESTED.finditer(cpp.blank(text)):
+            for name in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1)):
+                if name in names and rel not in tested.setdefault(name, []):
+                    tested[name].append(rel)
+    return tested
+
+
 def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str], given: tuple[str, ...],
                          undefines: tuple[str, ...] = (),
                          build_files: list[Path] | None = None) -> tuple[tuple[str, str, str], ...]:
@@ -618,14 +632,7 @@ def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str]
     for _folder, define, _where in found:
         values.setdefault(define.split("=", 1)[0], set()).add(define)
     names = {name for name, seen in values.items() if len(seen) == 1}
-    tested: dict[str, list[str]] = {}
-    for rel, text in sorted(texts.items()):
-        if not any(name in text for name in names):
-            continue
-        for m in TESTED.finditer(cpp.blank(text)):
-            for name in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1)):
-                if name in names and rel not in tested.setdefault(name, []):
-                    tested[name].append(rel)
+    tested = tested_in(texts, names)
     out, seen = [], set()
     for folder, define, where in found:
         rels = tested.get(define.split("=", 1)[0])
@@ -664,14 +671,7 @@ def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str,
             name = define.split("=", 1)[0]
             if name not in taken and not HIP_SWITCH.fullmatch(name):
                 found.setdefault(name, []).append((define, f"{path.relative_to(src).as_posix()}:{line}"))
-    tested: dict[str, list[str]] = {}
-    for rel, text in sorted(texts.items()):
-        if not any(name in text for name in found):
-            continue
-        for m in TESTED.finditer(cpp.blank(text)):
-            for name in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1)):
-                if name in found and rel not in tested.setdefault(name, []):
-                    tested[name].append(rel)
+    tested = tested_in(texts, set(found))
     out = []
     for name, places in sorted(found.items()):
         rels = tested.get(name)

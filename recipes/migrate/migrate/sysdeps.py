@@ -67,8 +67,9 @@ def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str,
         out += ["-fopenmp", "-Wno-error=hip-omp-target-directives"]
     if any(MPI.search(t) for t in texts):
         out.extend(mpi_flags())
-    if nvtx_dir() and any(NVTX3.search(t) for t in texts):
-        out += ["-isystem", nvtx_dir()]
+    nvtx = nvtx_dir() if any(NVTX3.search(t) for t in texts) else ""
+    if nvtx:
+        out += ["-isystem", nvtx]
     flat = {m.group(1) for t in texts for m in FLAT_INCLUDE.finditer(t)} & set(HEADER_LAYOUT)
     for name in sorted(flat):
         if any(os.path.isfile(os.path.join(d, name)) for d in system_dirs):
