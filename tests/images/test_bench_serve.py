@@ -96,7 +96,10 @@ def test_two_runs_compared(server, tmp_path):
             assert lv["completed"] == 4 and lv["errors"] == 0
             assert lv["output_len_mean"] == 4  # the server's usage count: min_new_tokens held the length
             assert 0 < lv["ttft_ms"]["p50"] <= lv["e2e_ms"]["p50"]
-            assert lv["itl_ms"]["p50"] > 0 and lv["output_tok_s"] > 0
+            # ITL can be 0: a server may stream several tokens in one chunk (a text streamer holds back a
+            # word's pieces), and a 4-token answer in one chunk has no gap between its tokens.
+            assert lv["itl_ms"]["p50"] is not None and 0 <= lv["itl_ms"]["p50"] <= lv["e2e_ms"]["p50"]
+            assert lv["output_tok_s"] > 0
             assert lv["memory"]["source"] == "process" and lv["memory"]["samples"] >= 2
             assert lv["memory"]["peak_mib"] >= lv["memory"]["mean_mib"] > 50  # a model server, not a shell
 
