@@ -154,3 +154,19 @@ def test_hip_leaked_macros_are_plain_object_like_names_no_hip_macro_uses(tmp_pat
         "#define AMD_X_H\n#define USES \\\n  HW_ID_CU_ID_SIZE\n")
     assert sysdeps.hip_leaked_macros((str(tmp_path / "include"),)) == frozenset({"MASK1", "MASK2", "HW_ID", "USES"})
     assert sysdeps.hip_leaked_macros((str(tmp_path),)) == frozenset()
+
+
+def test_eigen_flags_come_from_pkg_config(monkeypatch, tmp_path):
+    """Debian's libeigen3-dev keeps Eigen under /usr/include/eigen3: a unit that includes <Eigen/...> (or
+    Eigen's unsupported modules) gets pkg-config's -I; a unit that does not gets nothing."""
+    sysdeps.eigen_flags.cache_clear()
+    pc = tmp_path / "pkg-config"
+    pc.write_text("#!/bin/sh\n[ \"$2\" = eigen3 ] && echo '-I/usr/include/eigen3'\n")
+    pc.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    try:
+        assert sysdeps.flags_for(["#include <Eigen/Dense>\n"]) == ("-I/usr/include/eigen3",)
+        assert sysdeps.flags_for(['#include "unsupported/Eigen/CXX11/Tensor"\n']) == ("-I/usr/include/eigen3",)
+        assert sysdeps.flags_for(["#include <EigenDense.h>\n// <Eigen/Dense>\n"]) == ()
+    finally:
+        sysdeps.eigen_flags.cache_clear()

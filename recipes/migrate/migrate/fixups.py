@@ -31,6 +31,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, cg-memcpy-header, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
+  directed-rounding     __fadd_rd / __fdiv_ru / __dsqrt_rz / ... (CUDA's directed-rounding arithmetic, absent from
+                        HIP) -> exact rocmig_* helpers inserted once per file (rounding.py); double __fma_r* left
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
                         (HIP keeps stream order; its device calls do nothing) (launch.py)
@@ -70,7 +72,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import archbranch, cpp, features, fp8, launch, linemap, ptx, warp
+from . import archbranch, cpp, features, fp8, launch, linemap, ptx, rounding, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -561,6 +563,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("gemm-tensor-op-algo", "deprecated CUBLAS_GEMM_DEFAULT_TENSOR_OP -> HIPBLAS_GEMM_DEFAULT", features.gemm_tensor_op),
         ("blas-status-string", "cublasGetStatusString / cublasGetStatusName -> hipblasStatusToString", features.blas_status_string),
         ("simd-video-intrinsics", "CUDA SIMD video intrinsics -> lane-by-lane implementations", features.simd_video),
+        ("directed-rounding", "__fadd_rd / __fdiv_ru / __dsqrt_rz / ... -> exact rocmig_* helpers (HIP lacks them)",
+         rounding.directed_rounding),
         ("ffs-cuda-signature", "__ffs / __ffsll called with CUDA's int / long long argument", features.ffs_signature),
         ("atomic-system-scope", "atomicInc_system / atomicDec_system -> system-scope HIP atomics", features.atomic_system),
         ("nvtx-roctx", "NVTX ranges and marks -> roctx, or no-ops without it; NVIDIA's header-only NVTX 3 kept where "

@@ -7,7 +7,9 @@ compiled with -fopenmp (clang 22 with libomp-22-dev in the debian lane) and
 an error by default; ignored, a target region runs on the host as OpenMP's host fallback runs it where
 no offload device is configured (gcc -fopenmp under nvcc). A unit that includes <mpi.h>
 gets the compile flags of the MPI installation: `pkg-config --cflags mpi` (Debian's mpi-default-dev
-alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else nothing.
+alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else nothing. A unit that
+includes Eigen (`<Eigen/...>`, `<unsupported/Eigen/...>`) gets `pkg-config --cflags eigen3` (Debian's
+libeigen3-dev keeps the headers under /usr/include/eigen3, which no compiler searches by default).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .fixups import HEADER_LAYOUT
 
 OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
 MPI = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]mpi\.h[>"]', re.M)
+EIGEN = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:unsupported/)?Eigen/', re.M)
 NVTX3 = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<nvtx3/(?:nvToolsExt\.h|nvtx3\.hpp)>', re.M)
 
 
@@ -35,10 +38,9 @@ def nvtx_dir() -> str:
     return folder if folder and os.path.isfile(os.path.join(folder, "nvtx3", "nvToolsExt.h")) else ""
 
 
-@functools.lru_cache(maxsize=1)
-def mpi_flags() -> tuple[str, ...]:
-    """Compile flags of the installed MPI (see module doc); () when none answers."""
-    for args in (["pkg-config", "--cflags", "mpi"], ["pkg-config", "--cflags", "ompi"], ["mpicc", "--showme:compile"]):
+def _first_cflags(commands: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    """The -I / -D / -pthread flags printed by the first of `commands` that runs and prints any; ()."""
+    for args in commands:
         if not shutil.which(args[0]):
             continue
         try:
@@ -50,6 +52,19 @@ def mpi_flags() -> tuple[str, ...]:
     return ()
 
 
+@functools.lru_cache(maxsize=1)
+def mpi_flags() -> tuple[str, ...]:
+    """Compile flags of the installed MPI (see module doc); () when none answers."""
+    return _first_cflags((("pkg-config", "--cflags", "mpi"), ("pkg-config", "--cflags", "ompi"),
+                          ("mpicc", "--showme:compile")))
+
+
+@functools.lru_cache(maxsize=1)
+def eigen_flags() -> tuple[str, ...]:
+    """Compile flags of the installed Eigen 3 (`pkg-config --cflags eigen3`); () when it is not installed."""
+    return _first_cflags((("pkg-config", "--cflags", "eigen3"),))
+
+
 # A ROCm library header by the name it had before ROCm 6 moved it into the library's folder
 # (fixups.HEADER_LAYOUT: <hiprand_kernel.h> -> <hiprand/hiprand_kernel.h>): a project's own HIP code
 # that still includes it gets that folder from its build (cupy 14.2.0's install_build.py: `include/hiprand`)
@@ -58,7 +73,7 @@ FLAT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w.]+)[>"]', re.M)
 
 def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Flags for a unit whose include closure (the unit and the tree files it includes) has `texts`:
-    -fopenmp, MPI's, -isystem for NVTX 3 where a file includes it (features.nvtx keeps it for files that
+    -fopenmp, MPI's, Eigen's, -isystem for NVTX 3 where a file includes it (features.nvtx keeps it for files that
     use more than NVTX's ranges; nvtx_dir), and -isystem for the folder of each ROCm library header
     included by its flat name that `system_dirs` (hipcc's search path) hold only under the library's
     folder."""
@@ -67,6 +82,8 @@ def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str,
         out += ["-fopenmp", "-Wno-error=hip-omp-target-directives"]
     if any(MPI.search(t) for t in texts):
         out.extend(mpi_flags())
+    if any(EIGEN.search(t) for t in texts):
+        out.extend(eigen_flags())
     nvtx = nvtx_dir() if any(NVTX3.search(t) for t in texts) else ""
     if nvtx:
         out += ["-isystem", nvtx]
