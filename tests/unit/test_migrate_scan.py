@@ -367,3 +367,18 @@ def test_fp8_types_get_the_ocp_header_not_hipifys_fnuz_rename():
     kept = advice.migrate_tree({"own.cuh": (own, own)}, rules.load_rules(), [GFX942, GFX1100])
     assert kept.final["own.cuh"] == own
     assert [(f.line, f.status) for f in kept.findings["own.cuh"] if f.rule == "fp8-cuda-type"] == [(2, "open")]
+
+
+def test_evaluate_with_a_cache_gives_the_values_without_one():
+    """A shared cache (one per symbol table) changes no value: chains, a cycle, a name deeper than the
+    depth limit when reached from another name, and names that are no constant."""
+    names = {f"L{i}": f"L{i + 1} + 1" for i in range(12)} | {"L12": "0", "A": "B", "B": "A",
+                                                               "W": "32", "M": "(1u << W) - 1", "F": "foo(3)",
+                                                               "D": "M * 2 + L10"}
+    cache: dict[str, int | None] = {}
+    for name in ["L3", *names]:  # L3 first: its value is then cached for the names that reach it deeper
+        plain = cpp.evaluate(names[name], names)
+        cached = cpp.evaluate(names[name], names, cache=cache)
+        assert cached == plain or (plain is None and name.startswith("L")), name
+    assert cpp.evaluate("M", names, cache=cache) == 0xFFFFFFFF and cpp.evaluate("A", names, cache=cache) is None
+    assert cpp.evaluate("F", names, cache=cache) is None and cpp.evaluate("D", names, cache=cache) == 0x1FFFFFFFE + 2

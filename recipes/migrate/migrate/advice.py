@@ -57,12 +57,17 @@ class FileState:
         return None
 
 
-def _full_mask_names(tree_symbols: dict[str, str], blanked: str) -> list[str]:
+def _full_mask_names(ctx: scan.Context, blanked: str) -> list[str]:
     """Names that stand for CUDA's all-32-lanes mask 0xffffffff in one file: the tree's unambiguous
-    constants of that value, and the file's own (`#define mask 0xFFFFFFFF` in one program of a
-    collection whose other programs use `mask` for other values keeps its meaning in its file)."""
-    names = {**tree_symbols, **{k: v for k, v in cpp.symbols(blanked).items() if v}}
-    return sorted(n for n, v in names.items() if cpp.evaluate(v, names) == scan.FULL_MASK_VALUE)
+    constants of that value (ctx.full_mask), and the file's own (`#define mask 0xFFFFFFFF` in one program
+    of a collection whose other programs use `mask` for other values keeps its meaning in its file). The
+    tree's symbols are evaluated again only for a file that defines a name the tree holds otherwise."""
+    own = {k: v for k, v in cpp.symbols(blanked).items() if v and ctx.symbols.get(k) != v}
+    if not own:
+        return list(ctx.full_mask)
+    names = {**ctx.symbols, **own}
+    cache: dict[str, int | None] = {}
+    return sorted(n for n, v in names.items() if cpp.evaluate(v, names, cache=cache) == scan.FULL_MASK_VALUE)
 
 
 def _projected(state: FileState, analysed: str, raw: list[scan.Finding], full_mask: re.Pattern) -> str:
@@ -325,7 +330,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         ctx = replace(ctx, undefined=ctx.undefined | (cpp.ROCM_BUILD_MACROS - defines))
     compiled = scan.compile_rules(rules, ctx)
     by_id = {c.rule.id: c for c in compiled}
-    mask_names = {rel: _full_mask_names(ctx.symbols, text) for rel, text in blanked_of.items()}
+    mask_names = {rel: _full_mask_names(ctx, text) for rel, text in blanked_of.items()}
     hipcc_undefined = ctx.undefined | cpp.HIPCC_UNDEFINED
     pre_graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, hipcc_undefined, include_dirs, system_dirs)
     reach = {rel: pre_graph.reach(rel) for rel in texts}

@@ -40,12 +40,14 @@ class Finding:
 
 @dataclass(frozen=True)
 class Context:
-    """What a scan of one tree knows: tree-wide symbols {name: expr}, placeholder regexes, archs."""
+    """What a scan of one tree knows: tree-wide symbols {name: expr}, placeholder regexes, archs, the
+    macros undefined on AMD, and the symbols whose value is CUDA's full warp mask 0xffffffff."""
 
     symbols: dict[str, str]
     placeholders: dict[str, str]
     archs: tuple[Arch, ...]
     undefined: frozenset[str]
+    full_mask: tuple[str, ...] = ()
 
 
 def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
@@ -59,8 +61,10 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
             if merged.get(name, value) != value:
                 value = ""
             merged[name] = value
-    warp = sorted(n for n in merged if WARP_NAME.search(n) and cpp.evaluate(merged[n], merged) == 32)
-    full = sorted(n for n in merged if cpp.evaluate(merged[n], merged) == FULL_MASK_VALUE)
+    cache: dict[str, int | None] = {}
+    values = {n: cpp.evaluate(v, merged, cache=cache) for n, v in merged.items()}
+    warp = sorted(n for n in merged if WARP_NAME.search(n) and values[n] == 32)
+    full = sorted(n for n in merged if values[n] == FULL_MASK_VALUE)
     ballot, narrow, wide = set(), set(), set()
     for text in blanked_texts:
         ballot.update(re.findall(r"\b(\w+)\s*=\s*(?:__ballot(?:_sync)?|__activemask)\s*\(", text))
@@ -81,7 +85,7 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
         "U32": alternation(narrow - wide),
     }
     return Context(symbols=merged, placeholders=placeholders, archs=tuple(archs),
-                   undefined=cpp.amd_undefined(blanked_texts))
+                   undefined=cpp.amd_undefined(blanked_texts), full_mask=tuple(full))
 
 
 @dataclass(frozen=True)
