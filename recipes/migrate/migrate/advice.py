@@ -57,17 +57,23 @@ class FileState:
         return None
 
 
+IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
+
+
 def _full_mask_names(ctx: scan.Context, blanked: str) -> list[str]:
     """Names that stand for CUDA's all-32-lanes mask 0xffffffff in one file: the tree's unambiguous
     constants of that value (ctx.full_mask), and the file's own (`#define mask 0xFFFFFFFF` in one program
-    of a collection whose other programs use `mask` for other values keeps its meaning in its file). The
-    tree's symbols are evaluated again only for a file that defines a name the tree holds otherwise."""
+    of a collection whose other programs use `mask` for other values keeps its meaning in its file). Where
+    the file defines a name the tree holds otherwise, the names the file writes are evaluated again with
+    its own values (a tree's thousands of constants are not, for each file of it)."""
     own = {k: v for k, v in cpp.symbols(blanked).items() if v and ctx.symbols.get(k) != v}
     if not own:
         return list(ctx.full_mask)
     names = {**ctx.symbols, **own}
+    written = (set(IDENTIFIER.findall(blanked)) | set(own)) & set(names)
     cache: dict[str, int | None] = {}
-    return sorted(n for n, v in names.items() if cpp.evaluate(v, names, cache=cache) == scan.FULL_MASK_VALUE)
+    full = {n for n in written if cpp.evaluate(names[n], names, cache=cache) == scan.FULL_MASK_VALUE}
+    return sorted(full | (set(ctx.full_mask) - written))
 
 
 def _projected(state: FileState, analysed: str, raw: list[scan.Finding], full_mask: re.Pattern) -> str:
