@@ -991,18 +991,30 @@ def translate(stmt: Statement, cuda_warps: bool, lines: int = 1, indent: str = "
     return _laid_out([f"do {{ /* PTX: {summary} */", *fence, *binds, *tr.code, *outs, *fence, "} while (0)"], lines, indent)
 
 
+@functools.lru_cache(maxsize=4)
+def _untranslated_lines(text: str) -> dict[int, str]:
+    """{1-based line: untranslated()'s reason} for the first parsed asm statement starting on each line of
+    `text`, parsed once per file (a CUTLASS header has hundreds of statements, each a finding)."""
+    reasons: dict[int, str] = {}
+    for stmt in statements(text, None, string_macros(text, set())):
+        line = cpp.line_of(text, stmt.start)
+        if line in reasons:
+            continue
+        try:
+            translate(stmt, cuda_warps=True)
+            reasons[line] = ""
+        except Unsupported as e:
+            reasons[line] = str(e).replace("\x00", "%")
+    return reasons
+
+
 def untranslated(text: str, line: int) -> str:
     """Why the asm statement that starts on 1-based `line` of `text` has no translation (the first
     instruction, modifier or operand refused, e.g. "operand '%globaltimer'"), "" when it has one or
     when no parsed statement starts there; a template that is not string literals says so."""
-    for stmt in statements(text, None, string_macros(text, set())):
-        if cpp.line_of(text, stmt.start) != line:
-            continue
-        try:
-            translate(stmt, cuda_warps=True)
-        except Unsupported as e:
-            return str(e).replace("\x00", "%")
-        return ""
+    reasons = _untranslated_lines(text)
+    if line in reasons:
+        return reasons[line]
     return "the template is not string literals (a macro or named operands)" if ASM_START.search(
         cpp.blank(text.split("\n")[line - 1] if 0 < line <= text.count("\n") + 1 else "")) else ""
 
