@@ -320,3 +320,19 @@ def test_packed_half_atomic_adds_become_compare_and_swap_loops() -> None:
         assert f"__hip_atomic_compare_exchange_weak(_w, &_old, rocmig_ptx::{adder}(_old, _v), __ATOMIC_RELAXED" in code
     with pytest.raises(ptx.Unsupported):  # only add has a packed form here
         ptx.translate(ptx.statements('asm("red.global.max.f16x2 [%0], %1;" :: "l"(p), "r"(b));')[0], False)
+
+
+def test_helpers_precede_their_first_use_where_the_file_includes_more_at_its_end():
+    """CUTLASS 4's arch/memory.h includes memory_sm75.h and memory_sm80.h after its code: the helper block
+    goes after the includes above the first translated statement, not after the last include."""
+    text = ('#pragma once\n#include "cutlass/cutlass.h"\n#include "cutlass/arch/cache_operation.h"\n'
+            "namespace cutlass { namespace arch {\n"
+            "__device__ void load(unsigned &d, void const *ptr, bool guard) {\n"
+            '  asm volatile("{\\n .reg .pred p;\\n setp.ne.b32 p, %2, 0;\\n @p ld.global.lu.u32 %0, [%1];\\n}\\n"\n'
+            '      : "=r"(d) : "l"(ptr), "r"((int)guard));\n}\n}}\n'
+            '#include "cutlass/arch/memory_sm75.h"\n#include "cutlass/arch/memory_sm80.h"\n')
+    out = ptx.rewrite(text)
+    assert "asm volatile" not in out and "rocmig_ptx::global_ptr" in out
+    helpers = out.index("namespace rocmig_ptx {")
+    assert out.index('#include "cutlass/arch/cache_operation.h"') < helpers < out.index("namespace cutlass {")
+    assert out.endswith('#include "cutlass/arch/memory_sm75.h"\n#include "cutlass/arch/memory_sm80.h"\n')

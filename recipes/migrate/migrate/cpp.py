@@ -358,14 +358,18 @@ def evaluate(expr: str, names: dict[str, str], depth: int = 0,
     return value if isinstance(value, int) else None
 
 
+PAREN = re.compile(r"[()]")
+
+
 def closing_paren(blanked: str, start: int) -> int | None:
     """Offset just past the ')' that closes the '(' ending at `start` in a blanked text (strings and
     comments already spaces), or None when it does not close."""
-    depth, k = 1, start
-    while k < len(blanked) and depth:
-        depth += {"(": 1, ")": -1}.get(blanked[k], 0)
-        k += 1
-    return None if depth else k
+    depth = 1
+    for m in PAREN.finditer(blanked, start):
+        depth += 1 if m.group() == "(" else -1
+        if not depth:
+            return m.end()
+    return None
 
 
 def split_args(text: str, scan: str | None = None, angle: bool = True) -> list[str]:

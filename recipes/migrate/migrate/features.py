@@ -161,15 +161,22 @@ def _include_guard(blanked: str) -> bool:
     return False
 
 
+FIRST_HELPER_USE = re.compile(r"\brocmig_\w+")
+
+
 def insert_after_includes(text: str, block: str) -> str:
-    """`text` with `block` placed after its last #include line (at the top when it has none). When that
-    include sits in an #if block, `block` goes after the block's #endif, so that every branch that
-    follows sees it (cupy 14.2.0's cupy_cub.cu ends its includes inside `#ifndef CUPY_USE_HIP ...
-    #else`); a file's include guard (_include_guard) is not such a block."""
-    includes = list(INCLUDE_LINE.finditer(text))
+    """`text` with `block` placed after its last #include line before the first use of a rocmig_ name (the
+    helpers' callers; a file can include more at its end, as CUTLASS's arch/memory.h includes
+    memory_sm75.h and memory_sm80.h after its code), at the top when there is none. When that include sits
+    in an #if block, `block` goes after the block's #endif, so that every branch that follows sees it
+    (cupy 14.2.0's cupy_cub.cu ends its includes inside `#ifndef CUPY_USE_HIP ... #else`), unless the
+    first use is inside that block; a file's include guard (_include_guard) is not such a block."""
+    blanked = cpp.blank(text)
+    use = FIRST_HELPER_USE.search(blanked)
+    limit = use.start() if use else len(text)
+    includes = [m for m in INCLUDE_LINE.finditer(text) if m.start() < limit]
     if not includes:
         return block + text
-    blanked = cpp.blank(text)
     base = 1 if _include_guard(blanked) else 0
     last = includes[-1]
     end, depth = _line_end(text, last.end()), 0
@@ -180,6 +187,8 @@ def insert_after_includes(text: str, block: str) -> str:
         if m.start() > last.start() and depth <= base:
             end = _line_end(text, m.start())
             break
+    if end > limit:
+        end = _line_end(text, last.end())
     return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
 
 
