@@ -555,12 +555,34 @@ def test_a_unit_the_projects_rocm_build_leaves_out_explains_what_nothing_else_do
     (made,) = files_out[rel]["findings"]
     assert made["rule"] == "unit-cuda-only-in-project" and made["note"] == "listed for CUDA builds only at CMakeLists.txt:4"
     pipeline.explain_failures(files_out, [rel], {rel}, {f"/out/run/torch/{rel[:-3]}.hip": (rel, identity)}, checks(src),
-                              {rel: ""}, "unit-cuda-only-in-project")
+                              {rel: ""}, pipeline.unit_fallbacks(RULES))
     assert files_out[rel]["compile"]["gfx942"]["explained_by"] == {
         "rule": "unit-cuda-only-in-project", "file": rel, "line": 1, "how": "the project's build leaves the unit out"}
     # a CUDA project without a HIP build lists every source under a CUDA test: no finding
     (src / "CMakeLists.txt").write_text(VLLM_SOURCES_CMAKE.split("elseif")[0] + "endif()\n")
     assert flags.cuda_only_units(src, units) == {}
+
+
+def test_a_unit_that_includes_cutlass_is_explained_by_that_include_where_nothing_else_does(tmp_path):
+    """xformers 0.0.35's sparse24 kernels: CUTLASS_DEVICE is `inline` (host) without __CUDACC__, so the
+    project's own kernel calling a CUTLASS-style device function fails in the project's file; the CUTLASS
+    include two headers down explains it. A unit that does not reach the include stays unexplained."""
+    rel, header = "xformers/csrc/sparse24/sparse24_largest_mask_2d.cu", "xformers/csrc/sparse24/warp_tensor.h"
+    error = (f"/out/run/torch/{rel[:-3]}.hip:184:11: error: reference to __host__ function 'run' in __global__ "
+             "function")
+    cutlass = {"rule": "cutlass-no-rocm", "severity": "error", "file": header, "line": 3, "status": "open"}
+    files_out = {
+        rel: {"path": rel, "kind": "cu", "unit": True, "findings": [], "fixes": [], "compile": {
+            "gfx942": {"status": "failed", "first_error": error}}},
+        "plain.cu": {"path": "plain.cu", "kind": "cu", "unit": True, "findings": [], "fixes": [], "compile": {
+            "gfx942": {"status": "failed", "first_error": error.replace(rel[:-3], "plain")}}},
+        header: {"path": header, "kind": "header", "unit": False, "findings": [cutlass], "fixes": []}}
+    read = {f"/out/run/torch/{r[:-3]}.hip": (r, identity) for r in (rel, "plain.cu")}
+    pipeline.explain_failures(files_out, [rel, "plain.cu"], set(), read, checks(tmp_path), {rel: "", "plain.cu": ""},
+                              pipeline.unit_fallbacks(RULES), {rel: {rel, header}, "plain.cu": {"plain.cu"}})
+    assert files_out[rel]["compile"]["gfx942"]["explained_by"] == {
+        "rule": "cutlass-no-rocm", "file": header, "line": 3, "how": "the unit uses CUTLASS, which has no ROCm build"}
+    assert "explained_by" not in files_out["plain.cu"]["compile"]["gfx942"]
 
 
 # exllama 0.1.0: cuda_func/q4_attn.cu includes hip_compat.cuh under `#if defined(USE_ROCM)`; its line 11 fails under HIP 7.2

@@ -371,7 +371,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "hip-name": explain.redeclares_hip(texts),
                                           "device-code": explain.in_device_code(texts),
                                           "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",))}),
-                     texts, next((r.id for r in rules if r.check == "cuda-only-unit"), ""))
+                     texts, unit_fallbacks(rules), {u.rel: cuda_graph.reach(u.rel) for u in units})
     if opts.baseline:
         t0 = time.time()
         base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
@@ -477,15 +477,35 @@ def note_cuda_only_units(files_out: dict[str, dict], rules: list[Rule], listed: 
             "note": f"listed for CUDA builds only at {where}"})
 
 
+def unit_fallbacks(rules: list[Rule]) -> dict[str, tuple[str, bool]]:
+    """{rule id: (how its finding explains a whole unit's failure, whether a finding in a file the unit
+    includes counts)} for explain_failures: the unit's
+    cuda-only-unit finding (the project's build leaves it out), then a CUTLASS include (a library with no
+    ROCm build, whose templates fail wherever the unit first instantiates them)."""
+    out = {r.id: ("the project's build leaves the unit out", False) for r in rules if r.check == "cuda-only-unit"}
+    out.update({r.id: ("the unit uses CUTLASS, which has no ROCm build", True) for r in rules if r.id == "cutlass-no-rocm"})
+    return out
+
+
 def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: set[str],
                      read: dict[str, explain.Migrated], diagnostics: list[explain.Diagnostic],
-                     texts: dict[str, str], cuda_only_rule: str = "") -> None:
+                     texts: dict[str, str], fallbacks: dict[str, tuple[str, bool]] | None = None,
+                     reach: dict[str, set[str]] | None = None) -> None:
     """Give every failed compile result of the compiled `units` (tree-relative paths) its `explained_by` ({rule, file, line, how}: explain.explain), and add the findings diagnostic
     rules make to their files' entries; a timeout has no compiler error to read and stays
     unexplained. A PyTorch extension unit sees a file's torch.utils.hipify findings where it has
-    them. A failure no finding or diagnostic explains is the unit's finding of rule `cuda_only_rule`
-    (note_cuda_only_units), where it has one. read: explain.locate's {path: Migrated}; texts: {rel: CUDA
-    text}."""
+    them. A failure no finding or diagnostic explains is explained by the first open finding of a rule in
+    `fallbacks` (unit_fallbacks, in order), in the unit or, where the rule says so, a file it includes
+    (reach: {unit: files it includes, transitively}). read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
+    def fallback(unit: str) -> dict | None:
+        included = sorted((reach or {}).get(unit, set()) - {unit})
+        for rule, (how, closure) in (fallbacks or {}).items():
+            for rel in [unit, *included] if closure else [unit]:
+                for f in files_out.get(rel, {}).get("findings", []):
+                    if f["rule"] == rule and f.get("status", "open") == "open":
+                        return {"rule": rule, "file": rel, "line": f["line"], "how": how}
+        return None
+
     def findings(rel: str, torch: bool) -> list[dict]:
         entry = files_out.get(rel, {})
         return entry["torch"]["findings"] if torch and "torch" in entry else entry.get("findings", [])
@@ -506,9 +526,7 @@ def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: 
                 if made and made not in seen(made["file"]):
                     seen(made["file"]).append(made)
             if not known[result["first_error"]]:
-                known[result["first_error"]] = next(
-                    ({"rule": f["rule"], "file": unit, "line": f["line"], "how": "the project's build leaves the unit out"}
-                     for f in files_out[unit]["findings"] if cuda_only_rule and f["rule"] == cuda_only_rule), None)
+                known[result["first_error"]] = fallback(unit)
             if known[result["first_error"]]:
                 result["explained_by"] = known[result["first_error"]]
 
