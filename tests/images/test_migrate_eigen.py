@@ -1,6 +1,7 @@
 """Eigen in a CUDA unit (torch-kdtree's nndistance_g.cu includes <unsupported/Eigen/CXX11/Tensor>): the dev
-image has Debian's libeigen3-dev, and migrate gives a unit that includes Eigen pkg-config's -I for it, so
-host and device code that use Eigen compile for gfx942 and gfx1100 (Eigen has a HIP path of its own).
+image has Debian's libeigen3-dev, and migrate gives a unit that includes Eigen pkg-config's -I for it and
+-DEIGEN_USE_HIP (Eigen's GPU code then takes its HIP path, not cuda_runtime.h), so host and device code
+that use Eigen with EIGEN_USE_GPU compile for gfx942 and gfx1100.
 
 Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped when it is not built.
 """
@@ -15,7 +16,8 @@ from tests.images.test_migrate_cases import image_or_skip, migrate_tree_in_image
 
 pytestmark = pytest.mark.docker
 
-SOURCE = """#include <cuda_runtime.h>
+SOURCE = """#define EIGEN_USE_GPU
+#include <cuda_runtime.h>
 #include <Eigen/Dense>
 #include <unsupported/Eigen/CXX11/Tensor>
 __global__ void project(const float* points, const float* axis, float* out, int n) {

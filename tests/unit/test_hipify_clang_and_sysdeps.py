@@ -165,8 +165,9 @@ def test_eigen_flags_come_from_pkg_config(monkeypatch, tmp_path):
     pc.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     try:
-        assert sysdeps.flags_for(["#include <Eigen/Dense>\n"]) == ("-I/usr/include/eigen3",)
-        assert sysdeps.flags_for(['#include "unsupported/Eigen/CXX11/Tensor"\n']) == ("-I/usr/include/eigen3",)
+        eigen = ("-I/usr/include/eigen3", "-DEIGEN_USE_HIP")
+        assert sysdeps.flags_for(["#include <Eigen/Dense>\n"]) == eigen
+        assert sysdeps.flags_for(['#include "unsupported/Eigen/CXX11/Tensor"\n']) == eigen
         assert sysdeps.flags_for(["#include <EigenDense.h>\n// <Eigen/Dense>\n"]) == ()
     finally:
         sysdeps.eigen_flags.cache_clear()

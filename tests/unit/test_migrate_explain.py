@@ -294,6 +294,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "own-rocm-code-fails": "no viable conversion from '__half' to '__fp16'",
         "torch-header-error": "arithmetic on a pointer to an incomplete type 'const at::Tensor'",
         "vector-type-brace-elision": "no viable conversion from 'int' to 'uint4' (aka 'HIP_vector_type<unsigned int, 4>')",
+        "shared-variable-constructor": "initialization is not supported for __shared__ variables",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},

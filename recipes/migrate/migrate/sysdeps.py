@@ -9,7 +9,8 @@ no offload device is configured (gcc -fopenmp under nvcc). A unit that includes 
 gets the compile flags of the MPI installation: `pkg-config --cflags mpi` (Debian's mpi-default-dev
 alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else nothing. A unit that
 includes Eigen (`<Eigen/...>`, `<unsupported/Eigen/...>`) gets `pkg-config --cflags eigen3` (Debian's
-libeigen3-dev keeps the headers under /usr/include/eigen3, which no compiler searches by default).
+libeigen3-dev keeps the headers under /usr/include/eigen3, which no compiler searches by default) and
+-DEIGEN_USE_HIP (eigen_flags).
 """
 
 from __future__ import annotations
@@ -61,8 +62,12 @@ def mpi_flags() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=1)
 def eigen_flags() -> tuple[str, ...]:
-    """Compile flags of the installed Eigen 3 (`pkg-config --cflags eigen3`); () when it is not installed."""
-    return _first_cflags((("pkg-config", "--cflags", "eigen3"),))
+    """Compile flags of the installed Eigen 3 (`pkg-config --cflags eigen3`) and -DEIGEN_USE_HIP, which
+    has Eigen's GPU code (EIGEN_USE_GPU) include and use HIP's runtime instead of cuda_runtime.h, as
+    TensorFlow's ROCm build sets it for every source (Eigen 3.4, GpuHipCudaDefines.inc); () when Eigen is
+    not installed."""
+    found = _first_cflags((("pkg-config", "--cflags", "eigen3"),))
+    return (*found, "-DEIGEN_USE_HIP") if found else ()
 
 
 # A ROCm library header by the name it had before ROCm 6 moved it into the library's folder
