@@ -169,5 +169,8 @@ def test_eigen_flags_come_from_pkg_config(monkeypatch, tmp_path):
         assert sysdeps.flags_for(["#include <Eigen/Dense>\n"]) == eigen
         assert sysdeps.flags_for(['#include "unsupported/Eigen/CXX11/Tensor"\n']) == eigen
         assert sysdeps.flags_for(["#include <EigenDense.h>\n// <Eigen/Dense>\n"]) == ()
+        sysdeps.eigen_flags.cache_clear()
+        pc.write_text("#!/bin/sh\nexit 1\n")  # no Eigen installed: the project's own copy still takes HIP's path
+        assert sysdeps.flags_for(["#include <Eigen/Dense>\n"]) == ("-DEIGEN_USE_HIP",)
     finally:
         sysdeps.eigen_flags.cache_clear()

@@ -631,6 +631,24 @@ def test_helpers_go_after_the_if_block_that_holds_the_last_include():
     assert features.insert_after_includes(plain, "// H\n") == "#include <a.h>\n// H\n#if X\nint x;\n#endif\n"
 
 
+def test_helpers_go_above_their_first_use_and_only_their_own():
+    """With the block's own names (first_use), the includes after their first use do not count, and a
+    first use inside the #if block that holds the last include puts the block before that #if (both
+    branches see it); another block's names move nothing."""
+    import re as regex
+
+    from migrate import features
+    use = regex.compile(r"\brocmig_fadd_r[du]\b")
+    tail = "#include <a.h>\nfloat f(float x) { return rocmig_fadd_rd(x, x); }\n#include <b.h>\n"
+    assert features.insert_after_includes(tail, "// H\n", use) == tail.replace("<a.h>\n", "<a.h>\n// H\n")
+    branch = ("#include <hip/hip_runtime.h>\n#ifdef USE_FAST\n#include <fast.h>\nfloat f(float x) { return rocmig_fadd_rd(x, x); }\n"
+              "#else\nfloat f(float x) { return rocmig_fadd_ru(x, x); }\n#endif\n")
+    assert features.insert_after_includes(branch, "// H\n", use) == branch.replace("#ifdef", "// H\n#ifdef")
+    half = ("#include <hip/hip_runtime.h>\nfloat lo(float x) { return rocmig_fadd_rd(x, x); }\n#include <hip/hip_fp16.h>\n"
+            "__half2 m(__half2 a) { return __hmax2(a, a); }\n")
+    assert features.insert_after_includes(half, "// H\n") == half.replace("<hip/hip_fp16.h>\n", "<hip/hip_fp16.h>\n// H\n")
+
+
 def test_long_inserted_blocks_are_cut_in_the_report_diff():
     before = "#include <x.h>\nint f();\n"
     block = "".join(f"// helper line {i}\n" for i in range(40))

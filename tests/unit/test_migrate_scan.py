@@ -375,10 +375,9 @@ def test_evaluate_with_a_cache_gives_the_values_without_one():
     names = {f"L{i}": f"L{i + 1} + 1" for i in range(12)} | {"L12": "0", "A": "B", "B": "A",
                                                                "W": "32", "M": "(1u << W) - 1", "F": "foo(3)",
                                                                "D": "M * 2 + L10"}
-    cache: dict[str, int | None] = {}
-    for name in ["L3", *names]:  # L3 first: its value is then cached for the names that reach it deeper
-        plain = cpp.evaluate(names[name], names)
-        cached = cpp.evaluate(names[name], names, cache=cache)
-        assert cached == plain or (plain is None and name.startswith("L")), name
+    cache: dict[tuple[str, int], int | None] = {}
+    for name in ["L3", *names, *reversed(names)]:  # L3 first: a shallow value must not stand in for a deep one
+        assert cpp.evaluate(names[name], names, cache=cache) == cpp.evaluate(names[name], names), name
+    assert cpp.evaluate("L0", names, cache=cache) is None  # 12 names deep: past the limit, as without a cache
     assert cpp.evaluate("M", names, cache=cache) == 0xFFFFFFFF and cpp.evaluate("A", names, cache=cache) is None
     assert cpp.evaluate("F", names, cache=cache) is None and cpp.evaluate("D", names, cache=cache) == 0x1FFFFFFFE + 2

@@ -71,7 +71,7 @@ def _full_mask_names(ctx: scan.Context, blanked: str) -> list[str]:
         return list(ctx.full_mask)
     names = {**ctx.symbols, **own}
     written = (set(IDENTIFIER.findall(blanked)) | set(own)) & set(names)
-    cache: dict[str, int | None] = {}
+    cache: dict[tuple[str, int], int | None] = {}
     full = {n for n in written if cpp.evaluate(names[n], names, cache=cache) == scan.FULL_MASK_VALUE}
     return sorted(full | (set(ctx.full_mask) - written))
 

@@ -314,11 +314,12 @@ CHAR_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0", "\\\\": "\\"
 
 
 def evaluate(expr: str, names: dict[str, str], depth: int = 0,
-             cache: dict[str, int | None] | None = None) -> int | None:
+             cache: dict[tuple[str, int], int | None] | None = None) -> int | None:
     """Evaluate a C integer constant expression (literals, character literals such as ' ' or '\\n',
     + - * / % << >>, parentheses, sizeof of basic types, names from `names`); None when it is not a
-    constant we can decide. `cache` (name -> value, shared by calls over the same `names`) makes each
-    name's value computed once: a large tree's constants refer to each other many times over."""
+    constant we can decide (or names nest deeper than 8). `cache` ((name, depth) -> value, shared by calls
+    over the same `names`) computes each name once per depth, with the same results as without it: a
+    large tree's constants refer to each other many times over."""
     if depth > 8 or not expr:
         return None
     expr = CHAR_LITERAL.sub(lambda m: str(ord(CHAR_ESCAPES.get(m.group(1), m.group(1)))), expr)
@@ -330,13 +331,13 @@ def evaluate(expr: str, names: dict[str, str], depth: int = 0,
     expr = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", expr)
 
     def name_value(m: re.Match) -> str:
-        name = m.group(0)
-        if cache is not None and name in cache:
-            value = cache[name]
+        key = (m.group(0), depth + 1)
+        if cache is not None and key in cache:
+            value = cache[key]
         else:
-            value = evaluate(names.get(name, ""), names, depth + 1, cache)
-            if cache is not None and (value is not None or depth == 0):  # a None deeper down may be the depth limit
-                cache[name] = value
+            value = evaluate(names.get(key[0], ""), names, depth + 1, cache)
+            if cache is not None:
+                cache[key] = value
         return "?" if value is None else str(value)
 
     expr = re.sub(r"\b[A-Za-z_]\w*\b", name_value, expr)

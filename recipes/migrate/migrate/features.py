@@ -105,6 +105,9 @@ UNARY = frozenset({"absss", "neg", "negss"})
 SIMD_CALL = re.compile(r"(?<![\w.:])__v(" + "|".join(sorted(SIMD_OPS, key=len, reverse=True)) + r")([24])\s*\(")
 
 
+SIMD_USE = re.compile(r"\brocmig_v\w+\s*\(")
+
+
 def _simd_helper(stem: str, lanes: int) -> str:
     """C for rocmig_v<stem><lanes>: split into `lanes` lanes of 32 / lanes bits, apply, pack."""
     expr, signed = SIMD_OPS[stem]
@@ -161,34 +164,37 @@ def _include_guard(blanked: str) -> bool:
     return False
 
 
-FIRST_HELPER_USE = re.compile(r"\brocmig_\w+")
-
-
-def insert_after_includes(text: str, block: str) -> str:
-    """`text` with `block` placed after its last #include line before the first use of a rocmig_ name (the
-    helpers' callers; a file can include more at its end, as CUTLASS's arch/memory.h includes
-    memory_sm75.h and memory_sm80.h after its code), at the top when there is none. When that include sits
-    in an #if block, `block` goes after the block's #endif, so that every branch that follows sees it
-    (cupy 14.2.0's cupy_cub.cu ends its includes inside `#ifndef CUPY_USE_HIP ... #else`), unless the
-    first use is inside that block; a file's include guard (_include_guard) is not such a block."""
+def insert_after_includes(text: str, block: str, first_use: re.Pattern[str] | None = None) -> str:
+    """`text` with `block` placed after its last #include line (at the top when it has none); with
+    `first_use` (the names the block defines), after the last #include above their first use, since a
+    file can include more at its end (CUTLASS's arch/memory.h includes memory_sm75.h and memory_sm80.h
+    after its code). When that include sits in an #if block, `block` goes after the block's #endif, so
+    that every branch that follows sees it (cupy 14.2.0's cupy_cub.cu ends its includes inside
+    `#ifndef CUPY_USE_HIP ... #else`), or before its #if where the first use lies inside the block; a
+    file's include guard (_include_guard) is not such a block."""
     blanked = cpp.blank(text)
-    use = FIRST_HELPER_USE.search(blanked)
+    use = first_use.search(blanked) if first_use else None
     limit = use.start() if use else len(text)
     includes = [m for m in INCLUDE_LINE.finditer(text) if m.start() < limit]
     if not includes:
         return block + text
     base = 1 if _include_guard(blanked) else 0
     last = includes[-1]
-    end, depth = _line_end(text, last.end()), 0
+    end, depth, opened = _line_end(text, last.end()), 0, []
     for m in NESTING.finditer(blanked):
         if m.start() > last.start() and depth <= base:
             break
+        enclosing = opened[base] if m.start() > last.start() and len(opened) > base else None
         depth += -1 if m.group(1) == "endif" else 1
+        if m.group(1) == "endif":
+            opened = opened[:-1]
+        else:
+            opened.append(m.start())
         if m.start() > last.start() and depth <= base:
             end = _line_end(text, m.start())
+            if end > limit and enclosing is not None:
+                end = text.rfind("\n", 0, enclosing) + 1
             break
-    if end > limit:
-        end = _line_end(text, last.end())
     return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
 
 
@@ -205,7 +211,8 @@ def simd_video(text: str) -> str:
     helpers = "".join(_simd_helper(stem, lanes) for stem, lanes in used)
     if "rocmig_clamp(" in helpers:
         helpers = CLAMP_HELPER + helpers
-    return insert_after_includes(text, "// CUDA SIMD video intrinsics (absent from HIP), written out lane by lane\n" + helpers)
+    return insert_after_includes(text, "// CUDA SIMD video intrinsics (absent from HIP), written out lane by lane\n" + helpers,
+                                 SIMD_USE)
 
 
 def _cast_first_arg(text: str, name: str, cast: str) -> str:

@@ -120,6 +120,7 @@ def helpers_for(code: str, present: str) -> str:
         f"#ifndef {HELPERS_BASE_GUARD}\n#define {HELPERS_BASE_GUARD}\nnamespace rocmig_ptx {{\n{typedefs}}}\n#endif\n")
     return (comment + base + "namespace rocmig_ptx {\n"
             + "".join(f"#ifndef {i.guard}\n#define {i.guard}\n{i.text}#endif\n" for i in chosen) + HELPERS_END)
+HELPER_USE = re.compile(r"\brocmig_ptx::")  # where the translated code first needs the helpers
 ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*((?:volatile|__volatile__)\s*)?\(")
 OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
@@ -1051,4 +1052,4 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
         text = text[:stmt.start] + code + text[stmt.end:]
         changed = True
     block = helpers_for(text, text) if changed else ""
-    return features.insert_after_includes(text, block) if block else text
+    return features.insert_after_includes(text, block, HELPER_USE) if block else text

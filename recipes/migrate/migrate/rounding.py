@@ -15,8 +15,9 @@ include guard. Each one rounds to nearest, finds the exact sign of that rounding
     largest finite value);
   - a product, quotient or square root: an FMA residual on operands scaled by frexp into [0.5, 1), so that
     no residual underflows, even where the result is subnormal;
-  - single precision: the operation in double (a product of two floats is exact there) rounded once to
-    float, the error sign taken from the double result where it is not itself a float.
+  - single precision: the operation in double (a product of two floats is exact there), then rounded to
+    float with the error sign taken from the double result where that is not itself a float (double
+    rounding is then harmless: only the sign of the total error decides the step).
 An exact zero sum is -0 when rounding down, as IEEE 754 requires. The double-precision __fma_rd / _ru /
 _rz have no exact form here and stay a finding.
 """
@@ -28,8 +29,9 @@ import re
 from . import cpp
 from .features import insert_after_includes
 
-# CUDA name stem -> (C type, body computing `r` rounded to nearest and `e`, the sign of exact - r, from the
-# parameters a, b, c); in a float op, r and e are doubles rounded by rocmig_directed_f32
+# CUDA name stem -> (C type, parameter names, body computing `r` rounded to nearest and `e`, the sign of
+# exact - r, kind: "sum" / "fma" where an exact zero takes IEEE 754's sign rule); in a float op, r is a
+# double rounded by rocmig_directed_f32
 OPS = {
     "fadd": ("float", "a, b", "double r = (double)a + (double)b;\n  int e = rocmig_sum_err(a, b, r);", "sum"),
     "fsub": ("float", "a, b", "double r = (double)a - (double)b;\n  int e = rocmig_sum_err(a, -(double)b, r);", "sum"),
@@ -47,7 +49,11 @@ OPS = {
     "dsqrt": ("double", "a", "double r = sqrt(a);\n  int e = rocmig_sqrt_err(a, r);", ""),
 }
 MODES = {"rd": -1, "ru": 1, "rz": 0}
-CALL = re.compile(r"(?<![\w.:>])(?:::)?__(" + "|".join(sorted(OPS, key=len, reverse=True)) + r")_(rd|ru|rz)\b(?=\s*\()")
+NAMES = "|".join(sorted(OPS, key=len, reverse=True))
+# a call (not a member: `.`, `->`, `X::`; `::__fadd_rd` is one), and a project's own definition of the name
+CALL = re.compile(r"(?<![\w.])(?<!->)(?<![\w>]::)(?:::)?__(" + NAMES + r")_(rd|ru|rz)\b(?=\s*\()")
+HELPER_USE = re.compile(r"\brocmig_(?:" + NAMES + r")_r[duz]\b")
+DEFINED = re.compile(r"\b(?:float|double)\s+__(" + NAMES + r")_(rd|ru|rz)\s*\(")
 
 CORE = r"""// CUDA's directed-rounding arithmetic (absent from HIP): rounded to nearest, then one ulp toward the
 // mode's side where the exact sign of the rounding error says so (mode: -1 down, 1 up, 0 toward zero)
@@ -84,8 +90,9 @@ __host__ __device__ static inline int rocmig_sqrt_err(double a, double s) {
 __host__ __device__ static inline double rocmig_directed(double r, int e, int mode, bool zero_sum) {
   if (zero_sum && r == 0 && e == 0 && mode < 0) return -0.0;
   if (e == 0 || (mode < 0 && e > 0) || (mode > 0 && e < 0)) return r;
-  if (mode == 0) return (r > 0 && e < 0) || (r < 0 && e > 0) ? nextafter(r, 0.0) : r;
-  return nextafter(r, mode < 0 ? -HUGE_VAL : HUGE_VAL);
+  double n = mode == 0 ? ((r > 0 && e < 0) || (r < 0 && e > 0) ? nextafter(r, 0.0) : r)
+                       : nextafter(r, mode < 0 ? -HUGE_VAL : HUGE_VAL);
+  return n == 0 ? copysign(0.0, r) : n;  /* a step onto zero keeps r's sign (not every nextafter does) */
 }
 /* d (a double with error sign e) rounded to float in `mode` */
 __host__ __device__ static inline float rocmig_directed_f32(double d, int e, int mode, bool zero_sum) {
@@ -93,8 +100,9 @@ __host__ __device__ static inline float rocmig_directed_f32(double d, int e, int
   if ((double)f != d) e = rocmig_sign(d - (double)f);
   if (zero_sum && f == 0 && e == 0 && mode < 0) return -0.0f;
   if (e == 0 || (mode < 0 && e > 0) || (mode > 0 && e < 0)) return f;
-  if (mode == 0) return (f > 0 && e < 0) || (f < 0 && e > 0) ? nextafterf(f, 0.0f) : f;
-  return nextafterf(f, mode < 0 ? -HUGE_VALF : HUGE_VALF);
+  float n = mode == 0 ? ((f > 0 && e < 0) || (f < 0 && e > 0) ? nextafterf(f, 0.0f) : f)
+                      : nextafterf(f, mode < 0 ? -HUGE_VALF : HUGE_VALF);
+  return n == 0 ? copysignf(0.0f, f) : n;
 }
 #endif
 """
@@ -123,14 +131,17 @@ def helper(stem: str, mode: str) -> str:
 
 def directed_rounding(text: str) -> str:
     """`text` with each call of a CUDA directed-rounding operation (CALL) renamed to rocmig_'s and CORE and
-    the used helpers inserted after its includes (features.insert_after_includes); unchanged without one."""
+    the used helpers inserted after the includes above the first call (features.insert_after_includes);
+    unchanged without one. Names the file defines itself (DEFINED: a HIP fallback of the project's) are
+    left to that definition."""
     if "_r" not in text:
         return text
     blanked = cpp.blank(text)
-    calls = list(CALL.finditer(blanked))
+    own = {m.groups() for m in DEFINED.finditer(blanked)}  # the project's own fallback keeps its calls
+    calls = [m for m in CALL.finditer(blanked) if m.groups() not in own]
     if not calls:
         return text
     for m in reversed(calls):
         text = text[:m.start()] + f"rocmig_{m.group(1)}_{m.group(2)}" + text[m.end():]
     used = sorted({(m.group(1), m.group(2)) for m in calls})
-    return insert_after_includes(text, CORE + "".join(helper(stem, mode) for stem, mode in used))
+    return insert_after_includes(text, CORE + "".join(helper(stem, mode) for stem, mode in used), HELPER_USE)

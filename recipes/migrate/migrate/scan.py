@@ -61,7 +61,7 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
             if merged.get(name, value) != value:
                 value = ""
             merged[name] = value
-    cache: dict[str, int | None] = {}
+    cache: dict[tuple[str, int], int | None] = {}
     values = {n: cpp.evaluate(v, merged, cache=cache) for n, v in merged.items()}
     warp = sorted(n for n in merged if WARP_NAME.search(n) and values[n] == 32)
     full = sorted(n for n in merged if values[n] == FULL_MASK_VALUE)

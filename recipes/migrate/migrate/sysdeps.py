@@ -62,12 +62,11 @@ def mpi_flags() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=1)
 def eigen_flags() -> tuple[str, ...]:
-    """Compile flags of the installed Eigen 3 (`pkg-config --cflags eigen3`) and -DEIGEN_USE_HIP, which
-    has Eigen's GPU code (EIGEN_USE_GPU) include and use HIP's runtime instead of cuda_runtime.h, as
-    TensorFlow's ROCm build sets it for every source (Eigen 3.4, GpuHipCudaDefines.inc); () when Eigen is
-    not installed."""
-    found = _first_cflags((("pkg-config", "--cflags", "eigen3"),))
-    return (*found, "-DEIGEN_USE_HIP") if found else ()
+    """Compile flags for a unit that includes Eigen 3: the installed Eigen's (`pkg-config --cflags eigen3`,
+    none where it is not installed and the project brings its own copy) and -DEIGEN_USE_HIP, which has
+    Eigen's GPU code (EIGEN_USE_GPU) include and use HIP's runtime instead of cuda_runtime.h, as
+    TensorFlow's ROCm build sets it for every source (Eigen 3.4, GpuHipCudaDefines.inc)."""
+    return (*_first_cflags((("pkg-config", "--cflags", "eigen3"),)), "-DEIGEN_USE_HIP")
 
 
 # A ROCm library header by the name it had before ROCm 6 moved it into the library's folder
