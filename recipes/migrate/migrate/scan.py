@@ -90,18 +90,24 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
 
 @dataclass(frozen=True)
 class Compiled:
-    """A rule with its patterns compiled for one tree."""
+    """A rule with its patterns compiled for one tree, line by line and (`anywhere`, MULTILINE) over a
+    whole file."""
 
     rule: Rule
     patterns: tuple[re.Pattern, ...]
+    anywhere: tuple[re.Pattern, ...]
 
 
 def compile_rules(rules: list[Rule], ctx: Context) -> list[Compiled]:
     """Fill the placeholders of every rule for this tree and compile its regexes; diagnostic rules,
     which read compiler errors rather than the source (explain.py), are left out."""
-    return [Compiled(rule=r,
-                     patterns=tuple(re.compile(fill(p, ctx.placeholders)) for p in r.patterns))
-            for r in rules if not r.diagnostic]
+    out = []
+    for r in rules:
+        if not r.diagnostic:
+            filled = [fill(p, ctx.placeholders) for p in r.patterns]
+            out.append(Compiled(rule=r, patterns=tuple(re.compile(p) for p in filled),
+                                anywhere=tuple(re.compile(p, re.MULTILINE) for p in filled)))
+    return out
 
 
 def matches(compiled: Compiled, blanked_line: str) -> re.Match | None:
@@ -122,8 +128,7 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
     findings: list[Finding] = []
     # a rule that matches no line matches nowhere in the file (MULTILINE anchors; \s may span lines,
     # so the file-wide test only lets more rules through): test the file first, then its lines
-    present = [c for c in rules if c.patterns and any(re.compile(p.pattern, re.MULTILINE).search(blanked)
-                                                      for p in c.patterns)]
+    present = [c for c in rules if any(p.search(blanked) for p in c.anywhere)]
     for number, line in enumerate(blanked.split("\n"), start=1):
         if number in dead:
             continue
