@@ -212,6 +212,15 @@ def test_a_header_missing_from_one_program_folder_is_not_taken_from_another():
     library = {"ragged_ops/moe_gather/moe_gather_cuda.cu": '#include "top_k_gating.cuh"\n',
                "ragged_ops/top_k_gating/top_k_gating_cuda.cu": "", "ragged_ops/top_k_gating/top_k_gating.cuh": ""}
     assert "ragged_ops/top_k_gating/top_k_gating.cuh" in includes.IncludeGraph(library).reach("ragged_ops/moe_gather/moe_gather_cuda.cu")
+    # HeCBench (as stored): mmcsf-cuda/ has kernels.cu and util.h but its main() is not in the copy; in a
+    # collection, interleave-cuda/main.cu's "util.h" (missing beside it) is not mmcsf's
+    suite = {"interleave-cuda/main.cu": '#include "util.h"\nint main() {}\n', "interleave-cuda/util.cpp": "",
+             "mmcsf-cuda/kernels.cu": '#include "util.h"\n', "mmcsf-cuda/util.h": "",
+             "ced-cuda/main.cu": "int main() {}\n", "Common/helper_cuda.h": ""}
+    assert "mmcsf-cuda/util.h" not in includes.IncludeGraph(suite).reach("interleave-cuda/main.cu")
+    # one program beside its library's source folder: app/main.cu's "kernels.h" is src/'s
+    app = {"app/main.cu": '#include "kernels.h"\nint main() {}\n', "src/kernels.cu": "", "src/kernels.h": ""}
+    assert "src/kernels.h" in includes.IncludeGraph(app).reach("app/main.cu")
 
 
 def test_cuda_runtime_guard_follows_the_renamed_include():

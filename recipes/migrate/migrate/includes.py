@@ -83,6 +83,7 @@ class IncludeGraph:
         # folders holding a source that defines main(): each is a program of its own
         self._program_folders = {posixpath.dirname(rel) for rel, text in texts.items()
                                  if rel.endswith(SOURCE_SUFFIXES) and PROGRAM_MAIN.search(text)}
+        self._source_folders = {posixpath.dirname(rel) for rel in texts if rel.endswith(SOURCE_SUFFIXES)}
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         # (file, included file) of the #include lines inside an #if / #ifdef / #ifndef block
@@ -132,14 +133,18 @@ class IncludeGraph:
         return best, folder if folder else "."
 
     def _other_program(self, here: str, there: str) -> bool:
-        """Whether folder `there` is another program's than folder `here`: both hold a source that
-        defines main() (PROGRAM_MAIN) and neither holds the other. A benchmark suite's folders
-        (HeCBench's ced-cuda/ and ert-cuda/, each a main.cu with its own kernel.h) never lend each
-        other headers; a library's folders (DeepSpeed's ragged_ops/moe_gather/ and top_k_gating/) and
-        an include folder (the CUDA samples' Common/) serve their neighbours."""
+        """Whether folder `there` is another program's than folder `here`: neither holds the other, `here`
+        holds a source that defines main() (PROGRAM_MAIN), and `there` does too or, in a collection of
+        programs (two or more such folders), holds sources of its own (a program whose main() the copy
+        lacks: HeCBench's mmcsf-cuda/ beside interleave-cuda/, each with its own util.h). A benchmark
+        suite's folders never lend each other headers; a library's folders (DeepSpeed's
+        ragged_ops/moe_gather/ and top_k_gating/) and an include folder of headers only (the CUDA
+        samples' Common/) serve their neighbours."""
         if not here or here == there or (here + "/").startswith(there + "/") or (there + "/").startswith(here + "/"):
             return False
-        return here in self._program_folders and there in self._program_folders
+        if here not in self._program_folders:
+            return False
+        return there in self._program_folders or (len(self._program_folders) > 1 and there in self._source_folders)
 
     def closure(self, unit: str) -> UnitIncludes:
         """Include needs of `unit`, following includes transitively."""
