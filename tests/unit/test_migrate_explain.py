@@ -643,3 +643,18 @@ def test_a_dead_else_of_a_chain_without_rocm_macros_is_not_rocm_code():
     assert explain.in_own_rocm_code({"k.cu": text})("", explain.Location("k.cu", 7, "x")) == ""
     assert explain.in_own_rocm_code({"k.cu": text})("", explain.Location("k.cu", 2, "x")).startswith(
         "the error's line is in the project's own ROCm branch `USE_ROCM`")
+
+
+def test_a_name_declared_only_in_another_program_of_a_collection_is_declared_nowhere():
+    """The CUDA samples' particles/particleSystem_cuda.cu copies to `params`, but its own header declares
+    `cudaParams`; other samples declare a `params` of their own, which this program never sees."""
+    texts = {"Samples/particles/particleSystem_cuda.cu": "void set(SimParams* h) { copy(params, h); }\n",
+             "Samples/particles/particles.cpp": "int main() {}\n",
+             "Samples/particles/particles_kernel_impl.cuh": "__constant__ SimParams cudaParams;\n",
+             "Samples/nbody/nbody.cu": "__constant__ float params[4];\nint main() { return (int)params[0]; }\n"}
+    where = explain.Location("Samples/particles/particleSystem_cuda.cu", 1, "use of undeclared identifier 'params'")
+    note = explain.declared_nowhere(texts)("params", where)
+    assert note == "`params` is used in 1 file(s) of the tree (Samples/particles/particleSystem_cuda.cu) and declared in none"
+    # one program alone: its library folder's declaration counts
+    single = {"app/main.cu": "int main() { return params; }\n", "lib/params.cu": "int params = 3;\n"}
+    assert explain.declared_nowhere(single)("params", explain.Location("app/main.cu", 1, "")) == ""

@@ -145,12 +145,17 @@ def _declares(blanked: str, name: str) -> bool:
 def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-undeclared" check over the tree's files ({rel: text}): an undeclared name (the error
     lies in the tree) that no file of the tree may declare (_declares), so its declaration is in a file
-    the tree lacks or in a library header nobody includes. Returns the note naming the files that use
+    the tree lacks or in a library header nobody includes; in a collection of programs, the files of
+    other programs (includes.Programs.other) do not count. Returns the note naming the files that use
     it, or ""."""
+    programs = includes.Programs.of(texts)
+
     def check(name: str, where: Location) -> str:
         if not where.rel:
             return ""
-        users = sorted(rel for rel, text in texts.items() if name in text and re.search(rf"\b{re.escape(name)}\b", text))
+        here = posixpath.dirname(where.rel)
+        users = sorted(rel for rel, text in texts.items() if name in text and re.search(rf"\b{re.escape(name)}\b", text)
+                       and not programs.other(here, posixpath.dirname(rel)))
         if where.rel not in users or any(_declares(cpp.blank(texts[rel]), name) for rel in users):
             return ""
         return f"`{name}` is used in {len(users)} file(s) of the tree ({', '.join(users[:3])}) and declared in none"

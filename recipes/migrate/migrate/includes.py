@@ -18,6 +18,7 @@ import os
 import posixpath
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,36 @@ def _conditional_lines(blanked: str) -> set[int]:
     return inside
 
 
+@dataclass(frozen=True)
+class Programs:
+    """The folders of a tree that hold a program (a source that defines main(): PROGRAM_MAIN) and the
+    folders that hold any source."""
+
+    programs: frozenset[str]
+    sources: frozenset[str]
+
+    @classmethod
+    def of(cls, texts: Mapping[str, str]) -> Programs:
+        """The program and source folders of a tree ({rel: text})."""
+        return cls(frozenset(posixpath.dirname(rel) for rel, text in texts.items()
+                             if rel.endswith(SOURCE_SUFFIXES) and PROGRAM_MAIN.search(text)),
+                   frozenset(posixpath.dirname(rel) for rel in texts if rel.endswith(SOURCE_SUFFIXES)))
+
+    def other(self, here: str, there: str) -> bool:
+        """Whether folder `there` is another program's than folder `here`: neither holds the other, `here`
+        holds a program, and `there` does too or, in a collection of programs (two or more), holds
+        sources of its own (a program whose main() the copy lacks: HeCBench's mmcsf-cuda/ beside
+        interleave-cuda/, each with its own util.h). A benchmark suite's folders never lend each other
+        headers or declarations; a library's folders (DeepSpeed's ragged_ops/moe_gather/ and
+        top_k_gating/) and an include folder of headers only (the CUDA samples' Common/) serve their
+        neighbours."""
+        if not here or here == there or (here + "/").startswith(there + "/") or (there + "/").startswith(here + "/"):
+            return False
+        if here not in self.programs:
+            return False
+        return there in self.programs or (len(self.programs) > 1 and there in self.sources)
+
+
 class IncludeGraph:
     """The include edges of a tree: built once from {rel: text}, queried per unit."""
 
@@ -81,9 +112,7 @@ class IncludeGraph:
         self._in_system: dict[str, bool] = {}  # include name -> found on the compiler's own search path
         self._standard_folders = {posixpath.dirname(p) for p in self.paths if posixpath.basename(p) in self.STANDARD_HEADERS}
         # folders holding a source that defines main(): each is a program of its own
-        self._program_folders = {posixpath.dirname(rel) for rel, text in texts.items()
-                                 if rel.endswith(SOURCE_SUFFIXES) and PROGRAM_MAIN.search(text)}
-        self._source_folders = {posixpath.dirname(rel) for rel in texts if rel.endswith(SOURCE_SUFFIXES)}
+        self._programs = Programs.of(texts)
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
         self.edges: dict[str, list[tuple[str, str]]] = {}
         # (file, included file) of the #include lines inside an #if / #ifdef / #ifndef block
@@ -124,27 +153,13 @@ class IncludeGraph:
             return "", ""
         suffix = "/" + name.lstrip("./")
         candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel
-                      and not self._other_program(here, posixpath.dirname(p))
+                      and not self._programs.other(here, posixpath.dirname(p))
                       and p[: len(p) - len(suffix) + 1].rstrip("/") not in self._standard_folders]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
         folder = best[: len(best) - len(suffix) + 1].rstrip("/")
         return best, folder if folder else "."
-
-    def _other_program(self, here: str, there: str) -> bool:
-        """Whether folder `there` is another program's than folder `here`: neither holds the other, `here`
-        holds a source that defines main() (PROGRAM_MAIN), and `there` does too or, in a collection of
-        programs (two or more such folders), holds sources of its own (a program whose main() the copy
-        lacks: HeCBench's mmcsf-cuda/ beside interleave-cuda/, each with its own util.h). A benchmark
-        suite's folders never lend each other headers; a library's folders (DeepSpeed's
-        ragged_ops/moe_gather/ and top_k_gating/) and an include folder of headers only (the CUDA
-        samples' Common/) serve their neighbours."""
-        if not here or here == there or (here + "/").startswith(there + "/") or (there + "/").startswith(here + "/"):
-            return False
-        if here not in self._program_folders:
-            return False
-        return there in self._program_folders or (len(self._program_folders) > 1 and there in self._source_folders)
 
     def closure(self, unit: str) -> UnitIncludes:
         """Include needs of `unit`, following includes transitively."""
