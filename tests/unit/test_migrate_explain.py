@@ -47,6 +47,7 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                        "build-template": flags.header_template(src)},
                                {"tree-incomplete": explain.own_header(texts or {}),
                                 "tree-undeclared": explain.declared_nowhere(texts or {}),
+                                "other-unit": explain.declared_in_another_unit(texts or {}),
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
                                 "hip-name": explain.redeclares_hip(texts or {}),
@@ -230,7 +231,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
-     "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header')"),
+     "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -295,11 +296,13 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "torch-header-error": "arithmetic on a pointer to an incomplete type 'const at::Tensor'",
         "vector-type-brace-elision": "no viable conversion from 'int' to 'uint4' (aka 'HIP_vector_type<unsigned int, 4>')",
         "shared-variable-constructor": "initialization is not supported for __shared__ variables",
+        "name-declared-in-another-unit": "use of undeclared identifier 'params'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
                                                        {"tree-incomplete": lambda name, where: "x",
                                                         "tree-undeclared": lambda name, where: "x",
+                                                        "other-unit": lambda name, where: "x",
                                                         "tree-redefined": lambda name, where: "x",
                                                         "uses-deviceptr": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
@@ -658,3 +661,26 @@ def test_a_name_declared_only_in_another_program_of_a_collection_is_declared_now
     # one program alone: its library folder's declaration counts
     single = {"app/main.cu": "int main() { return params; }\n", "lib/params.cu": "int params = 3;\n"}
     assert explain.declared_nowhere(single)("params", explain.Location("app/main.cu", 1, "")) == ""
+
+
+def test_a_name_only_another_translation_unit_declares_is_named():
+    """particles: particleSystem_cuda.cu uses `params`, which only particles.cpp (another source of the
+    program, not included) declares; a name the file itself or a header declares is left alone, and so
+    is one whose declaring source the file includes (llm.c's test files include the training .cu)."""
+    texts = {"Samples/particles/particleSystem_cuda.cu": '#include "particles_kernel_impl.cuh"\n'
+                                                         "void set(SimParams* h) { copy(params, h); }\n",
+             "Samples/particles/particles.cpp": "ParamListGL *params;\nint main() { params = 0; }\n",
+             "Samples/particles/particles_kernel_impl.cuh": "__constant__ SimParams cudaParams;\n",
+             "Samples/nbody/nbody.cu": "__constant__ float params[4];\nint main() { return (int)params[0]; }\n"}
+    where = explain.Location("Samples/particles/particleSystem_cuda.cu", 2, "use of undeclared identifier 'params'")
+    check = explain.declared_in_another_unit(texts)
+    assert check("params", where) == ("`params` is declared only in Samples/particles/particles.cpp, another "
+                                      "translation unit of the program, which Samples/particles/particleSystem_cuda.cu "
+                                      "does not include")
+    assert check("cudaParams", where) == ""  # a header declares it
+    included = {**texts, "Samples/particles/particleSystem_cuda.cu": '#include "particles.cpp"\nint f() { return params; }\n'}
+    assert explain.declared_in_another_unit(included)("params", where) == ""
+    # through the rules: the failure is explained by the new rule, not left without a finding
+    made = explain.explain(where, "Samples/particles/particleSystem_cuda.cu", lambda rel: [], checks(Path("/nonexistent"), texts),
+                           lambda rel, line: "")
+    assert made[0] and made[0]["rule"] == "name-declared-in-another-unit"

@@ -162,6 +162,30 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
     return check
 
 
+def declared_in_another_unit(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "other-unit" check over the tree's files ({rel: text}): an undeclared name (the error lies in
+    the tree) that only other sources of the same program declare (_declares; not other programs' files,
+    includes.Programs.other), none of which the erring file includes by name: a declaration in another
+    translation unit, which this one cannot see (a missing extern, or a name the project mistyped: the
+    CUDA samples' particles copies to `params`, which particles.cpp declares, for `cudaParams`). Returns
+    the note naming those sources, or ""."""
+    programs = includes.Programs.of(texts)
+
+    def check(name: str, where: Location) -> str:
+        if not where.rel or where.rel not in texts:
+            return ""
+        here = posixpath.dirname(where.rel)
+        users = [rel for rel, text in texts.items() if name in text and re.search(rf"\b{re.escape(name)}\b", text)
+                 and not programs.other(here, posixpath.dirname(rel))]
+        declaring = sorted(rel for rel in users if _declares(cpp.blank(texts[rel]), name))
+        if not declaring or any(rel == where.rel or not rel.endswith(includes.SOURCE_SUFFIXES)
+                                or posixpath.basename(rel) in texts[where.rel] for rel in declaring):
+            return ""
+        return (f"`{name}` is declared only in {', '.join(declaring[:3])}, another translation unit of the program, "
+                f"which {where.rel} does not include")
+    return check
+
+
 # macros that hipcc never defines: an #if that needs them is never taken on AMD
 NVIDIA_ONLY = cpp.HIPCC_UNDEFINED | {"__CUDA_ARCH__"}
 

@@ -363,6 +363,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                                  "build-template": flags.header_template(opts.src)},
                                          {"tree-incomplete": explain.own_header(texts),
                                           "tree-undeclared": explain.declared_nowhere(texts),
+                                          "other-unit": explain.declared_in_another_unit(texts),
                                           "arch-gated": explain.declared_for_nvidia_only(texts),
                                           "build-gated": explain.declared_off_by_build(texts, defined, build_check),
                                           "own-rocm": explain.in_own_rocm_code(texts),
