@@ -142,6 +142,14 @@ def _declares(blanked: str, name: str) -> bool:
     return False
 
 
+def _program_users(texts: Mapping[str, str], programs: includes.Programs, name: str, rel: str) -> list[str]:
+    """The files of the tree ({rel: text}) that write `name` as a word, sorted, less the files of programs
+    other than the one `rel` belongs to (includes.Programs.other)."""
+    here = posixpath.dirname(rel)
+    return sorted(r for r, text in texts.items() if name in text and re.search(rf"\b{re.escape(name)}\b", text)
+                  and not programs.other(here, posixpath.dirname(r)))
+
+
 def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-undeclared" check over the tree's files ({rel: text}): an undeclared name (the error
     lies in the tree) that no file of the tree may declare (_declares), so its declaration is in a file
@@ -153,9 +161,7 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
     def check(name: str, where: Location) -> str:
         if not where.rel:
             return ""
-        here = posixpath.dirname(where.rel)
-        users = sorted(rel for rel, text in texts.items() if name in text and re.search(rf"\b{re.escape(name)}\b", text)
-                       and not programs.other(here, posixpath.dirname(rel)))
+        users = _program_users(texts, programs, name, where.rel)
         if where.rel not in users or any(_declares(cpp.blank(texts[rel]), name) for rel in users):
             return ""
         return f"`{name}` is used in {len(users)} file(s) of the tree ({', '.join(users[:3])}) and declared in none"
@@ -174,10 +180,7 @@ def declared_in_another_unit(texts: Mapping[str, str]) -> Callable[[str, Locatio
     def check(name: str, where: Location) -> str:
         if not where.rel or where.rel not in texts:
             return ""
-        here = posixpath.dirname(where.rel)
-        users = [rel for rel, text in texts.items() if name in text and re.search(rf"\b{re.escape(name)}\b", text)
-                 and not programs.other(here, posixpath.dirname(rel))]
-        declaring = sorted(rel for rel in users if _declares(cpp.blank(texts[rel]), name))
+        declaring = [rel for rel in _program_users(texts, programs, name, where.rel) if _declares(cpp.blank(texts[rel]), name)]
         if not declaring or any(rel == where.rel or not rel.endswith(includes.SOURCE_SUFFIXES)
                                 or posixpath.basename(rel) in texts[where.rel] for rel in declaring):
             return ""
