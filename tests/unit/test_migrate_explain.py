@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import explain, flags, pipeline, report, rules
+from migrate import explain, flags, includes, pipeline, report, rules
 from migrate.errors import InputError
 
 RULES = rules.load_rules()
@@ -48,6 +48,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                {"tree-incomplete": explain.own_header(texts or {}),
                                 "tree-undeclared": explain.declared_nowhere(texts or {}),
                                 "other-unit": explain.declared_in_another_unit(texts or {}),
+                                "unincluded-header": explain.declared_in_unincluded_header(
+                                    texts or {}, includes.IncludeGraph(dict(texts or {})).reach),
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
                                 "hip-name": explain.redeclares_hip(texts or {}),
@@ -231,7 +233,8 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
     ({"diagnostic": "x", "check": "lds"},
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
-     "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit')"),
+     "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit', "
+     "'unincluded-header')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -297,12 +300,14 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "vector-type-brace-elision": "no viable conversion from 'int' to 'uint4' (aka 'HIP_vector_type<unsigned int, 4>')",
         "shared-variable-constructor": "initialization is not supported for __shared__ variables",
         "name-declared-in-another-unit": "use of undeclared identifier 'params'",
+        "name-declared-in-unincluded-header": "no template named 'ScalarConvert'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
                                                        {"tree-incomplete": lambda name, where: "x",
                                                         "tree-undeclared": lambda name, where: "x",
                                                         "other-unit": lambda name, where: "x",
+                                                        "unincluded-header": lambda name, where: "x",
                                                         "tree-redefined": lambda name, where: "x",
                                                         "uses-deviceptr": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
@@ -371,10 +376,14 @@ def test_a_name_no_file_of_the_tree_declares_is_said_so_and_a_declared_one_is_no
     why, made = explain.explain(where, "aop-cuda/main.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "x")
     assert why["rule"] == "name-declared-nowhere" and made["note"] == (
         "`my_normcdf` is used in 2 file(s) of the tree (aop-cuda/main.cu, aop-cuda/other.cu) and declared in none")
-    # a declaration anywhere in the tree (under a branch HIP does not take, in another file) is not claimed
+    # a declaration elsewhere in the tree is not claimed by this rule: in a header main.cu does not
+    # include it is name-declared-in-unincluded-header's; in a header it includes, no rule's
     for declared in ("static __device__ float my_normcdf(float x);\n", "#define my_normcdf(x) normcdf(x)\n",
                      "template <class T> T* my_normcdf;\n"):
         mine = dict(texts, **{"aop-cuda/decl.h": declared})
+        why, _ = explain.explain(where, "aop-cuda/main.cu", lambda r: [], checks(tmp_path, mine), lambda r, n: "x")
+        assert why and why["rule"] == "name-declared-in-unincluded-header", declared
+        mine["aop-cuda/main.cu"] = '#include "decl.h"\n' + mine["aop-cuda/main.cu"]
         why, _ = explain.explain(where, "aop-cuda/main.cu", lambda r: [], checks(tmp_path, mine), lambda r, n: "x")
         assert why is None, declared
 
@@ -684,3 +693,29 @@ def test_a_name_only_another_translation_unit_declares_is_named():
     made = explain.explain(where, "Samples/particles/particleSystem_cuda.cu", lambda rel: [], checks(Path("/nonexistent"), texts),
                            lambda rel, line: "")
     assert made[0] and made[0]["rule"] == "name-declared-in-another-unit"
+
+
+def test_a_name_only_an_unincluded_header_declares_is_named():
+    """torch-encoding 1.2.1: rectify_cuda.cu uses ScalarConvert, which only common.h (not included by it,
+    directly or through its includes) defines; a header reached through another header counts as included,
+    and a source file's declaration is left to name-declared-in-another-unit."""
+    texts = {"encoding/lib/gpu/rectify_cuda.cu": "#include <torch/extension.h>\n#include \"device_tensor.h\"\n"
+                                                 "__global__ void k(float* x) { x[0] = ScalarConvert<int, float>::to(1); }\n",
+             "encoding/lib/gpu/device_tensor.h": "#pragma once\ntemplate <class T> struct DeviceTensor { T* p; };\n",
+             "encoding/lib/gpu/common.h": "#pragma once\ntemplate <typename In, typename Out>\nstruct ScalarConvert {\n"
+                                          "  static __host__ __device__ Out to(const In v) { return (Out) v; }\n};\n",
+             "encoding/lib/gpu/syncbn_kernel.cu": '#include "common.h"\nfloat g() { return ScalarConvert<int, float>::to(2); }\n'}
+    graph = includes.IncludeGraph(texts)
+    where = explain.Location("encoding/lib/gpu/rectify_cuda.cu", 3, "no template named 'ScalarConvert'")
+    check = explain.declared_in_unincluded_header(texts, graph.reach)
+    assert check("ScalarConvert", where) == ("`ScalarConvert` is declared only in encoding/lib/gpu/common.h, which "
+                                             "encoding/lib/gpu/rectify_cuda.cu does not include, directly or through its includes")
+    # included through device_tensor.h: not this class
+    chained = {**texts, "encoding/lib/gpu/device_tensor.h": '#pragma once\n#include "common.h"\n'}
+    assert explain.declared_in_unincluded_header(chained, includes.IncludeGraph(chained).reach)("ScalarConvert", where) == ""
+    # declared in a source file as well: the other-unit rule's class, not this one
+    in_source = {**texts, "encoding/lib/gpu/operator.cpp": "template <class A, class B> struct ScalarConvert;\n"}
+    assert explain.declared_in_unincluded_header(in_source, includes.IncludeGraph(in_source).reach)("ScalarConvert", where) == ""
+    made = explain.explain(where, "encoding/lib/gpu/rectify_cuda.cu", lambda rel: [], checks(Path("/nonexistent"), texts),
+                           lambda rel, line: "")
+    assert made[0] and made[0]["rule"] == "name-declared-in-unincluded-header"

@@ -787,6 +787,25 @@ def test_plain_shuffles_of_bf16_pairs_get_overloads_and_gemm_ex_compute_types_ar
     assert features.gemm_ex_compute_type(already) == already
 
 
+def test_gemm_ex_compute_type_given_by_an_expression_goes_through_the_typed_helper():
+    # rwkv 0.8.32 gemm_fp16_cublas.cpp: `const auto compute_type = CUDA_R_32F;` passed as the compute type
+    text = ("#include <hipblas/hipblas.h>\n#include <torch/extension.h>\n\nvoid g(hipblasHandle_t h) {\n"
+            "  const auto compute_type = HIP_R_32F;\n"
+            "  hipblasGemmEx(h, HIPBLAS_OP_N, HIPBLAS_OP_N, 1, 1, 1, &a, x, HIP_R_16F, 1, y, HIP_R_16F, 1, &b, z,\n"
+            "      HIP_R_16F, 1, compute_type, algo);\n"
+            "  hipblasGemmStridedBatchedEx(h, HIPBLAS_OP_N, HIPBLAS_OP_N, 1, 1, 1, &a, x, t, 1, 1, y, t, 1, 1, &b, z,\n"
+            "      t, 1, 1, n, half ? HIP_R_16F : HIP_R_32F, algo);\n}\n")
+    out = features.gemm_ex_compute_type(text)
+    assert "1, rocmig_gemm_compute_type(compute_type), algo);" in out
+    assert "n, rocmig_gemm_compute_type(half ? HIP_R_16F : HIP_R_32F), algo);" in out
+    assert out.count("#define ROCMIG_GEMM_COMPUTE_TYPE") == 1
+    assert out.index("#include <torch/extension.h>") < out.index("ROCMIG_GEMM_COMPUTE_TYPE") < out.index("void g(")
+    assert "case HIP_R_32F: case HIP_C_32F: return HIPBLAS_COMPUTE_32F;" in out
+    assert features.gemm_ex_compute_type(out) == out
+    literal = text.replace("compute_type, algo", "HIP_C_64F, algo")
+    assert "HIPBLAS_COMPUTE_64F, algo" in features.gemm_ex_compute_type(literal)
+
+
 def test_cuda_typedefs_header_becomes_the_runtime_header_unless_its_pfn_typedefs_are_used():
     # marlin-kernels 0.1.0 marlin/sparse/common/mma.h includes it for CUDA_VERSION (through cuda.h)
     text = '#pragma once\n#include "base.h"\n#include <cudaTypedefs.h>\n'
@@ -880,3 +899,17 @@ def test_brace_elision_into_a_vector_member_gets_its_braces():
     assert out[6] == "  pair_type2vec_type braced = {{0, 0}};"
     assert out[7] == "  pair_type2vec_type wide = {0, 0, 0};"  # more items than the vector's components: left
     assert out[10] == "plain p = {1, 2};"
+
+
+def test_ldg_of_c10_half_gets_a_plain_load_overload_in_pytorch_files():
+    # megablocks 0.10.0 replicate.h: `T value = __ldg((T*)x + bin_idx);` instantiated with c10::Half
+    text = ("#include <hipcub/hipcub.hpp>\n#include <torch/extension.h>\n\nnamespace megablocks {\n"
+            "template <typename T> __global__ void k(T* x, T* out) { T value = __ldg((T*)x + 1); *out = value; }\n}\n")
+    out = features.half_ldg(text)
+    assert out.count("#define ROCMIG_HALF_LDG") == 1
+    assert out.index("#include <torch/extension.h>") < out.index("namespace c10 {") < out.index("namespace megablocks")
+    assert "__device__ inline Half __ldg(const T* ptr) { return *ptr; }" in out
+    assert features.half_ldg(out) == out
+    assert features.half_ldg("#include <torch/extension.h>\n// __ldg in a comment\n") == "#include <torch/extension.h>\n// __ldg in a comment\n"
+    own = text + "__device__ c10::Half __ldg(const c10::Half* p) { return *p; }\n"
+    assert features.half_ldg(own) == own

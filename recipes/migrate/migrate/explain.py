@@ -189,6 +189,28 @@ def declared_in_another_unit(texts: Mapping[str, str]) -> Callable[[str, Locatio
     return check
 
 
+def declared_in_unincluded_header(texts: Mapping[str, str], reach: Callable[[str], set[str]]) -> Callable[[str, Location], str]:
+    """The "unincluded-header" check over the tree's files ({rel: text}): an undeclared name (the error
+    lies in the tree) that only headers of the same program declare (_declares; not other programs'
+    files, includes.Programs.other), none of which the erring file reaches through its includes
+    (reach(rel): the files rel includes, transitively, and rel itself). The unit leaned on a header it
+    never includes: one an older library header or its includer's order once brought in (torch-encoding
+    1.2.1's rectify_cuda.cu uses ScalarConvert, which only its common.h defines, as PyTorch's THC once
+    did). Returns the note naming those headers, or ""."""
+    programs = includes.Programs.of(texts)
+
+    def check(name: str, where: Location) -> str:
+        if not where.rel or where.rel not in texts:
+            return ""
+        declaring = [rel for rel in _program_users(texts, programs, name, where.rel) if _declares(cpp.blank(texts[rel]), name)]
+        seen = reach(where.rel)
+        if not declaring or any(rel in seen or rel.endswith(includes.SOURCE_SUFFIXES) for rel in declaring):
+            return ""
+        return (f"`{name}` is declared only in {', '.join(declaring[:3])}, which {where.rel} does not include, "
+                f"directly or through its includes")
+    return check
+
+
 # macros that hipcc never defines: an #if that needs them is never taken on AMD
 NVIDIA_ONLY = cpp.HIPCC_UNDEFINED | {"__CUDA_ARCH__"}
 

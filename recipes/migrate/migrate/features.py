@@ -700,20 +700,42 @@ def hipblas_datatype(text: str) -> str:
 
 
 GEMM_EX = re.compile(r"(?<![\w.:>])hipblasGemm(?:StridedBatched|Batched)?Ex(?:_v2)?\s*\(")
-COMPUTE_TYPES = {"HIP_R_32F": "HIPBLAS_COMPUTE_32F", "HIP_R_64F": "HIPBLAS_COMPUTE_64F", "HIP_R_16F": "HIPBLAS_COMPUTE_16F",
-                 "HIP_R_32I": "HIPBLAS_COMPUTE_32I", "HIPBLAS_R_32F": "HIPBLAS_COMPUTE_32F", "HIPBLAS_R_64F": "HIPBLAS_COMPUTE_64F",
-                 "HIPBLAS_R_16F": "HIPBLAS_COMPUTE_16F", "HIPBLAS_R_32I": "HIPBLAS_COMPUTE_32I"}
+# cuBLAS's legacy compute types (a cudaDataType_t) and the compute type its C++ overload takes for each
+# (cublas_api.h, cublasMigrateComputeType: complex types compute in their real precision)
+COMPUTE_TYPES = {f"{prefix}_{kind}_{bits}": f"HIPBLAS_COMPUTE_{bits}" for prefix in ("HIP", "HIPBLAS")
+                 for kind, bits in (("R", "32F"), ("R", "64F"), ("R", "16F"), ("R", "32I"), ("C", "32F"), ("C", "64F"))}
+COMPUTE_HELPER_USE = re.compile(r"\brocmig_gemm_compute_type\b")
+COMPUTE_HELPER = """// cuBLAS's GemmEx overloads that take the compute type as a cudaDataType_t (cublas_api.h,
+// cublasMigrateComputeType, default math mode): hipBLAS 3 takes hipblasComputeType_t only
+#ifndef ROCMIG_GEMM_COMPUTE_TYPE
+#define ROCMIG_GEMM_COMPUTE_TYPE
+static inline hipblasComputeType_t rocmig_gemm_compute_type(hipblasComputeType_t t) { return t; }
+static inline hipblasComputeType_t rocmig_gemm_compute_type(hipDataType t) {
+  switch (t) {
+    case HIP_R_32F: case HIP_C_32F: return HIPBLAS_COMPUTE_32F;
+    case HIP_R_64F: case HIP_C_64F: return HIPBLAS_COMPUTE_64F;
+    case HIP_R_16F: return HIPBLAS_COMPUTE_16F;
+    case HIP_R_32I: return HIPBLAS_COMPUTE_32I;
+    default: return (hipblasComputeType_t)-1;  /* cuBLAS answers CUBLAS_STATUS_NOT_SUPPORTED; hipBLAS rejects it */
+  }
+}
+#endif
+"""
 
 
 def gemm_ex_compute_type(text: str) -> str:
     """The compute type of hipblasGemmEx / GemmBatchedEx / GemmStridedBatchedEx (the argument before the
-    algo, the last) given as a data type (HIP_R_32F) -> the compute type (HIPBLAS_COMPUTE_32F), for hipBLAS 3
-    and later, whose compute type is hipblasComputeType_t only. cuBLAS keeps a C++ overload taking the
-    legacy cudaDataType_t there (cublas_api.h) and maps CUDA_R_32F to CUBLAS_COMPUTE_32F, the same
-    computation (gptqmodel 7.7.0's swordfish_dense_tier.cu passes CUDA_R_32F)."""
+    algo, the last) given as a data type -> the compute type, for hipBLAS 3 and later, whose compute type
+    is hipblasComputeType_t only. cuBLAS keeps C++ overloads taking the legacy cudaDataType_t there
+    (cublas_api.h) and maps it as cublasMigrateComputeType does (CUDA_R_32F and CUDA_C_32F to
+    CUBLAS_COMPUTE_32F, ...). A literal data type is renamed (gptqmodel 7.7.0's swordfish_dense_tier.cu
+    passes CUDA_R_32F); any other expression (a variable, rwkv 0.8.32's `compute_type`) is passed through
+    rocmig_gemm_compute_type, whose overloads keep a hipblasComputeType_t and map a hipDataType, so the
+    compiler picks by the expression's type. The helper goes after the includes above the first call."""
     if "Ex" not in text or not GEMM_EX.search(text):
         return text
     blanked = cpp.blank(text)
+    wrapped = False
     for m in reversed(list(GEMM_EX.finditer(blanked))):
         found = _arg_spans(blanked, m.end())
         if found is None or len(found[0]) < 3:
@@ -722,6 +744,13 @@ def gemm_ex_compute_type(text: str) -> str:
         value = text[start:end].strip()
         if value in COMPUTE_TYPES:
             text = text[:start] + text[start:end].replace(value, COMPUTE_TYPES[value]) + text[end:]
+        elif value and not value.startswith("HIPBLAS_COMPUTE_") and not COMPUTE_HELPER_USE.search(value):
+            lead = len(text[start:end]) - len(text[start:end].lstrip())
+            at = start + lead
+            text = text[:at] + f"rocmig_gemm_compute_type({value})" + text[at + len(value):]
+            wrapped = True
+    if wrapped and "#define ROCMIG_GEMM_COMPUTE_TYPE" not in text:
+        text = insert_after_includes(text, COMPUTE_HELPER, COMPUTE_HELPER_USE)
     return text
 
 
@@ -1255,6 +1284,37 @@ def half_shuffles(text: str, declared: frozenset[str] = frozenset()) -> str:
              "// its bits through HIP's __half shuffles, with the caller's width and mask\n"
              + "\n".join(lines) + "\n#endif\n")
     return insert_after_includes(text, block)
+
+
+LDG_USE = re.compile(r"(?<![\w.:>])__ldg\s*\(")
+HALF_LDG_GUARD = "ROCMIG_HALF_LDG"
+HALF_LDG = f"""#ifndef {HALF_LDG_GUARD}
+#define {HALF_LDG_GUARD}
+// PyTorch declares __ldg(const c10::Half*) for CUDA compilers only (c10/util/Half.h); on HIP it is a plain
+// load, as HIP's own __ldg overloads are (hip_ldg.h). A template, so that a non-template overload wins.
+namespace c10 {{
+template <class T, typename std::enable_if<std::is_same<T, Half>::value, int>::type = 0>
+__device__ inline Half __ldg(const T* ptr) {{ return *ptr; }}
+}}  // namespace c10
+#endif
+"""
+OWN_HALF_LDG = re.compile(r"\b__ldg\s*\(\s*const\s+(?:\w+::)*Half\s*\*")
+
+
+def half_ldg(text: str) -> str:
+    """__ldg of a c10::Half pointer, in a file that includes PyTorch's headers (the caller decides):
+    PyTorch declares that overload under `__CUDA_ARCH__ >= 350 || (__clang__ && __CUDA__)` only
+    (torch/headeronly/util/Half.h of PyTorch 2.14; its BFloat16 one covers HIP), so
+    `__ldg((c10::Half*)p)` finds no HIP overload (megablocks 0.10.0's replicate.h, torch-scatter 2.0.9's
+    segment_csr_cuda.cu). HALF_LDG, in namespace c10 so that argument-dependent lookup finds it from any
+    namespace, is inserted after the includes above the first __ldg; a file that overloads __ldg for
+    Half itself is left alone."""
+    if "__ldg" not in text or HALF_LDG_GUARD in text:
+        return text
+    blanked = cpp.blank(text)
+    if not LDG_USE.search(blanked) or OWN_HALF_LDG.search(blanked):
+        return text
+    return insert_after_includes(text, HALF_LDG, LDG_USE)
 
 
 # Preprocessor tests of NVIDIA's compiler and of HIP's (hipcc defines __HIP__ and __HIPCC__, and

@@ -364,6 +364,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                          {"tree-incomplete": explain.own_header(texts),
                                           "tree-undeclared": explain.declared_nowhere(texts),
                                           "other-unit": explain.declared_in_another_unit(texts),
+                                          "unincluded-header": explain.declared_in_unincluded_header(texts, cuda_graph.reach),
                                           "arch-gated": explain.declared_for_nvidia_only(texts),
                                           "build-gated": explain.declared_off_by_build(texts, defined, build_check),
                                           "own-rocm": explain.in_own_rocm_code(texts),
