@@ -95,6 +95,25 @@ def test_a_literal_define_of_the_build_is_named_and_other_names_are_not_claimed(
     assert explain.explain(where, "src/a.cu", lambda rel: [], checks(tmp_path / "ggml"), lambda r, n: "") == (None, None)
 
 
+def test_a_define_of_a_jit_extension_build_in_python_is_named_without_its_runtime_value(tmp_path):
+    """rwkv 0.8.32: model.py JIT-builds its kernels with load(..., extra_cuda_cflags=[..., f"-D_N_={HEAD_SIZE}",
+    f"-D_T_={4096}"]); a .py file without such a call (a name that merely appears) is not read as a build."""
+    src = tmp_path / "rwkv"
+    (src / "src" / "rwkv" / "cuda").mkdir(parents=True)
+    (src / "src" / "rwkv" / "model.py").write_text(
+        "from torch.utils.cpp_extension import load\n\nHEAD_SIZE = 64\n"
+        'load(name="wkv5", sources=["cuda/wkv5_op.cpp", "cuda/wkv5_cuda.cu"], verbose=True,\n'
+        '     extra_cuda_cflags=["-res-usage", "-O3", f"-D_N_={HEAD_SIZE}", "-D_CHUNK_=32"])\n')
+    (src / "src" / "rwkv" / "notes.py").write_text('FLAGS = "-D_M_=3"\n')
+    check = flags.build_generated(src)
+    assert check("_N_") == "the build passes -D_N_ at src/rwkv/model.py:5"
+    assert check("_CHUNK_") == "the build passes -D_CHUNK_=32 at src/rwkv/model.py:5"
+    assert check("_M_") == ""
+    where = explain.Location("src/rwkv/cuda/wkv5_cuda.cu", 16, "use of undeclared identifier '_N_'")
+    why, made = explain.explain(where, where.rel, lambda rel: [], checks(src), lambda rel, line: "")
+    assert why["rule"] == "build-defined-macro" and made["note"] == "the build passes -D_N_ at src/rwkv/model.py:5"
+
+
 def test_a_shadowed_template_parameter_is_diagnosed_at_the_cuda_line(tmp_path):
     # the torch.utils.hipify output has one line more at the top than the CUDA input
     read = {"/out/run/torch/csrc/fp_quantizer/fp_quantize_impl.hip":

@@ -401,6 +401,30 @@ def _build_texts(src: Path, cmake_modules: bool = False, python_helpers: bool = 
     return texts
 
 
+# torch.utils.cpp_extension's JIT build arguments: load(..., extra_cuda_cflags=[...]) / load_inline(...)
+JIT_BUILD = re.compile(r"\bextra_(?:cuda_)?cflags\s*=")
+
+
+def _jit_build_texts(src: Path) -> list[tuple[str, str]]:
+    """(tree-relative path, text) of the Python files under `src`, other than the build files
+    (BUILD_FILES), that pass compiler flags to PyTorch's JIT extension build (JIT_BUILD: rwkv 0.8.32's
+    model.py calls load(..., extra_cuda_cflags=[..., f"-D_N_={HEAD_SIZE}"])); an unreadable file is left
+    out."""
+    texts = []
+    for folder, _dirs, files in os.walk(src):
+        for name in sorted(files):
+            if not name.endswith(".py") or name in BUILD_FILES:
+                continue
+            path = Path(folder) / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "cflags" in text and JIT_BUILD.search(text):
+                texts.append((path.relative_to(src).as_posix(), text))
+    return texts
+
+
 def _build_define(files: list[tuple[str, str]], name: str) -> tuple[str, str] | None:
     """(NAME or NAME=VALUE, "file:line") when one of the build files (_build_texts) passes macro `name`
     with -D (add_definitions(-DNAME), add_compile_definitions / target_compile_definitions, -D in a
@@ -416,6 +440,8 @@ def _build_define(files: list[tuple[str, str]], name: str) -> tuple[str, str] | 
     if not where:
         return None
     value = values.pop() if len(values) == 1 else ""
+    if "{" in value or "$" in value:  # computed when the build runs (a Python f-string, a make / CMake variable)
+        value = ""
     return (f"{name}={value}" if value else name), where
 
 
@@ -463,13 +489,13 @@ def header_template(src: Path) -> Callable[[str], str]:
 
 def build_generated(src: Path) -> Callable[[str], str]:
     """A check of macro names against the build files under `src` (CMakeLists.txt, *.cmake, Makefiles,
-    setup.py): returns a function of a name that gives where the build defines it ("-DNAME at
+    setup.py, Python files that JIT-build an extension: _jit_build_texts): returns a function of a name that gives where the build defines it ("-DNAME at
     CMakeLists.txt:12", or "CMake computes it: `GGML_CUDA_FA_${TYPE_K}_${TYPE_V}` at
     cmake/common.cmake:105" for a name built from variables in a file that passes compile
     definitions, as ggml's per-type flash-attention switches are: the template whose own letters make
     most of the name, at least half of it), or "" when the build does not.
     The files are read once, when the check is made."""
-    files = _build_texts(src, cmake_modules=True) if src.is_dir() else []
+    files = _build_texts(src, cmake_modules=True) + _jit_build_texts(src) if src.is_dir() else []
     templates = []
     for rel, text in files:
         if not CMAKE_DEFINES.search(text):
