@@ -654,6 +654,13 @@ def test_an_error_in_the_projects_own_rocm_code_is_explained_as_such(tmp_path):
     assert check("", explain.Location("exllama_ext/cuda_func/q4_attn.cu", 6, "x")) == ""
     both = dict(texts, **{"other.cu": '#include "exllama_ext/hip_compat.cuh"\n'})
     assert explain.in_own_rocm_code(both)("", compat) == ""
+    # a unit the project's own ROCm build compiles as written (ctransformers 0.2.27's ggml-cuda.cu under
+    # GGML_USE_HIPBLAS): any line of it
+    own = explain.in_own_rocm_code({"ggml-cuda.cu": "void f() {\n  memcpy(&eps, p, 4);\n}\n"},
+                                   {"ggml-cuda.cu": "its switch GGML_USE_HIPBLAS"})
+    assert own("", explain.Location("ggml-cuda.cu", 2, "no matching function for call to 'memcpy'")) == (
+        "ggml-cuda.cu is compiled as the project's own ROCm build compiles it (its switch GGML_USE_HIPBLAS), not translated")
+    assert own("", explain.Location("other.cu", 2, "x")) == ""
 
 
 def test_an_error_inside_pytorchs_headers_is_named_with_the_header(tmp_path):

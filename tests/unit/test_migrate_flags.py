@@ -384,6 +384,20 @@ def test_the_projects_own_rocm_switch_is_defined_from_its_build(tmp_path):
         flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("1X",))
 
 
+def test_ggmls_older_hipblas_switch_is_a_rocm_switch(tmp_path):
+    """ctransformers 0.2.27 vendors a 2023 ggml whose ROCm path is GGML_USE_HIPBLAS, defined under
+    if (CT_HIPBLAS) with target_compile_definitions; GGML_USE_CUBLAS beside it is no ROCm switch."""
+    (tmp_path / "CMakeLists.txt").write_text(
+        'option(CT_HIPBLAS "Use hipBLAS" OFF)\nif (CT_HIPBLAS)\n'
+        "    target_compile_definitions(ctransformers PRIVATE GGML_USE_HIPBLAS)\n"
+        "    target_compile_definitions(ctransformers PRIVATE GGML_USE_CUBLAS)\nendif()\n")
+    files = {"models/ggml/ggml-cuda.cu": "#if defined(GGML_USE_HIPBLAS)\n#include <hip/hip_runtime.h>\n#else\n"
+                                         "#include <cuda_runtime.h>\n#endif\n#ifdef GGML_USE_CUBLAS\nint c;\n#endif\n"}
+    found = flags.hip_switch_defines(tmp_path, files, ())
+    assert [d for d, _why in found] == ["GGML_USE_HIPBLAS"]
+    assert "defined by its build at CMakeLists.txt:3" in found[0][1]
+
+
 def test_a_build_scripts_half_switches_become_hipcc_undefines(tmp_path):
     # DeepSpeed 0.19.8 op_builder/builder.py: nvcc_args() names them for CUDA, and the HIP ones for ROCm
     from migrate import torch_ext

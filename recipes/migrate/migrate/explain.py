@@ -404,13 +404,19 @@ def _rocm_only_spans(blanked: str) -> list[tuple[int, int, str]]:
             if b.on_amd is False and (ROCM_MACRO.search(b.condition) or b.word == "else")]
 
 
-def in_own_rocm_code(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+def in_own_rocm_code(texts: Mapping[str, str], own_port: Mapping[str, str] | None = None) -> Callable[[str, Location], str]:
     """The "own-rocm" check over the tree's files ({rel: CUDA text}): the error's line is the project's own
-    ROCm code, written for HIP and left untranslated by the fixups: it lies in an #if branch that only a
-    ROCm build takes (_rocm_only_spans: `#if defined(USE_ROCM)`, the #else of `#ifndef USE_ROCM`), or its
-    file is included only from such branches (exllama 0.1.0's hip_compat.cuh, written for HIP 5, fails
-    under HIP 7.2 where __half2's x is a __half). Returns the note, or ""."""
+    ROCm code, written for HIP and left untranslated by the fixups: its file is one the project's own ROCm
+    build compiles as written (own_port: {rel: the build switch that selects that path}; ctransformers
+    0.2.27's ggml-cuda.cu under GGML_USE_HIPBLAS, written for ROCm 5, calls memcpy without <cstring>),
+    it lies in an #if branch that only a ROCm build takes (_rocm_only_spans: `#if defined(USE_ROCM)`, the
+    #else of `#ifndef USE_ROCM`), or its file is included only from such branches (exllama 0.1.0's
+    hip_compat.cuh, written for HIP 5, fails under HIP 7.2 where __half2's x is a __half). Returns the
+    note, or ""."""
     def check(_name: str, where: Location) -> str:
+        if own_port and where.rel in own_port:
+            return (f"{where.rel} is compiled as the project's own ROCm build compiles it ({own_port[where.rel]}), "
+                    "not translated")
         text = texts.get(where.rel, "")
         if not text or where.line <= 0:
             return ""

@@ -551,7 +551,7 @@ def build_tested(texts: dict[str, str], passed: frozenset[str], check: Callable[
 
 # A project's own switch to its ROCm build (LightGBM's USE_ROCM, ggml's GGML_USE_HIP, XGBoost's
 # XGBOOST_USE_HIP): [PREFIX_](USE|WITH|ENABLE|BUILD)_(ROCM|HIP|AMD|AMDGPU)
-HIP_SWITCH = re.compile(r"\b((?:[A-Z][A-Z0-9]*_)?(?:USE|WITH|ENABLE|BUILD)_(?:ROCM|HIP|AMD|AMDGPU))\b")
+HIP_SWITCH = re.compile(r"\b((?:[A-Z][A-Z0-9]*_)?(?:USE|WITH|ENABLE|BUILD)_(?:ROCM|HIP|HIPBLAS|AMD|AMDGPU))\b")
 TESTED = re.compile(r"^[ \t]*#[ \t]*(?:ifdef|ifndef|if|elif)\b([^\n]*)", re.M)
 
 

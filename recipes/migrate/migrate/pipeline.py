@@ -196,6 +196,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     # translated; a PyTorch extension's ROCm build hipifies every source (cpp_extension), so it is not
     own_port = bool(project.hip_switches) and not any(cuda_graph.closure(u.rel).torch for u in units)
     copied = frozenset(f.rel for f in source.files) if own_port else unused_files(list(source.files), cuda_graph, units)
+    own_port_files = {rel: f"its switch {', '.join(sorted(project.hip_switches))}" for rel in copied} if own_port else {}
     copied_reason = OWN_PORT.format(names=", ".join(sorted(project.hip_switches)), first=min(project.hip_switches)) \
         if own_port else COPIED
     progress(f"{report.count(len(source.files), 'file')}, {report.count(len(units), 'unit')}: hipify-perl "
@@ -367,7 +368,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "unincluded-header": explain.declared_in_unincluded_header(texts, cuda_graph.reach),
                                           "arch-gated": explain.declared_for_nvidia_only(texts),
                                           "build-gated": explain.declared_off_by_build(texts, defined, build_check),
-                                          "own-rocm": explain.in_own_rocm_code(texts),
+                                          "own-rocm": explain.in_own_rocm_code(texts, own_port_files),
                                           "torch-header": explain.in_torch_headers(torch.include_dirs[0] if torch else ""),
                                           "tree-redefined": explain.defined_elsewhere(texts),
                                           "hip-name": explain.redeclares_hip(texts),
