@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import cmake, features, flags, includes
+from migrate import cmake, features, flags, includes, setuppy
 from migrate.errors import InputError
 
 
@@ -396,6 +396,53 @@ def test_ggmls_older_hipblas_switch_is_a_rocm_switch(tmp_path):
     found = flags.hip_switch_defines(tmp_path, files, ())
     assert [d for d, _why in found] == ["GGML_USE_HIPBLAS"]
     assert "defined by its build at CMakeLists.txt:3" in found[0][1]
+
+
+SPATIAL_SETUP = """import os
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension, CppExtension
+CPU_ONLY = False
+DEBUG = os.getenv("DEBUG")
+
+def launch_setup():
+    if CPU_ONLY:
+        Extension = CppExtension
+        macro = [("CPU_ONLY", None)]
+    else:
+        Extension = CUDAExtension
+        macro = [("USE_CUDA", None)]
+    if DEBUG:
+        macro += [("VERBOSE", None)]
+    extra = {"nvcc": ["-DTHREADS=256" if DEBUG else "-DTHREADS=512", "-DPACKED=1"]}
+    setup(ext_modules=[Extension("backend", ["a.cpp"], define_macros=macro, extra_compile_args=extra)])
+"""
+
+
+def test_setup_py_defines_of_the_gpu_build_are_read_from_its_branches():
+    """spatial-correlation-sampler 0.5.0: `macro = [("USE_CUDA", None)]` in the else of `if CPU_ONLY:`;
+    a define under a debug switch, the CPU branch's and one inside a conditional expression are not the
+    GPU build's; `if torch.cuda.is_available() or FORCE_CUDA:` and a branch building a CUDAExtension are."""
+    found = {(name, value) for name, value, _line in setuppy.gpu_build_defines(SPATIAL_SETUP)}
+    assert found == {("USE_CUDA", ""), ("PACKED", "1")}
+    assert [line for name, _v, line in setuppy.gpu_build_defines(SPATIAL_SETUP) if name == "USE_CUDA"] == [12]
+    other = ("import torch\nmacros = []\nif torch.cuda.is_available() or os.getenv('FORCE_CUDA'):\n"
+             "    macros += [('WITH_CUDA', None)]\nif not torch.cuda.is_available():\n    macros += [('NO_GPU', None)]\n"
+             "if WITH_OPT:\n    ext = CUDAExtension('x', [], define_macros=[('WITH_OPT', '2')])\n")
+    assert [(n, v) for n, v, _l in setuppy.gpu_build_defines(other)] == [("WITH_CUDA", ""), ("WITH_OPT", "2")]
+    assert setuppy.gpu_build_defines("def broken(:\n") == []
+
+
+def test_setup_py_gpu_defines_the_sources_test_become_defines(tmp_path):
+    (tmp_path / "setup.py").write_text(SPATIAL_SETUP)
+    files = {"Correlation_Module/correlation_sampler.cpp": "#include <torch/extension.h>\n#ifdef USE_CUDA\nint gpu;\n#endif\n",
+             "Correlation_Module/k.cu": "int x;\n"}
+    found = flags.setup_gpu_defines(tmp_path, files, ())
+    assert found == (("USE_CUDA", "the project's setup.py passes it in its GPU build (setup.py:12), which PyTorch's ROCm "
+                      "build takes too, and 1 file tests it (Correlation_Module/correlation_sampler.cpp); --undefine "
+                      "USE_CUDA leaves it out"),)  # PACKED: no source tests it
+    assert flags.setup_gpu_defines(tmp_path, files, ("USE_CUDA",)) == ()
+    project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files)
+    assert "USE_CUDA" in project.common.defines
+    assert flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("USE_CUDA",)).common.defines == ()
 
 
 def test_a_build_scripts_half_switches_become_hipcc_undefines(tmp_path):

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cmake, cpp
+from . import cmake, cpp, setuppy
 from .errors import InputError
 
 BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py")
@@ -622,6 +622,40 @@ def tested_in(texts: dict[str, str], names: set[str]) -> dict[str, list[str]]:
     return tested
 
 
+def setup_gpu_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
+                      build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
+    """((NAME or NAME=VALUE, reason), ...): the macros the tree's setup.py files pass in their GPU build
+    (setuppy.gpu_build_defines: spatial-correlation-sampler 0.5.0's `macro = [("USE_CUDA", None)]` in
+    the else of `if CPU_ONLY:`), which PyTorch's ROCm build of the extension compiles with too, and that
+    the sources test in #if / #ifdef lines. A name given two values, a ROCm switch (HIP_SWITCH,
+    hip_switch_defines' part) and the names in `given` (--define, --undefine, the defines inferred
+    before) are left out. texts: {rel: text} of the tree's files; build_files: as in cmake_always_defines."""
+    if not src.is_dir() or not texts:
+        return ()
+    taken = {d.split("=", 1)[0] for d in given}
+    found: dict[str, list[tuple[str, str]]] = {}
+    for path in _build_files(src) if build_files is None else build_files:
+        if path.name != "setup.py":
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for name, value, line in setuppy.gpu_build_defines(text):
+            if name not in taken and not HIP_SWITCH.fullmatch(name):
+                found.setdefault(name, []).append((f"{name}={value}" if value else name,
+                                                   f"{path.relative_to(src).as_posix()}:{line}"))
+    tested = tested_in(texts, set(found))
+    out = []
+    for name, places in sorted(found.items()):
+        rels = tested.get(name)
+        if rels and len({define for define, _where in places}) == 1:
+            out.append((places[0][0], f"the project's setup.py passes it in its GPU build ({places[0][1]}), which "
+                        f"PyTorch's ROCm build takes too, and {len(rels)} file{'s test' if len(rels) != 1 else ' tests'} "
+                        f"it ({first_files(rels)}); --undefine {name} leaves it out"))
+    return tuple(out)
+
+
 def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str], given: tuple[str, ...],
                          undefines: tuple[str, ...] = (),
                          build_files: list[Path] | None = None) -> tuple[tuple[str, str, str], ...]:
@@ -809,6 +843,7 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     switches: tuple[tuple[str, str], ...] = ()
     always: tuple[tuple[str, str, str], ...] = ()
     hip_branch: tuple[tuple[str, str], ...] = ()
+    setup_gpu: tuple[tuple[str, str], ...] = ()
     build_files = _build_files(src) if src.is_dir() else []
     if not compile_commands:
         guarded = unit_guard_defines(src, units or {}, defines + undefines)
@@ -818,9 +853,12 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         hip_branch = cmake_hip_branch_defines(
             src, texts or {}, defines + undefines + tuple(d for d, _why in guarded + switches)
             + tuple(d for _folder, d, _why in always))
+        setup_gpu = setup_gpu_defines(src, texts or {}, defines + undefines + tuple(d for d, _why in guarded + switches + hip_branch)
+                                      + tuple(d for _folder, d, _why in always), build_files)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
-        common=UnitFlags(infer_from_build_files(src, build_files), tuple(d for d, _why in guarded + switches + hip_branch)),
-        inferred=guarded + switches + hip_branch + tuple((d, why) for _folder, d, why in always),
+        common=UnitFlags(infer_from_build_files(src, build_files),
+                         tuple(d for d, _why in guarded + switches + hip_branch + setup_gpu)),
+        inferred=guarded + switches + hip_branch + setup_gpu + tuple((d, why) for _folder, d, why in always),
         folder_defines=tuple((folder, d) for folder, d, _why in always),
         hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
         source="inferred" if build_files else NO_BUILD_FILES)

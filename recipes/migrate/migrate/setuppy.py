@@ -1,0 +1,81 @@
+"""The defines a PyTorch extension's setup.py passes in the build that migrate ports: its GPU build.
+
+torch.utils.cpp_extension builds a CUDAExtension on ROCm as it does on CUDA (torch.cuda.is_available()
+is true on ROCm, CUDA_HOME's role is ROCM_HOME's), so a define that setup.py gives in its GPU branch -
+`if CPU_ONLY: ... else: macro = [("USE_CUDA", None)]` (spatial-correlation-sampler 0.5.0), `if
+torch.cuda.is_available() or FORCE_CUDA: define_macros += [("WITH_CUDA", None)]` - is one the project's
+ROCm build compiles with. Without it the GPU half of a unit (`#ifdef USE_CUDA`) is never compiled and a
+unit reads "ok" on code that was not checked. The file is read with Python's ast, not run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+NAME = re.compile(r"[A-Za-z_]\w*")
+D_FLAG = re.compile(r"-D([A-Za-z_]\w*)(?:=(\S*))?")
+# a test of the GPU build (body taken on it) and of the CPU-only one (its else is the GPU build)
+GPU_TEST = re.compile(r"cuda|gpu|rocm|hip\b|is_available|CUDA_HOME|ROCM_HOME", re.I)
+CPU_TEST = re.compile(r"cpu", re.I)
+GPU_EXTENSION = re.compile(r"\bCUDAExtension\b")
+
+
+def _branch_is_gpu(node: ast.If, in_body: bool, source: str) -> bool:
+    """Whether the branch of `node` (its body when in_body, else its orelse) is taken by the GPU build:
+    a body under a test that names the GPU without negating it or naming the CPU, the else of a test
+    of the CPU-only build or of a negated GPU test, or a branch that builds a CUDAExtension."""
+    test = ast.get_source_segment(source, node.test) or ""
+    negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+    branch = node.body if in_body else node.orelse
+    if any(GPU_EXTENSION.search(ast.get_source_segment(source, stmt) or "") for stmt in branch):
+        return True
+    gpu, cpu = bool(GPU_TEST.search(test)), bool(CPU_TEST.search(test))
+    if in_body:
+        return gpu and not cpu and not negated
+    return (cpu and not gpu and not negated) or (gpu and negated)
+
+
+def _defines(node: ast.AST) -> Iterator[tuple[str, str]]:
+    """(NAME, VALUE or "") of the define_macros entries (`("NAME", None)`, `("NAME", "1")`) and -D flags
+    (`"-DNAME=1"`) written literally in `node`."""
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2 and isinstance(node.elts[0], ast.Constant) \
+            and isinstance(node.elts[0].value, str) and NAME.fullmatch(node.elts[0].value) \
+            and isinstance(node.elts[1], ast.Constant) and (node.elts[1].value is None or isinstance(node.elts[1].value, (str, int))):
+        value = node.elts[1].value
+        yield node.elts[0].value, "" if value is None else str(value)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        m = D_FLAG.fullmatch(node.value.strip())
+        if m:
+            yield m.group(1), m.group(2) or ""
+
+
+def gpu_build_defines(source: str) -> list[tuple[str, str, int]]:
+    """[(NAME, VALUE or "", line)] of the defines a setup.py (its text) passes in its GPU build: those
+    written outside every `if`, or whose every enclosing `if` branch is one the GPU build takes
+    (_branch_is_gpu); a define under any other condition (a debug switch, an environment variable), or
+    inside a conditional expression, is left out. [] for a file Python cannot parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found: list[tuple[str, str, int]] = []
+
+    def visit(node: ast.AST, gpu: bool) -> None:
+        if isinstance(node, ast.IfExp):
+            return
+        if gpu:
+            found.extend((name, value, getattr(node, "lineno", 0)) for name, value in _defines(node))
+        if isinstance(node, ast.If):
+            visit(node.test, gpu)
+            for stmt in node.body:
+                visit(stmt, gpu and _branch_is_gpu(node, True, source))
+            for stmt in node.orelse:
+                visit(stmt, gpu and _branch_is_gpu(node, False, source))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, gpu)
+
+    visit(tree, True)
+    return found
