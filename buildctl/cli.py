@@ -497,7 +497,7 @@ def bootstrap_cmd(suite: str, mirror: str, tag: str | None, if_missing: bool) ->
 @click.pass_context
 def migrate_cmd(ctx: click.Context, /, src: Path, rocm: str | None, source: str | None, archs: tuple[str, ...],
                 out: Path, recipe_args: tuple[str, ...], **recipe: Any) -> None:
-    """Hipify SRC, compile it for each --arch in the dev image and write report.json / report.md to --out.
+    """Hipify SRC, compile it for each --arch in the dev image and write report.json / report.md / report.html to --out.
 
     The recipe's options below work anywhere on the command line; `--arch-table PATH` (a path inside
     the image) is passed on to the recipe as it is.

@@ -289,6 +289,31 @@ def test_html_escapes_everything_and_is_self_contained(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
 
 
+def test_a_host_only_unit_and_a_baseline_failure_say_so_in_markdown_and_html(tmp_path):
+    data = sample_report()
+    data["files"][0]["host_only"] = "C/C++ source without device code"
+    data["files"][0]["baseline"]["gfx942"]["first_error"] = "/out/run/baseline/a.cu:3:1: error: <no cuda_cmake_macros.h>"
+    data["summary"] = report.summarize(data, "error")
+    report.write_all(tmp_path, data)
+    md, page = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
+    assert "- gfx942: **ok** (host code only: compiled once as C++, no device pass) (baseline: failed: " in md
+    assert "error: <no cuda_cmake_macros.h>`)" in md
+    assert "host code only: compiled once as C++, no device pass" in page
+    assert "error: &lt;no cuda_cmake_macros.h&gt;</code>)" in page
+    assert "Archs: gfx942 (wave64, LDS 65536 B), gfx1100 (wave32, LDS 65536 B)." in page
+
+
+def test_html_lists_the_project_flags_as_markdown_does(tmp_path):
+    data = sample_report(options={"baseline": False, "project_flags": {
+        "source": "inferred", "include_dirs": ["csrc"], "defines": ["USE_CUDA"], "units": 0, "outside_tree": [],
+        "inferred_defines": [{"define": "USE_CUDA", "reason": "the project's setup.py passes it in its GPU build"}]}})
+    data["summary"] = report.summarize(data, "error")
+    report.write_all(tmp_path, data)
+    page = (tmp_path / "report.html").read_text()
+    assert "<h2>Project flags</h2><ul><li>source: inferred from the build files" in page
+    assert "<li>-DUSE_CUDA inferred: the project&#x27;s setup.py passes it in its GPU build</li>" in page
+
+
 def test_interrupted_write_leaves_no_complete_report(tmp_path, monkeypatch):
     data = sample_report()
     data["summary"] = report.summarize(data, "error")

@@ -271,8 +271,12 @@ def to_markdown(data: dict) -> str:
                     line += " (as relocatable device code, -fgpu-rdc: it uses a device symbol another unit defines)"
                 for m in r.get("doctor", []):
                     line += f" (doctor: [{m['id']}]({m['doc']}) {m['title']})"
+                if f.get("host_only"):
+                    line += " (host code only: compiled once as C++, no device pass)"
                 if arch in f.get("baseline", {}):
-                    line += f" (baseline: {f['baseline'][arch]['status']})"
+                    base = f["baseline"][arch]
+                    line += f" (baseline: {base['status']}" + (f": `{shown(data, base['first_error'])}`)"
+                                                                if base.get("first_error") else ")")
                 out.append(line)
         out += _findings_md(f["path"], f["findings"])
         for fix in f["fixes"]:
@@ -299,7 +303,8 @@ def to_html(data: dict) -> str:
     archs = [a["name"] for a in data["archs"]]
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>Migration report</title>",
              f"<style>{CSS}</style></head><body>", f"<h1>Migration report: {_e(data['source'])}</h1>",
-             f"<p>Tools: {_e(tools_text(data['tools']))}. "
+             "<p>Archs: " + _e(", ".join(f"{a['name']} (wave{a['wavefront']}, LDS {a['lds_bytes']} B)" for a in data["archs"]))
+             + f". Tools: {_e(tools_text(data['tools']))}. "
              f"Wall time {_e(data['timings']['wall_s'])} s.</p>", "<h2>Compile results</h2><table><tr><th>arch</th>"]
     parts += [f"<th>{_e(st)}</th>" for st in STATUSES]
     parts.append("<th>baseline ok</th></tr>" if "baseline" in s else "</tr>")
@@ -321,7 +326,11 @@ def to_html(data: dict) -> str:
     parts.append("<h2>Findings</h2><table><tr><th>severity</th><th>open</th><th>fixed</th></tr>")
     parts += [f"<tr><td class='{sev}'>{sev}</td><td>{s['findings'][sev]['open']}</td><td>{s['findings'][sev]['fixed']}</td></tr>"
               for sev in SEVERITIES]
-    parts.append("</table><h2>Files</h2><table><tr><th>file</th>" + "".join(f"<th>{_e(a)}</th>" for a in archs)
+    parts.append("</table>")
+    flag_lines = [line[2:].replace("`", "") for line in _project_flags(data) if line.startswith("- ")]
+    if flag_lines:
+        parts.append("<h2>Project flags</h2><ul>" + "".join(f"<li>{_e(line)}</li>" for line in flag_lines) + "</ul>")
+    parts.append("<h2>Files</h2><table><tr><th>file</th>" + "".join(f"<th>{_e(a)}</th>" for a in archs)
                  + "<th>open findings</th><th>fixes</th></tr>")
     for f in data["files"]:
         if not (f["unit"] or f["findings"] or f["fixes"]):
@@ -352,7 +361,12 @@ def to_html(data: dict) -> str:
                                 if r.get("explained_by") else "")
                              + "".join(f" <span class='info'>doctor: <a href='{_e(m['doc'])}'><b>{_e(m['id'])}</b></a> "
                                        f"{_e(m['title'])}: {_e(m['fix'])}</span>" for m in r.get("doctor", []))
-                             + (f" (baseline: {_e(f['baseline'][arch]['status'])})" if arch in f.get("baseline", {}) else "")
+                             + (" <span class='info'>host code only: compiled once as C++, no device pass</span>"
+                                if f.get("host_only") else "")
+                             + (f" (baseline: {_e(f['baseline'][arch]['status'])}"
+                                + (f" <code>{_e(shown(data, f['baseline'][arch]['first_error']))}</code>"
+                                   if f["baseline"][arch].get("first_error") else "") + ")"
+                                if arch in f.get("baseline", {}) else "")
                              + "</div>")
         if f["findings"]:
             parts.append("<ul>")
