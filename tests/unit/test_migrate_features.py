@@ -913,3 +913,17 @@ def test_ldg_of_c10_half_gets_a_plain_load_overload_in_pytorch_files():
     assert features.half_ldg("#include <torch/extension.h>\n// __ldg in a comment\n") == "#include <torch/extension.h>\n// __ldg in a comment\n"
     own = text + "__device__ c10::Half __ldg(const c10::Half* p) { return *p; }\n"
     assert features.half_ldg(own) == own
+
+
+def test_syncwarp_masks_are_dropped_keeping_any_side_effect():
+    # CUTLASS 1.x k_split_control.h (pytorch-block-sparse 0.1.2): __syncwarp(0x00000001) in a spin loop
+    text = ("__global__ void k(int* x) {\n  __syncwarp(0xffffffff);\n  unsigned m = __activemask();\n  __syncwarp(m);\n"
+            "  if (threadIdx.x == 0) __syncwarp(0x1);\n  __syncwarp(mask_of(x) & FULL);\n  __syncwarp();\n"
+            "  __syncwarp(s->mask);\n}\n")
+    out = features.syncwarp_mask(text)
+    assert out.count("__syncwarp()") == 6
+    assert "  ((void)(mask_of(x) & FULL), __syncwarp());\n" in out
+    assert "__syncwarp(0" not in out and "__syncwarp(m)" not in out
+    assert features.syncwarp_mask(out) == out
+    own = "#define __syncwarp(m) my_sync(m)\n" + text
+    assert features.syncwarp_mask(own) == own

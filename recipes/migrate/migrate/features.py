@@ -1286,6 +1286,38 @@ def half_shuffles(text: str, declared: frozenset[str] = frozenset()) -> str:
     return insert_after_includes(text, block)
 
 
+SYNCWARP = re.compile(r"(?<![\w.:>])__syncwarp\s*\(")
+# a mask expression that neither writes nor calls anything: literals, names, members, operators
+PURE_MASK = re.compile(r"(?:[\w\s.|&^~<>()+\-*/%\[\]]|->)*")
+
+
+def syncwarp_mask(text: str) -> str:
+    """__syncwarp(mask) -> __syncwarp(). HIP 7.2's masked __syncwarp takes a 64-bit mask only (a
+    static_assert refuses CUDA's 32-bit `0xffffffff` or `unsigned m`), and does nothing with it but
+    check it before calling __syncwarp() (amd_warp_sync_functions.h): a wavefront-scope release fence,
+    a wave barrier, an acquire fence. That orders memory across the whole wavefront, a superset of
+    any CUDA mask's lanes on wave64 and wave32 alike, and a wavefront has no lanes running ahead to wait
+    for. A mask that writes or calls something (`mask = f()`) keeps its evaluation:
+    `((void)(mask), __syncwarp())`. A file that defines its own __syncwarp is left alone."""
+    if "__syncwarp" not in text:
+        return text
+    blanked = cpp.blank(text)
+    if re.search(r"\b(?:void|auto)\s+__syncwarp\s*\(|#\s*define\s+__syncwarp\b", blanked):
+        return text
+    for m in reversed(list(SYNCWARP.finditer(blanked))):
+        found = _arg_spans(blanked, m.end())
+        if found is None or len(found[0]) != 1:
+            continue
+        (start, end), close = found[0][0], found[1]
+        mask = text[start:end].strip()
+        if not mask:
+            continue
+        pure = PURE_MASK.fullmatch(blanked[start:end]) and not re.search(r"\w\s*\(|\+\+|--|(?<![=!<>])=(?!=)", blanked[start:end])
+        replacement = "__syncwarp()" if pure else f"((void)({mask}), __syncwarp())"
+        text = text[:m.start()] + replacement + text[close + 1:]
+    return text
+
+
 LDG_USE = re.compile(r"(?<![\w.:>])__ldg\s*\(")
 HALF_LDG_GUARD = "ROCMIG_HALF_LDG"
 HALF_LDG = f"""#ifndef {HALF_LDG_GUARD}

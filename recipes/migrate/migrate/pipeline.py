@@ -51,7 +51,7 @@ HIPBLAS_HALF_CALL = re.compile(r"\bhipblasH[a-z][A-Za-z]*\s*\(")
 # reinterpret_cast of the half data, gptqmodel's exllamav2 compat_gemm.cuh) holds with either type
 HIPBLAS_HALF_VALUE = re.compile(r"\bhipblasHalf\b(?!\s*(?:const\s*)?\*)")
 WAVEFRONT_MACROS = ("ROCM_WAVEFRONT_SIZE",)  # read by DeepSpeed's kernels; its build gets it from rocminfo
-SYNC_USE = re.compile(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_\w+)_sync\s*\(|\b__activemask\s*\(")
+SYNC_USE = re.compile(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_\w+)_sync\s*\(|\b__activemask\s*\(|\b__syncwarp\s*\(")
 
 
 @dataclass(frozen=True)
