@@ -431,18 +431,39 @@ def test_setup_py_defines_of_the_gpu_build_are_read_from_its_branches():
     assert setuppy.gpu_build_defines("def broken(:\n") == []
 
 
+def test_a_build_modules_defines_count_only_where_they_are_the_gpu_compilers():
+    """ColossalAI 0.5.0 extensions/cuda_extension.py: `class _CudaExtension` whose nvcc_flags() returns
+    ["-DCOLOSSAL_WITH_CUDA"]; its CPU extension's cxx flags and a JIT loader's extra_cflags are not
+    the GPU build's, a JIT loader's extra_cuda_cflags and an "nvcc" entry of extra_compile_args are."""
+    module = ("class _CppExtension:\n    def cxx_flags(self):\n        return ['-DCOLOSSAL_WITH_CPU']\n"
+              "class _CudaExtension(_CppExtension):\n    def nvcc_flags(self):\n        return ['-DCOLOSSAL_WITH_CUDA']\n"
+              "load('k', ['k.cu'], extra_cflags=['-DHOST_ONLY'], extra_cuda_cflags=['-DKERNEL_OPT=2'])\n"
+              "args = {'cxx': ['-DCXX_SIDE'], 'nvcc': ['-DNVCC_SIDE']}\n")
+    assert [(n, v) for n, v, _l in setuppy.gpu_build_defines(module, helper=True)] == [
+        ("COLOSSAL_WITH_CUDA", ""), ("KERNEL_OPT", "2"), ("NVCC_SIDE", "")]
+    # as a setup.py every unconditional define counts
+    assert {n for n, _v, _l in setuppy.gpu_build_defines(module)} >= {"COLOSSAL_WITH_CPU", "CXX_SIDE"}
+
+
 def test_setup_py_gpu_defines_the_sources_test_become_defines(tmp_path):
     (tmp_path / "setup.py").write_text(SPATIAL_SETUP)
     files = {"Correlation_Module/correlation_sampler.cpp": "#include <torch/extension.h>\n#ifdef USE_CUDA\nint gpu;\n#endif\n",
              "Correlation_Module/k.cu": "int x;\n"}
     found = flags.setup_gpu_defines(tmp_path, files, ())
-    assert found == (("USE_CUDA", "the project's setup.py passes it in its GPU build (setup.py:12), which PyTorch's ROCm "
+    assert found == (("USE_CUDA", "the project's Python build passes it in its GPU build (setup.py:12), which PyTorch's ROCm "
                       "build takes too, and 1 file tests it (Correlation_Module/correlation_sampler.cpp); --undefine "
                       "USE_CUDA leaves it out"),)  # PACKED: no source tests it
     assert flags.setup_gpu_defines(tmp_path, files, ("USE_CUDA",)) == ()
     project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files)
     assert "USE_CUDA" in project.common.defines
-    assert flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("USE_CUDA",)).common.defines == ()
+    (tmp_path / "extensions").mkdir()
+    (tmp_path / "extensions" / "cuda_extension.py").write_text(
+        "from torch.utils.cpp_extension import CUDA_HOME\nclass _CudaExtension:\n    def nvcc_flags(self):\n"
+        "        return ['-DCOLOSSAL_WITH_CUDA']\n")
+    files["Correlation_Module/common.h"] = "#if defined(COLOSSAL_WITH_CUDA)\nint v;\n#endif\n"
+    assert [d for d, _why in flags.setup_gpu_defines(tmp_path, files, ())] == ["COLOSSAL_WITH_CUDA", "USE_CUDA"]
+    assert flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("USE_CUDA",)).common.defines == (
+        "COLOSSAL_WITH_CUDA",)
 
 
 def test_a_build_scripts_half_switches_become_hipcc_undefines(tmp_path):

@@ -622,11 +622,27 @@ def tested_in(texts: dict[str, str], names: set[str]) -> dict[str, list[str]]:
     return tested
 
 
+# a Python module that builds a PyTorch extension for the GPU (a builder class, a JIT loader)
+PYTHON_GPU_BUILD = re.compile(r"\b(?:CUDAExtension|cpp_extension|nvcc)\b")
+
+
+def _python_builds(src: Path, build_files: list[Path] | None) -> list[tuple[Path, bool]]:
+    """(path, helper) of the tree's setup.py files (helper False) and its other Python files (helper
+    True: the build modules a setup.py imports and JIT loaders, told apart by setuppy's GPU contexts)."""
+    setups = [p for p in (_build_files(src) if build_files is None else build_files) if p.name == "setup.py"]
+    helpers = []
+    for folder, dirs, files in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        helpers += [Path(folder) / name for name in sorted(files) if name.endswith(".py") and name != "setup.py"]
+    return [(p, False) for p in setups] + [(p, True) for p in helpers]
+
+
 def setup_gpu_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                       build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
-    """((NAME or NAME=VALUE, reason), ...): the macros the tree's setup.py files pass in their GPU build
-    (setuppy.gpu_build_defines: spatial-correlation-sampler 0.5.0's `macro = [("USE_CUDA", None)]` in
-    the else of `if CPU_ONLY:`), which PyTorch's ROCm build of the extension compiles with too, and that
+    """((NAME or NAME=VALUE, reason), ...): the macros the tree's setup.py files and Python build modules
+    pass in their GPU build (setuppy.gpu_build_defines: spatial-correlation-sampler 0.5.0's `macro =
+    [("USE_CUDA", None)]` in the else of `if CPU_ONLY:`, ColossalAI 0.5.0's `_CudaExtension.nvcc_flags()`
+    returning "-DCOLOSSAL_WITH_CUDA"), which PyTorch's ROCm build of the extension compiles with too, and that
     the sources test in #if / #ifdef lines. A name given two values, a ROCm switch (HIP_SWITCH,
     hip_switch_defines' part) and the names in `given` (--define, --undefine, the defines inferred
     before) are left out. texts: {rel: text} of the tree's files; build_files: as in cmake_always_defines."""
@@ -634,14 +650,14 @@ def setup_gpu_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
         return ()
     taken = {d.split("=", 1)[0] for d in given}
     found: dict[str, list[tuple[str, str]]] = {}
-    for path in _build_files(src) if build_files is None else build_files:
-        if path.name != "setup.py":
-            continue
+    for path, helper in _python_builds(src, build_files):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        for name, value, line in setuppy.gpu_build_defines(text):
+        if helper and not PYTHON_GPU_BUILD.search(text):
+            continue
+        for name, value, line in setuppy.gpu_build_defines(text, helper):
             if name not in taken and not HIP_SWITCH.fullmatch(name):
                 found.setdefault(name, []).append((f"{name}={value}" if value else name,
                                                    f"{path.relative_to(src).as_posix()}:{line}"))
@@ -650,7 +666,7 @@ def setup_gpu_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
     for name, places in sorted(found.items()):
         rels = tested.get(name)
         if rels and len({define for define, _where in places}) == 1:
-            out.append((places[0][0], f"the project's setup.py passes it in its GPU build ({places[0][1]}), which "
+            out.append((places[0][0], f"the project's Python build passes it in its GPU build ({places[0][1]}), which "
                         f"PyTorch's ROCm build takes too, and {len(rels)} file{'s test' if len(rels) != 1 else ' tests'} "
                         f"it ({first_files(rels)}); --undefine {name} leaves it out"))
     return tuple(out)

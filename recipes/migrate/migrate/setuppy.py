@@ -51,31 +51,57 @@ def _defines(node: ast.AST) -> Iterator[tuple[str, str]]:
             yield m.group(1), m.group(2) or ""
 
 
-def gpu_build_defines(source: str) -> list[tuple[str, str, int]]:
+# a function, class, keyword or dict key whose name says its flags are the GPU compiler's
+GPU_CONTEXT = re.compile(r"cuda|nvcc|gpu|hip|rocm", re.I)
+
+
+def _gpu_context(node: ast.AST) -> bool:
+    """Whether `node` opens a part of a build helper whose flags are the GPU compiler's: a function or
+    class named for it (ColossalAI 0.5.0's `_CudaExtension.nvcc_flags`), a keyword argument
+    (`extra_cuda_cflags=`), or a dict entry keyed "nvcc" (`extra_compile_args={"nvcc": [...]}`)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return bool(GPU_CONTEXT.search(node.name))
+    if isinstance(node, ast.keyword):
+        return bool(node.arg and GPU_CONTEXT.search(node.arg))
+    return False
+
+
+def gpu_build_defines(source: str, helper: bool = False) -> list[tuple[str, str, int]]:
     """[(NAME, VALUE or "", line)] of the defines a setup.py (its text) passes in its GPU build: those
     written outside every `if`, or whose every enclosing `if` branch is one the GPU build takes
     (_branch_is_gpu); a define under any other condition (a debug switch, an environment variable), or
-    inside a conditional expression, is left out. [] for a file Python cannot parse."""
+    inside a conditional expression, is left out. For a `helper` (a build module setup.py imports, a JIT
+    loader) the define must also lie in a part of it that names the GPU compiler (_gpu_context; a dict
+    entry keyed "nvcc"), since such modules hold the CPU build's flags too. [] for a file Python cannot
+    parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     found: list[tuple[str, str, int]] = []
 
-    def visit(node: ast.AST, gpu: bool) -> None:
+    def visit(node: ast.AST, gpu: bool, context: bool) -> None:
         if isinstance(node, ast.IfExp):
             return
-        if gpu:
+        context = context or _gpu_context(node)
+        if gpu and context:
             found.extend((name, value, getattr(node, "lineno", 0)) for name, value in _defines(node))
         if isinstance(node, ast.If):
-            visit(node.test, gpu)
+            visit(node.test, gpu, context)
             for stmt in node.body:
-                visit(stmt, gpu and _branch_is_gpu(node, True, source))
+                visit(stmt, gpu and _branch_is_gpu(node, True, source), context)
             for stmt in node.orelse:
-                visit(stmt, gpu and _branch_is_gpu(node, False, source))
+                visit(stmt, gpu and _branch_is_gpu(node, False, source), context)
+            return
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                nvcc = isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(GPU_CONTEXT.search(key.value))
+                if key is not None:
+                    visit(key, gpu, context)
+                visit(value, gpu, context or nvcc)
             return
         for child in ast.iter_child_nodes(node):
-            visit(child, gpu)
+            visit(child, gpu, context)
 
-    visit(tree, True)
+    visit(tree, True, not helper)
     return found
