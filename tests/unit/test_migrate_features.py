@@ -927,3 +927,17 @@ def test_syncwarp_masks_are_dropped_keeping_any_side_effect():
     assert features.syncwarp_mask(out) == out
     own = "#define __syncwarp(m) my_sync(m)\n" + text
     assert features.syncwarp_mask(own) == own
+
+
+def test_half2_raw_members_read_the_unsigned_short_inside_hips_half_raw():
+    # ColossalAI 0.5.0 / vLLM fp8 cast functors: `__half2_raw res = ...; tmp.u16[0] = res.x;`, and a
+    # `__half_raw res` in the next specialization, whose .x is already the unsigned short
+    text = ("__device__ uint32_t a(uint16_t val) {\n  union { uint16_t u16[2]; uint32_t u32; } tmp;\n"
+            "  __half2_raw res = cvt(val);\n  tmp.u16[0] = res.x;\n  tmp.u16[1] = res.y;\n  return tmp.u32;\n}\n"
+            "__device__ uint16_t b(uint8_t val) {\n  __half_raw res = cvt1(val);\n  return res.x;\n}\n"
+            "__device__ void c(__half2_raw r, uint16_t* o) { o[0] = r.x; r.y.x = 1; }\n")
+    out = features.half2_raw_members(text)
+    assert "tmp.u16[0] = res.x.x;\n  tmp.u16[1] = res.y.x;" in out
+    assert "  __half_raw res = cvt1(val);\n  return res.x;\n" in out
+    assert "o[0] = r.x.x; r.y.x = 1;" in out
+    assert features.half2_raw_members(out) == out

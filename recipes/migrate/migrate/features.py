@@ -1286,6 +1286,45 @@ def half_shuffles(text: str, declared: frozenset[str] = frozenset()) -> str:
     return insert_after_includes(text, block)
 
 
+HALF2_RAW_DECL = re.compile(r"\b__half2_raw\s*&?\s*([A-Za-z_]\w*)\s*(?=[=;,)({\[])")
+
+
+def _scope_end(blanked: str, at: int) -> int:
+    """Offset just past the scope of the name declared right before offset `at`: for a parameter (`,` or
+    `)` follows) its function's body, else the block that holds it (len(blanked) at file scope)."""
+    if blanked[at:at + 1] in (",", ")"):
+        body = blanked.find("{", at)
+        return _block_end(blanked, body) if body >= 0 else len(blanked)
+    depth = 0
+    for k in range(at, len(blanked)):
+        depth += {"{": 1, "}": -1}.get(blanked[k], 0)
+        if depth < 0:
+            return k
+    return len(blanked)
+
+
+def half2_raw_members(text: str) -> str:
+    """`r.x` / `r.y` of a __half2_raw variable -> `r.x.x` / `r.y.x`, within the block that declares it.
+    CUDA's __half2_raw holds two unsigned shorts (cuda_fp16.h); HIP 7.2's holds two __half_raw, each a
+    union whose `x` is that unsigned short (amd_hip_fp16.h), so `tmp.u16[0] = res.x;` fails ("assigning
+    to 'uint16_t' from incompatible type '__half_raw'") and `res.x.x` is the same bits, read or written.
+    vLLM's and ColossalAI 0.5.0's fp8 cast functors unpack __nv_cvt_fp8x2_to_halfraw2's result so. A
+    member already followed by `.` is left as it is."""
+    if "__half2_raw" not in text:
+        return text
+    blanked = cpp.blank(text)
+    edits: list[tuple[int, int, str]] = []
+    for decl in HALF2_RAW_DECL.finditer(blanked):
+        name = decl.group(1)
+        end = _scope_end(blanked, decl.end())
+        for m in re.finditer(rf"(?<![\w.>])({re.escape(name)}\s*\.\s*[xy])\b(?!\s*\.)", blanked[decl.end():end]):
+            at = decl.end() + m.end(1)
+            edits.append((at, at, ".x"))
+    for start, stop, insert in sorted(set(edits), reverse=True):
+        text = text[:start] + insert + text[stop:]
+    return text
+
+
 SYNCWARP = re.compile(r"(?<![\w.:>])__syncwarp\s*\(")
 # a mask expression that neither writes nor calls anything: literals, names, members, operators
 PURE_MASK = re.compile(r"(?:[\w\s.|&^~<>()+\-*/%\[\]]|->)*")

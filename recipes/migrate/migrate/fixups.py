@@ -58,6 +58,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   own-hip-branch        a chain's CUDA-compiler tests put back where the chain has its own HIP branch
                         (the translators' __CUDACC__ -> __HIPCC__ would make it take the CUDA one; features.py)
   half-shuffle-overloads  c10::Half overloads of the shuffles in files that include PyTorch (features.py)
+  half2-raw-members     `r.x` / `r.y` of a __half2_raw variable -> `r.x.x` / `r.y.x`: HIP's members are __half_raw
+                        unions over CUDA's unsigned short (features.py)
   syncwarp-mask         __syncwarp(mask) -> __syncwarp(): HIP's masked form refuses 32-bit masks and only checks the
                         mask before the same wavefront-wide fence and barrier (features.py)
   half-ldg              __ldg(const c10::Half*) (PyTorch declares it for CUDA compilers only) as a plain load, in
@@ -598,6 +600,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: features.dispatch_scalar_type(t) if pytorch else t),
         ("half-shuffle-overloads", "c10::Half shuffles through HIP's __half ones (the float/__half overloads are ambiguous)",
          lambda t: features.half_shuffles(t, half_declared) if pytorch else t),
+        ("half2-raw-members", "`r.x` / `r.y` of a __half2_raw -> `r.x.x` / `r.y.x` (HIP's members are __half_raw, CUDA's "
+         "unsigned short)", features.half2_raw_members),
         ("syncwarp-mask", "__syncwarp(mask) -> __syncwarp() (HIP's takes 64-bit masks only and syncs the whole wavefront)",
          features.syncwarp_mask),
         ("half-ldg", "__ldg on c10::Half pointers -> a plain load (PyTorch's overload is for CUDA compilers only)",
