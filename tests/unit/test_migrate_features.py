@@ -941,3 +941,14 @@ def test_half2_raw_members_read_the_unsigned_short_inside_hips_half_raw():
     assert "  __half_raw res = cvt1(val);\n  return res.x;\n" in out
     assert "o[0] = r.x.x; r.y.x = 1;" in out
     assert features.half2_raw_members(out) == out
+
+
+def test_an_mma_include_no_file_uses_is_left_out_and_a_used_one_becomes_rocwmma():
+    # lightseq 3.0.1 cublas_wrappers.h: `#include <mma.h>` with no WMMA anywhere in the tree
+    header = "#pragma once\n#include <hipblas/hipblas.h>\n#include <mma.h>\nint gemm();\n"
+    assert features.wmma_used([header]) is False
+    out = features.wmma(header, used=False)
+    assert "// #include <mma.h>  (no file of the tree uses WMMA)\n" in out and out.count("\n") == header.count("\n")
+    kernel = "using namespace nvcuda;\n__global__ void k() { wmma::fragment<wmma::accumulator, 16, 16, 16, float> c; }\n"
+    assert features.wmma_used([header, kernel]) is True
+    assert "#include <rocwmma/rocwmma.hpp>" in features.wmma(header, used=True)

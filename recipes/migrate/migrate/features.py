@@ -1161,8 +1161,22 @@ def cg_memcpy_header(text: str) -> str:
     return CG_MEMCPY_INCLUDE.sub(r"\1<hip/hip_cooperative_groups.h>", text)
 
 
-def wmma(text: str) -> str:
-    """<mma.h> / nvcuda::wmma -> <rocwmma/rocwmma.hpp> / rocwmma (see module doc)."""
+WMMA_USE = re.compile(r"\b(?:wmma|nvcuda)\b")
+
+
+def wmma_used(blanked_texts: list[str]) -> bool:
+    """Whether any of the tree's CUDA files (comments blanked) names WMMA (`nvcuda::wmma`, `wmma::`)."""
+    return any(WMMA_USE.search(t) for t in blanked_texts)
+
+
+def wmma(text: str, used: bool = True) -> str:
+    """<mma.h> / nvcuda::wmma -> <rocwmma/rocwmma.hpp> / rocwmma (see module doc). Where no file of the tree
+    uses WMMA (`used` false: wmma_used), the <mma.h> include is commented out instead: lightseq 3.0.1's
+    cublas_wrappers.h includes it and nothing uses it, and rocWMMA's header is a large one to parse (and
+    incomplete in Debian's librocwmma-dev 7.2.4, which lacks its internal/ headers)."""
+    if not used:
+        return re.sub(r'^([ \t]*#[ \t]*include[ \t]*[<"]mma\.h[>"][^\n]*)', r"// \1  (no file of the tree uses WMMA)",
+                      text, flags=re.MULTILINE)
     text = re.sub(r'^([ \t]*#[ \t]*include[ \t]*)[<"]mma\.h[>"]', r"\1<rocwmma/rocwmma.hpp>", text, flags=re.MULTILINE)
     text = re.sub(r"\busing\s+namespace\s+nvcuda\s*::\s*wmma\s*;", "using namespace rocwmma;", text)
     text = re.sub(r"\busing\s+namespace\s+nvcuda\s*;", "namespace wmma = rocwmma;", text)
