@@ -952,3 +952,17 @@ def test_an_mma_include_no_file_uses_is_left_out_and_a_used_one_becomes_rocwmma(
     kernel = "using namespace nvcuda;\n__global__ void k() { wmma::fragment<wmma::accumulator, 16, 16, 16, float> c; }\n"
     assert features.wmma_used([header, kernel]) is True
     assert "#include <rocwmma/rocwmma.hpp>" in features.wmma(header, used=True)
+
+
+def test_cub_wrapped_in_a_namespace_by_cub_ns_prefix_becomes_hipcub():
+    # lightseq 3.0.1 ls_cub.cuh (DGL's dgl_cub.cuh): CUB_NS_PREFIX namespace ls {, then ls::cub::CachingDeviceAllocator
+    header = ("#define CUB_NS_PREFIX namespace ls {\n#define CUB_NS_POSTFIX }\n#define CUB_NS_QUALIFIER ::ls::cub\n"
+              '#include "hipcub/hipcub.hpp"\n')
+    assert features.cub_namespaces([header, "// #define CUB_NS_PREFIX namespace old {\n".replace("// ", "int x; // ")]) == {"ls"}
+    unit = ("ls::cub::CachingDeviceAllocator g_allocator(true);\nvoid f() { ::ls::hipcub::DeviceScan::ExclusiveSum(a, b, c, d, n); "
+            "hipcub::DeviceReduce::Sum(a, b, c, d, n); tools::cub::x(); }\n")
+    out = features.cub_namespace_prefix(unit, frozenset({"ls"}))
+    assert out.startswith("hipcub::CachingDeviceAllocator g_allocator(true);")
+    assert "{ hipcub::DeviceScan::ExclusiveSum(a, b, c, d, n); hipcub::DeviceReduce::Sum" in out
+    assert "tools::cub::x()" in out
+    assert features.cub_namespace_prefix(unit, frozenset()) == unit

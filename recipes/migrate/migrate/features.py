@@ -1161,6 +1161,26 @@ def cg_memcpy_header(text: str) -> str:
     return CG_MEMCPY_INCLUDE.sub(r"\1<hip/hip_cooperative_groups.h>", text)
 
 
+CUB_NS_PREFIX = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUB_NS_PREFIX[ \t]+namespace[ \t]+([A-Za-z_]\w*)[ \t]*\{", re.MULTILINE)
+
+
+def cub_namespaces(blanked_texts: list[str]) -> frozenset[str]:
+    """The namespaces the tree wraps CUB in (`#define CUB_NS_PREFIX namespace ls {`, DGL's dgl_cub.cuh
+    pattern, copied by lightseq 3.0.1), from its CUDA files with comments blanked."""
+    return frozenset(m.group(1) for t in blanked_texts if "CUB_NS_PREFIX" in t for m in CUB_NS_PREFIX.finditer(t))
+
+
+def cub_namespace_prefix(text: str, namespaces: frozenset[str]) -> str:
+    """`ls::cub::X` (or `::ls::cub::X`, `ls::hipcub::X` after the translator) -> `hipcub::X` for each
+    namespace of cub_namespaces. CUB_NS_PREFIX / CUB_NS_POSTFIX make CUB's headers declare cub inside
+    that namespace, so that two copies of CUB in one program do not collide; hipCUB has no such switch
+    and always declares `hipcub` (the translator's name for `cub`), with the same API."""
+    if not namespaces or "cub::" not in text:
+        return text
+    names = "|".join(re.escape(n) for n in sorted(namespaces))
+    return re.sub(rf"(?<![\w:])(?:::)?(?:{names})\s*::\s*(?:hip)?cub\s*::", "hipcub::", text)
+
+
 WMMA_USE = re.compile(r"\b(?:wmma|nvcuda)\b")
 
 

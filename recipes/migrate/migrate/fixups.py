@@ -465,7 +465,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               hip_macros: frozenset[str] = frozenset(),
               include_map: dict[str, str] | None = None,
               constant_map: dict[str, str] | None = None,
-              wmma_used: bool = True) -> tuple[str, list[Fix], list[int | None]]:
+              wmma_used: bool = True,
+              cub_namespaces: frozenset[str] = frozenset()) -> tuple[str, list[Fix], list[int | None]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -481,7 +482,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     hip_macros: plain-named macros of the HIP headers that the tree does not #define (sysdeps.hip_leaked_macros);
     include_map: hipify-perl's CUDA -> HIP header names (hipify.include_map; None: that step is skipped);
     constant_map: its CUDART_* -> HIP_* constant names (hipify.math_constant_map; None: skipped);
-    wmma_used: some file of the tree uses WMMA (features.wmma_used); without, <mma.h> is left out.
+    wmma_used: some file of the tree uses WMMA (features.wmma_used); without, <mma.h> is left out;
+    cub_namespaces: the namespaces the tree wraps CUB in (features.cub_namespaces).
     Returns (fixed text, the fixes that changed something, each with its lines and diff, for each 0-based
     line of the fixed text the 0-based hipify output line it came from or None for a line a fixup added),
     the last composed from each step's own line map: one diff of the whole change pairs a line a step
@@ -580,6 +582,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cg-reduce", "cooperative_groups::reduce -> a shuffle tree over the group (rocmig_cg)", features.cg_reduce),
         ("cg-memcpy-header", "<cooperative_groups/memcpy_async.h> unused -> <hip/hip_cooperative_groups.h>",
          features.cg_memcpy_header),
+        ("cub-namespace-prefix", "CUB wrapped in a namespace by CUB_NS_PREFIX (`ls::cub::X`) -> hipcub::X",
+         lambda t: features.cub_namespace_prefix(t, cub_namespaces)),
         ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA (an <mma.h> no file uses is left out)",
          lambda t: features.wmma(t, wmma_used)),
         ("cuda-runtime-guard", "tests of CUDA headers' include guards (cuda_runtime.h, driver_types.h, cuBLAS, ...) -> "
