@@ -409,6 +409,21 @@ def test_a_name_no_file_of_the_tree_declares_is_said_so_and_a_declared_one_is_no
         assert why is None, declared
 
 
+def test_a_redefined_template_member_is_named_by_its_class():
+    """lightseq 3.0.1: ops/normalize_layer.cpp defines Normalize_Layer<T>'s constructor out of line while
+    ops/includes/normalize_layer.h now defines it in the class."""
+    texts = {"csrc/ops/includes/normalize_layer.h": "template <typename T>\nclass Normalize_Layer {\n public:\n"
+                                                    "  Normalize_Layer(int c) : c_(c) {}\n  int c_;\n};\n",
+             "csrc/ops/normalize_layer.cpp": '#include "normalize_layer.h"\ntemplate <typename T>\n'
+                                             "Normalize_Layer<T>::Normalize_Layer(int c) : c_(c) {}\n"}
+    for message in ("redefinition of 'Normalize_Layer<T>'", "redefinition of '~Normalize_Layer<T>'"):
+        where = explain.Location("csrc/ops/normalize_layer.cpp", 3, message)
+        why, made = explain.explain(where, where.rel, lambda rel: [], checks(Path("/nonexistent"), texts), lambda r, n: "")
+        assert why["rule"] == "tree-defines-twice", message
+        assert made["note"] == ("`Normalize_Layer` is defined in csrc/ops/normalize_layer.cpp and also in "
+                                "csrc/ops/includes/normalize_layer.h")
+
+
 def test_a_redefinition_another_tree_file_also_defines_is_said_so():
     """llm.c files of two versions: dev/cuda/attention_backward.cu's static cublas_handle meets the
     extern one of the common.h it includes; a name only the unit defines (a clash with HIP) is not claimed."""
