@@ -322,6 +322,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "name-declared-in-unincluded-header": "no template named 'ScalarConvert'",
         "torch-thc-removed": "'THH/THHNumerics.cuh' file not found",
         "tensorrt-no-rocm": "'NvInferPlugin.h' file not found",
+        "hipify-launch-token-paste": "use of undeclared identifier 'general_hipLaunchKernelGGL'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},

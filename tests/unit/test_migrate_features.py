@@ -966,3 +966,16 @@ def test_cub_wrapped_in_a_namespace_by_cub_ns_prefix_becomes_hipcub():
     assert "{ hipcub::DeviceScan::ExclusiveSum(a, b, c, d, n); hipcub::DeviceReduce::Sum" in out
     assert "tools::cub::x()" in out
     assert features.cub_namespace_prefix(unit, frozenset()) == unit
+
+
+def test_cub_names_the_translator_left_become_hipcub_where_hipcub_is_included():
+    # ColossalAI 0.5.0 moe_kernel.cu after torch.utils.hipify
+    text = ("#include <hipcub/hipcub.hpp>\n"
+            "typedef hipcub::BlockLoad<T, block_size, pack_size, cub::BLOCK_LOAD_VECTORIZE> BlockLoad;\n"
+            "// cub::in a comment\nauto s = \"cub::in a string\"; ::cub::WarpReduce<int> w; my::cub::x y;\n")
+    out = features.cub_names(text)
+    assert "hipcub::BlockLoad<T, block_size, pack_size, hipcub::BLOCK_LOAD_VECTORIZE>" in out
+    assert "// cub::in a comment" in out and '"cub::in a string"' in out
+    assert "hipcub::WarpReduce<int> w;" in out and "my::cub::x y;" in out
+    assert features.cub_names(out) == out
+    assert features.cub_names(text.replace("hipcub/hipcub.hpp", "cub/cub.cuh")) == text.replace("hipcub/hipcub.hpp", "cub/cub.cuh")

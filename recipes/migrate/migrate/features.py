@@ -296,6 +296,27 @@ def cub_headers(text: str) -> str:
                            else m.group(0), text)
 
 
+CUB_LEFT = re.compile(r"(?<![\w:])(?:::)?cub\s*::(?=\s*[A-Za-z_])")
+HIPCUB_INCLUDED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hipcub/', re.MULTILINE)
+
+
+def cub_names(text: str) -> str:
+    """`cub::X` left by the translator -> `hipcub::X`, in a file that includes a hipCUB header:
+    torch.utils.hipify 2.14 renames the CUB names in its table only (`cub::BlockLoad` becomes
+    `hipcub::BlockLoad`, its template argument `cub::BLOCK_LOAD_VECTORIZE` stays: ColossalAI 0.5.0's
+    moe_kernel.cu), and hipCUB declares CUB's API under `hipcub`. A file that declares a namespace cub of
+    its own is left alone."""
+    if "cub::" not in text or not HIPCUB_INCLUDED.search(text):
+        return text
+    blanked = cpp.blank(text)
+    if re.search(r"\bnamespace\s+cub\b", blanked):
+        return text
+    spans = [m.span() for m in CUB_LEFT.finditer(blanked)]
+    for start, end in reversed(spans):
+        text = text[:start] + "hipcub::" + text[end:]
+    return text
+
+
 # libcu++ headers and names with a rocThrust counterpart of the same meaning, usable in device code
 # (rocThrust 7.2 without libhipcxx keeps its own __host__ __device__ pair / tuple / functional objects;
 # std::tie's assignment is not constexpr in C++17, so ::std is no substitute in device code)

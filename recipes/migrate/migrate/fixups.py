@@ -582,6 +582,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cg-reduce", "cooperative_groups::reduce -> a shuffle tree over the group (rocmig_cg)", features.cg_reduce),
         ("cg-memcpy-header", "<cooperative_groups/memcpy_async.h> unused -> <hip/hip_cooperative_groups.h>",
          features.cg_memcpy_header),
+        ("cub-names", "cub::X left by the translator -> hipcub::X in files that include hipCUB", features.cub_names),
         ("cub-namespace-prefix", "CUB wrapped in a namespace by CUB_NS_PREFIX (`ls::cub::X`) -> hipcub::X",
          lambda t: features.cub_namespace_prefix(t, cub_namespaces)),
         ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA (an <mma.h> no file uses is left out)",
