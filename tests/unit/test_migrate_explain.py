@@ -323,6 +323,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "torch-thc-removed": "'THH/THHNumerics.cuh' file not found",
         "tensorrt-no-rocm": "'NvInferPlugin.h' file not found",
         "hipify-launch-token-paste": "use of undeclared identifier 'general_hipLaunchKernelGGL'",
+        "cub-name-not-in-hipcub": "no member named 'PtxVersion' in namespace 'hipcub'; did you mean 'hipFuncAttributes::ptxVersion'?",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
