@@ -441,6 +441,12 @@ def test_a_build_modules_defines_count_only_where_they_are_the_gpu_compilers():
               "args = {'cxx': ['-DCXX_SIDE'], 'nvcc': ['-DNVCC_SIDE']}\n")
     assert [(n, v) for n, v, _l in setuppy.gpu_build_defines(module, helper=True)] == [
         ("COLOSSAL_WITH_CUDA", ""), ("KERNEL_OPT", "2"), ("NVCC_SIDE", "")]
+    # DeepSpeed's op_builder: ROCm flags under `if self.is_rocm_pytorch():`, formatted values and reserved names
+    builder = ("class CUDAOpBuilder:\n    def nvcc_args(self):\n        if self.is_rocm_pytorch():\n"
+               "            args = ['-D__HIP_PLATFORM_AMD__=1', '-DROCM_VERSION_MAJOR=%s' % major, '-DROCM_MINOR={}'.format(m),\n"
+               "                    f'-DROCM_PATCH={p}', '-DUSE_ROCM_OPS']\n        else:\n            args = ['-DCUDA_ONLY_OPS']\n"
+               "        return args\n")
+    assert [(n, v) for n, v, _l in setuppy.gpu_build_defines(builder, helper=True)] == [("USE_ROCM_OPS", "")]
     # as a setup.py every unconditional define counts
     assert {n for n, _v, _l in setuppy.gpu_build_defines(module)} >= {"COLOSSAL_WITH_CPU", "CXX_SIDE"}
 

@@ -37,6 +37,14 @@ def _branch_is_gpu(node: ast.If, in_body: bool, source: str) -> bool:
     return (cpu and not gpu and not negated) or (gpu and negated)
 
 
+def _formatted(node: ast.AST) -> bool:
+    """Whether `node` builds a string when the build runs: `"-DV=%s" % v` or `"-DV={}".format(v)` (an
+    f-string is an ast.JoinedStr): its literal part is not the define's value."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+
+
 def _defines(node: ast.AST) -> Iterator[tuple[str, str]]:
     """(NAME, VALUE or "") of the define_macros entries (`("NAME", None)`, `("NAME", "1")`) and -D flags
     (`"-DNAME=1"`) written literally in `node`."""
@@ -70,7 +78,8 @@ def gpu_build_defines(source: str, helper: bool = False) -> list[tuple[str, str,
     """[(NAME, VALUE or "", line)] of the defines a setup.py (its text) passes in its GPU build: those
     written outside every `if`, or whose every enclosing `if` branch is one the GPU build takes
     (_branch_is_gpu); a define under any other condition (a debug switch, an environment variable), or
-    inside a conditional expression, is left out. For a `helper` (a build module setup.py imports, a JIT
+    inside a conditional expression, is left out, and so are a string formatted when the build runs
+    (_formatted, an f-string) and a reserved name (`__HIP_PLATFORM_AMD__`). For a `helper` (a build module setup.py imports, a JIT
     loader) the define must also lie in a part of it that names the GPU compiler (_gpu_context; a dict
     entry keyed "nvcc"), since such modules hold the CPU build's flags too. [] for a file Python cannot
     parse."""
@@ -81,11 +90,12 @@ def gpu_build_defines(source: str, helper: bool = False) -> list[tuple[str, str,
     found: list[tuple[str, str, int]] = []
 
     def visit(node: ast.AST, gpu: bool, context: bool) -> None:
-        if isinstance(node, ast.IfExp):
+        if isinstance(node, (ast.IfExp, ast.JoinedStr)) or _formatted(node):
             return
         context = context or _gpu_context(node)
         if gpu and context:
-            found.extend((name, value, getattr(node, "lineno", 0)) for name, value in _defines(node))
+            found.extend((name, value, getattr(node, "lineno", 0)) for name, value in _defines(node)
+                         if not name.startswith("__"))  # reserved: the compiler's and HIP's own macros
         if isinstance(node, ast.If):
             visit(node.test, gpu, context)
             for stmt in node.body:
