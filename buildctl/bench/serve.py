@@ -227,8 +227,10 @@ def run_bench(opts: BenchOptions) -> Run:
             _say(f"      TTFT p50 {_ms(level.ttft_ms.p50)}, ITL p50 {_ms(level.itl_ms.p50)}, "
                  f"{level.output_tok_s or 0:.1f} tok/s, {level.errors} error(s)"
                  + (f", peak {mem.peak_mib} MiB" if mem and mem.peak_mib is not None else ""))
-    finally:
+    except BaseException:
         signal.signal(signal.SIGTERM, previous)
+        raise
+    finally:
         if opts.keep_artifacts:
             kept = opts.out.with_name(f"{opts.out.name}.{gen.name}")
             shutil.rmtree(kept, ignore_errors=True)
@@ -244,7 +246,11 @@ def run_bench(opts: BenchOptions) -> Run:
     run = Run(label=label, created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
               environment=env, workload=workload, server=Server(url=base, kind=facts.kind, info=facts.info,
                                                                  load_generator=tool), levels=levels)
-    write_atomic(opts.out, run.to_json())
+    try:
+        write_atomic(opts.out, run.to_json())
+    finally:
+        # restored only now: a SIGTERM while the run file is made still ends the run with exit 130, no file
+        signal.signal(signal.SIGTERM, previous)
     return run
 
 
