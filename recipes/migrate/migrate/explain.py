@@ -150,6 +150,11 @@ def _program_users(texts: Mapping[str, str], programs: includes.Programs, name: 
                   and not programs.other(here, posixpath.dirname(r)))
 
 
+def _program_declarers(texts: Mapping[str, str], programs: includes.Programs, name: str, rel: str) -> list[str]:
+    """The files of _program_users that may declare `name` (_declares)."""
+    return [r for r in _program_users(texts, programs, name, rel) if _declares(cpp.blank(texts[r]), name)]
+
+
 def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-undeclared" check over the tree's files ({rel: text}): an undeclared name (the error
     lies in the tree) that no file of the tree may declare (_declares), so its declaration is in a file
@@ -180,7 +185,7 @@ def declared_in_another_unit(texts: Mapping[str, str]) -> Callable[[str, Locatio
     def check(name: str, where: Location) -> str:
         if not where.rel or where.rel not in texts:
             return ""
-        declaring = [rel for rel in _program_users(texts, programs, name, where.rel) if _declares(cpp.blank(texts[rel]), name)]
+        declaring = _program_declarers(texts, programs, name, where.rel)
         if not declaring or any(rel == where.rel or not rel.endswith(includes.SOURCE_SUFFIXES)
                                 or posixpath.basename(rel) in texts[where.rel] for rel in declaring):
             return ""
@@ -202,7 +207,7 @@ def declared_in_unincluded_header(texts: Mapping[str, str], reach: Callable[[str
     def check(name: str, where: Location) -> str:
         if not where.rel or where.rel not in texts:
             return ""
-        declaring = [rel for rel in _program_users(texts, programs, name, where.rel) if _declares(cpp.blank(texts[rel]), name)]
+        declaring = _program_declarers(texts, programs, name, where.rel)
         seen = reach(where.rel)
         if not declaring or any(rel in seen or rel.endswith(includes.SOURCE_SUFFIXES) for rel in declaring):
             return ""

@@ -411,18 +411,24 @@ def _jit_build_texts(src: Path) -> list[tuple[str, str]]:
     model.py calls load(..., extra_cuda_cflags=[..., f"-D_N_={HEAD_SIZE}"])); an unreadable file is left
     out."""
     texts = []
-    for folder, _dirs, files in os.walk(src):
-        for name in sorted(files):
-            if not name.endswith(".py") or name in BUILD_FILES:
-                continue
-            path = Path(folder) / name
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if "cflags" in text and JIT_BUILD.search(text):
-                texts.append((path.relative_to(src).as_posix(), text))
+    for path in _python_files(src):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "cflags" in text and JIT_BUILD.search(text):
+            texts.append((path.relative_to(src).as_posix(), text))
     return texts
+
+
+def _python_files(src: Path) -> list[Path]:
+    """The Python files under `src` other than setup.py (build modules, JIT loaders, and the rest), in walk
+    order; hidden folders are not entered."""
+    found = []
+    for folder, dirs, files in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [Path(folder) / name for name in sorted(files) if name.endswith(".py") and name != "setup.py"]
+    return found
 
 
 def _build_define(files: list[tuple[str, str]], name: str) -> tuple[str, str] | None:
@@ -630,11 +636,7 @@ def _python_builds(src: Path, build_files: list[Path] | None) -> list[tuple[Path
     """(path, helper) of the tree's setup.py files (helper False) and its other Python files (helper
     True: the build modules a setup.py imports and JIT loaders, told apart by setuppy's GPU contexts)."""
     setups = [p for p in (_build_files(src) if build_files is None else build_files) if p.name == "setup.py"]
-    helpers = []
-    for folder, dirs, files in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        helpers += [Path(folder) / name for name in sorted(files) if name.endswith(".py") and name != "setup.py"]
-    return [(p, False) for p in setups] + [(p, True) for p in helpers]
+    return [(p, False) for p in setups] + [(p, True) for p in _python_files(src)]
 
 
 def setup_gpu_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
@@ -661,15 +663,9 @@ def setup_gpu_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
             if name not in taken and not HIP_SWITCH.fullmatch(name):
                 found.setdefault(name, []).append((f"{name}={value}" if value else name,
                                                    f"{path.relative_to(src).as_posix()}:{line}"))
-    tested = tested_in(texts, set(found))
-    out = []
-    for name, places in sorted(found.items()):
-        rels = tested.get(name)
-        if rels and len({define for define, _where in places}) == 1:
-            out.append((places[0][0], f"the project's Python build passes it in its GPU build ({places[0][1]}), which "
-                        f"PyTorch's ROCm build takes too, and {len(rels)} file{'s test' if len(rels) != 1 else ' tests'} "
-                        f"it ({first_files(rels)}); --undefine {name} leaves it out"))
-    return tuple(out)
+    return tuple((define, f"the project's Python build passes it in its GPU build ({where}), which PyTorch's ROCm build "
+                          f"takes too, and {_testing(rels)} ({first_files(rels)}); --undefine {name} leaves it out")
+                 for name, define, where, rels in _tested_once(texts, found))
 
 
 def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str], given: tuple[str, ...],
@@ -747,15 +743,23 @@ def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str,
             name = define.split("=", 1)[0]
             if name not in taken and not HIP_SWITCH.fullmatch(name):
                 found.setdefault(name, []).append((define, f"{path.relative_to(src).as_posix()}:{line}"))
+    return tuple((define, f"the project's ROCm build passes it (a HIP branch at {where}) and {_testing(rels)} "
+                          f"({first_files(rels)}); --undefine {name} leaves it out")
+                 for name, define, where, rels in _tested_once(texts, found))
+
+
+def _tested_once(texts: dict[str, str], found: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str, list[str]]]:
+    """[(name, NAME or NAME=VALUE, first "file:line", the files testing it)] of the defines a build passes
+    (found: {name: [(define, where), ...]}) that the tree's files ({rel: text}) test in #if lines and that
+    every place gives the same value, sorted by name."""
     tested = tested_in(texts, set(found))
-    out = []
-    for name, places in sorted(found.items()):
-        rels = tested.get(name)
-        if rels and len({define for define, _where in places}) == 1:
-            out.append((places[0][0], f"the project's ROCm build passes it (a HIP branch at {places[0][1]}) and "
-                        f"{len(rels)} file{'s test' if len(rels) != 1 else ' tests'} it ({first_files(rels)}); "
-                        f"--undefine {name} leaves it out"))
-    return tuple(out)
+    return [(name, places[0][0], places[0][1], tested[name]) for name, places in sorted(found.items())
+            if tested.get(name) and len({define for define, _where in places}) == 1]
+
+
+def _testing(rels: list[str]) -> str:
+    """"N file(s) test(s) it" for the files `rels`."""
+    return f"{len(rels)} file{'s test' if len(rels) != 1 else ' tests'} it"
 
 
 def cuda_only_units(src: Path, units: set[str]) -> dict[str, str]:
