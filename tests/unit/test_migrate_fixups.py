@@ -13,7 +13,7 @@ from tests.shared_cases import CASES_DIR
 CUDA = CASES_DIR / "cuda"
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import fixups, includes, linemap
+from migrate import fixups, includes, linemap, warp
 
 
 def read_case(name: str) -> str:
@@ -57,10 +57,17 @@ def test_full_mask_votes_keep_the_32_lane_group():
                    "d = (((unsigned)((__ballot(p)) >> (__lane_id() & 32))) != 0u);\n")
 
 
-def test_other_masks_rewritten_only_in_a_cuda_only_tree():
-    cuda = "a = __shfl_sync(0x0000ffff, v, 0);\nb = __shfl_sync(mask, v, 0);\n"
+def test_other_masks_typed_in_a_hip_aware_tree_grouped_in_a_cuda_only_tree():
+    cuda = "a = __shfl_sync(0x0000ffff, v, 0);\nb = __shfl_sync(mask, v, 0);\nc = __ballot_sync(MASK, p);\n"
     out, fixes = apply(cuda)
-    assert out == cuda and fixes == []
+    assert [f.id for f in fixes] == ["warp-sync-full-mask"]
+    assert out.startswith(warp.TYPED_HELPER)  # no includes: the helper, which includes the HIP runtime, goes first
+    assert out.removeprefix(warp.TYPED_HELPER) == (
+        "a = __shfl_sync(rocmig_lane_mask(0x0000ffff), v, 0, rocmig_lane_width(0x0000ffff));\n"
+        "b = __shfl_sync(rocmig_lane_mask(mask), v, 0, rocmig_lane_width(mask));\n"
+        "c = rocmig_ballot_sync(MASK, p);\n")
+    assert apply(out)[0] == out  # typed forms are kept as they are
+    cuda = cuda.replace("c = __ballot_sync(MASK, p);\n", "")
     out, fixes = apply_cuda_only(cuda)
     assert out == ("a = __shfl_sync(((unsigned long long)(unsigned)(0x0000ffff) << (__lane_id() & 32)), v, 0, 32);\n"
                    "b = __shfl_sync(((unsigned long long)(unsigned)(mask) << (__lane_id() & 32)), v, 0, 32);\n")
@@ -608,9 +615,10 @@ def test_int_all_ones_masks_are_cudas_full_mask(mask):
     exact width-32 form is written as for 0xffffffff, in a tree with HIP code paths too."""
     cuda = f"v += __shfl_xor_sync({mask}, v, 16);\nw = __shfl_xor_sync(~0ull, w, 16);\nx = __shfl_sync(m - 1, x, 0);\n"
     out, fixes = apply(cuda)
+    out = out.removeprefix(warp.TYPED_HELPER)
     assert out.split("\n")[0] == "v += __shfl_xor(v, 16, 32);"
-    # a 64-bit all-ones mask is HIP's own, and an expression ending in - 1 is no literal
-    assert out.split("\n")[1:] == cuda.split("\n")[1:]
+    # a 64-bit all-ones mask is HIP's own; an expression ending in - 1 is no literal: its type decides
+    assert out.split("\n")[1:] == [cuda.split("\n")[1], "x = __shfl_sync(rocmig_lane_mask(m - 1), x, 0, rocmig_lane_width(m - 1));", ""]
     assert [f.id for f in fixes] == ["warp-sync-full-mask"]
 
 

@@ -619,3 +619,87 @@ def test_cmake_reading_leaves_negations_messages_and_external_projects(tmp_path)
     units = {"cpu/ops.cpp", "src/k.cu", "src/only.cu", "csrc/x.cu"}
     # src/k.cu is built unconditionally by src/CMakeLists.txt
     assert flags.cuda_only_units(tmp_path, units) == {"src/only.cu": "CMakeLists.txt:7", "csrc/x.cu": "python/CMakeLists.txt:2"}
+
+
+# lightseq 3.0.1's layout: two generations of ops with same-named headers; its op builders (DeepSpeed's
+# pattern, lightseq/training/ops/pytorch/builder/) name each extension's sources and include folders
+# from the package root, and one builder's folders are built with pathlib (left out)
+LIGHTSEQ_BUILDER = '''
+import pathlib
+from .builder import CUDAOpBuilder
+
+
+class TransformerBuilder(CUDAOpBuilder):
+    def sources(self):
+        return [
+            "csrc/kernels/softmax_kernels.cu",
+            # "csrc/ops/softmax.cpp",
+            "csrc/layers/transformer_encoder_layer.cpp",
+        ]
+
+    def include_paths(self):
+        paths = ["csrc/kernels/includes", "csrc/ops/includes", "csrc/layers/includes"]
+        if installed_cuda_version()[0] < 11:
+            paths.append(str(pathlib.Path(__file__).parents[5] / "3rdparty" / "cub"))
+        return paths
+
+
+class OperatorBuilder(CUDAOpBuilder):
+    def sources(self):
+        return ["csrc/kernels/softmax_kernels.cu", "csrc/ops_new/softmax.cpp"]
+
+    def include_paths(self):
+        return ["csrc/kernels/includes", "csrc/ops_new/includes", "csrc/lsflow/includes"]
+'''
+
+
+def lightseq_tree(tmp_path: Path) -> Path:
+    src = tmp_path / "lightseq-3.0.1"
+    for rel, text in {
+        "lightseq/training/ops/pytorch/builder/transformer_builder.py": LIGHTSEQ_BUILDER,
+        "lightseq/training/csrc/ops/includes/context.h": "#pragma once\n",  # a same-named folder elsewhere
+        "lightseq/csrc/kernels/includes/kernels.h": "#pragma once\n",
+        "lightseq/csrc/kernels/softmax_kernels.cu": '#include "kernels.h"\n__global__ void k() {}\n',
+        "lightseq/csrc/ops/includes/softmax.h": "#pragma once\nstruct Softmax {};\n",
+        "lightseq/csrc/ops_new/includes/softmax.h": "#pragma once\nnamespace lightseq { struct Softmax {}; }\n",
+        "lightseq/csrc/ops_new/softmax.cpp": '#include "softmax.h"\n',
+        "lightseq/csrc/layers/includes/transformer_encoder_layer.h": '#pragma once\n#include "softmax.h"\n',
+        "lightseq/csrc/layers/transformer_encoder_layer.cpp": '#include "transformer_encoder_layer.h"\n',
+        "lightseq/csrc/lsflow/includes/layer.h": "#pragma once\n",
+        "lightseq/csrc/ops_new/CMakeLists.txt": "add_library(ops STATIC softmax.cpp)\ntarget_include_directories(ops PUBLIC includes)\n",
+        "3rdparty/cub/README": "vendored\n",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    return src
+
+
+def test_op_builders_give_each_unit_its_include_folders_in_order(tmp_path):
+    src = lightseq_tree(tmp_path)
+    rels = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    found = flags.builder_include_dirs(src, rels)
+    old = ("lightseq/csrc/kernels/includes", "lightseq/csrc/ops/includes", "lightseq/csrc/layers/includes")
+    new = ("lightseq/csrc/kernels/includes", "lightseq/csrc/ops_new/includes", "lightseq/csrc/lsflow/includes")
+    assert found["lightseq/csrc/layers/transformer_encoder_layer.cpp"] == old  # no 3rdparty: a path being built
+    assert found["lightseq/csrc/ops_new/softmax.cpp"] == new
+    # a unit two builders compile gets both lists, in the builders' order
+    assert found["lightseq/csrc/kernels/softmax_kernels.cu"] == old + new[1:]
+    assert "lightseq/csrc/ops/softmax.cpp" not in found  # commented out of the builder
+
+
+def test_each_unit_resolves_same_named_headers_through_its_own_folders(tmp_path):
+    src = lightseq_tree(tmp_path)
+    rels = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    units = {r: (src / r).read_text() for r in rels if r.endswith((".cu", ".cpp"))}
+    project = flags.project_flags(src, rels, None, (), (), units=units, texts=texts(src))
+    graph = includes.IncludeGraph(texts(src) | units, include_dirs=project.all_dirs(), unit_dirs=project.unit_dirs())
+    layer = "lightseq/csrc/layers/transformer_encoder_layer.cpp"
+    assert "lightseq/csrc/ops/includes/softmax.h" in graph.reach(layer)
+    assert "lightseq/csrc/ops_new/includes/softmax.h" not in graph.reach(layer)
+    assert graph.reach("lightseq/csrc/ops_new/softmax.cpp") == {"lightseq/csrc/ops_new/softmax.cpp",
+                                                               "lightseq/csrc/ops_new/includes/softmax.h"}
+    assert project.for_unit(layer).include_dirs[:3] == ("lightseq/csrc/kernels/includes", "lightseq/csrc/ops/includes",
+                                                        "lightseq/csrc/layers/includes")
+    # without the builders, the CMake folder (ops_new/includes) is every unit's: the old layer takes the new header
+    plain = includes.IncludeGraph(texts(src) | units, include_dirs=project.common.include_dirs)
+    assert "lightseq/csrc/ops_new/includes/softmax.h" in plain.reach(layer)

@@ -105,6 +105,20 @@ LEGACY = """__global__ void legacy(const float* x, float* out) {
 }
 """
 
+# __activemask() in a data-dependent branch: the active set is partial, so a truncated 64-bit HIP mask
+# placed on the upper 32-lane group names the wrong lanes
+ACTIVE = """__global__ void active(const int* x, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = x[i];
+  if (v > 3) {
+    unsigned act = __activemask();
+    out[i] = __popc(act) * 100 + __popc(__ballot_sync(act, v > 6));
+  } else {
+    out[i] = -1;
+  }
+}
+"""
+
 # name -> (source, kernel, grid, block, arguments factory)
 # The reduction of REDUCE as a user writes it: a WARP_SIZE macro, the lane in a variable, a tail guard
 # that leaves the last block's upper lanes at zero, `lane % 32 == 0` picking each warp's leader.
@@ -132,6 +146,7 @@ KERNELS = {
     "leader": (LEADER, "leader", 1, 128, lambda r, n: [ints(r, n, 0, 9), [0] * n]),
     "scan": (SCAN, "scan", 1, 128, lambda r, n: [ints(r, n, -3, 9), [0] * n]),
     "segments": (SEGMENTS, "segments", 1, 128, lambda r, n: [ints(r, n, 0, 9), [0] * n]),
+    "active": (ACTIVE, "active", 1, 128, lambda r, n: [ints(r, n, 0, 9), [0] * n]),
     "legacy": (LEGACY, "legacy", 1, 128, lambda r, n: [ints(r, n, 0, 9), [0] * 4]),
 }
 
@@ -218,6 +233,13 @@ def test_hip_aware_tree_suggestions_are_right_or_an_error_stays_open(name, seed)
             results.append(False)
     open_errors = [f for f in migrated.findings["k.cu"] if f.status == "open" and f.severity == "error"]
     assert all(results) or open_errors, text
+    as_migrated = []  # the migrated code as the report leaves it: right on both sizes, or an error open
+    for wave in (64, 32):
+        try:
+            as_migrated.append(run(migrated.final["k.cu"], "hip", wave, name, seed) == cuda)
+        except Trap:
+            as_migrated.append(False)
+    assert all(as_migrated) or open_errors, migrated.final["k.cu"]
 
 
 def test_old_advice_in_a_hip_aware_tree_is_an_open_error():
@@ -239,13 +261,17 @@ def test_reduce_findings_closed_with_the_reason():
 
 
 def test_one_suggestion_per_line_agrees_with_the_fixups():
-    """warp-mask-32bit and warp-vote-32bit-result on one line get the same rewrite of the migrated line."""
+    """warp-sync-intrinsic and warp-vote-32bit-result on one line get the same rewrite of the migrated
+    line, and the error stays open until it is taken; the ballot whose mask is that 32-bit variable gets
+    the type-dispatched form (exact for either width) and is closed."""
     source = "#include <hip/hip_runtime.h>\n" + VOTES
     migrated = migrate(source)
-    line = source.split("\n").index("  unsigned b = __ballot_sync(act, p);") + 1
+    line = source.split("\n").index("  unsigned act = __activemask();") + 1
     on_line = [f for f in migrated.findings["k.cu"] if f.line == line and f.suggestion]
     assert len(on_line) >= 2 and len({f.suggestion for f in on_line}) == 1
-    assert "__ballot_sync(((unsigned long long)(unsigned)(act) << (__lane_id() & 32)), p)" in on_line[0].suggestion
+    assert on_line[0].suggestion == "unsigned act = ((unsigned)((__ballot(1)) >> (__lane_id() & 32)));"
+    assert any(f.severity == "error" and f.status == "open" for f in on_line)
+    assert "unsigned b = rocmig_ballot_sync(act, p);" in migrated.final["k.cu"]
 
 
 @pytest.mark.parametrize("case", ["A02_shfl_xor_sync_mask.cu", "A03_warp32_ballot.cu"])

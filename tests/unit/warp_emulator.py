@@ -142,7 +142,14 @@ def preprocess(source: str) -> str:
     directives dropped, CUDA/HIP qualifiers removed, __shared__ marked as `extern`."""
     defines: dict[str, str] = {}
     lines = []
+    helper = False  # inside the recipe's type-dispatched mask helper (C++ templates), run as builtins here
     for line in source.split("\n"):
+        if re.match(r"\s*#\s*ifndef\s+ROCMIG_LANE_MASK\b", line):
+            helper = True
+        if helper:
+            helper = not re.match(r"\s*#\s*endif\b", line)
+            lines.append("")
+            continue
         m = re.match(r"\s*#\s*define\s+(\w+)\s+(.*)$", line)
         if m:
             defines[m.group(1)] = m.group(2).strip()
@@ -582,6 +589,8 @@ class Machine:
             if self.mode == "cuda":
                 raise Trap("__lane_id is HIP's")
             return V(U32, self.lane_id(lane))
+        if name in ("rocmig_lane_mask", "rocmig_lane_width", "rocmig_ballot_sync"):
+            return (yield from self._typed_mask(name, args, lane, id(node)))
         if name in ("atomicAdd", "atomicMax", "atomicOr"):
             (buf, off), value = args[0].v, args[1]
             old = V(args[0].t.elem, buf.data[off])
@@ -600,6 +609,26 @@ class Machine:
         if name in self.funcs:
             return (yield from self._call(self.funcs[name], args, lane, dims))
         raise Trap(f"unknown function {name}")
+
+
+    def _typed_mask(self, name: str, args: list[V], lane: Lane, site: int):
+        """The recipe's warp.TYPED_HELPER templates, instantiated for the mask argument's type: a mask of
+        32 bits or less goes on the lane's 32-lane group (width 32, the group's 32 ballot bits), a 64-bit
+        one is passed on (width warpSize, the 64-bit ballot)."""
+        if self.mode == "cuda":
+            raise Trap(f"{name} is the recipe's HIP helper")
+        mask, narrow = args[0], args[0].t.bits <= 32
+        group = self.lane_id(lane) & 32
+        if name == "rocmig_lane_width":
+            return V(I32, 32 if narrow else self.wave)
+        value = convert(convert(mask, U32), U64) if narrow else convert(mask, U64)
+        placed = V(U64, POISON if value.v is POISON else value.v << group) if narrow else value
+        if name == "rocmig_lane_mask":
+            return placed
+        ballot = yield ("warp", site, "__ballot_sync", [placed, args[1]])
+        if not narrow or ballot.v is POISON:
+            return ballot if not narrow else V(U32, POISON)
+        return V(U32, (ballot.v >> group) & 0xFFFFFFFF)
 
 
 def _constant(node: c_ast.Constant) -> V:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from . import archbranch, cpp, features, fixups, hipify, includes, linemap, ptx, scan, sysdeps, warp
@@ -235,8 +235,15 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
                 and analysed_lines[final] != final_lines[final]:
             finding = replace(finding, note="the project's own macro of this warp operation, compiled on AMD, is its "
                                             "HIP form: the line is checked as the macro expands it")
+        suggested = None
+        if finding.status == "open" and finding.rule in MASK_RULES and finding.line in narrow:
+            final = state.final_line(finding.line)
+            if final is not None:
+                model = warp.Model(full_mask, legacy=False, any_mask=True, activemask=finding.line in narrow_votes)
+                new = warp.rewrite(final_lines[final], model)
+                suggested = new.strip() if new != final_lines[final] else None
         if finding.status == "open" and finding.rule in WARP32_RULES:
-            if not wide:
+            if not wide and suggested is None:  # the ops were classified with the line's suggestion taken
                 finding = replace(finding, status="fixed", suggestion="",
                                   note="CUDA's 32-lane warp is kept: every warp operation compiled with this line works "
                                        "on 32-lane groups after the fixups, on wave64 and on wave32")
@@ -246,15 +253,9 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
                 finding = replace(finding, suggestion="",
                                   note=f"hip/{f}:{op.line} `{op.text}` works on the whole wavefront{width} while "
                                        "this line assumes 32-lane warps; make them agree by hand (see warp-width-mixed)")
-        if finding.status == "open" and finding.rule in MASK_RULES and finding.line in narrow:
-            final = state.final_line(finding.line)
-            if final is not None:
-                model = warp.Model(full_mask, legacy=False, any_mask=True,
-                                   activemask=finding.line in narrow_votes)
-                new = warp.rewrite(final_lines[final], model)
-                if new != final_lines[final]:
-                    finding = replace(finding, suggestion=new.strip(),
-                                      note="exact for CUDA's 32-bit lane mask or ballot, which this line keeps in 32 bits")
+        if finding.status == "open" and suggested is not None:
+            finding = replace(finding, suggestion=suggested,
+                              note="exact for CUDA's 32-bit lane mask or ballot, which this line keeps in 32 bits")
         out.append(finding)
     out += _mixed(rel, state, file_ops.get(rel, []), first_wide, by_id.get(MIXED_RULE))
     return out
@@ -313,7 +314,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
                  tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset(),
                  defines: frozenset[str] = frozenset(), copied: frozenset[str] = frozenset(),
-                 toolkit_dirs: tuple[str, ...] | None = None) -> Migrated:
+                 toolkit_dirs: tuple[str, ...] | None = None,
+                 unit_dirs: Mapping[str, tuple[str, ...]] | None = None) -> Migrated:
     """Apply the fixups to hipify's output and decide the scanner's findings for a whole tree.
 
     texts: {tree-relative path of the translation: (CUDA input text, translator output text)}; the
@@ -328,7 +330,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     copied: the keys of `texts` that were not translated (their translation is their CUDA text): they
     are kept as they are, not fixed and not scanned, and still resolve includes; toolkit_dirs: the CUDA
     toolkit's include folders (hipify-clang's CUDA headers), which tell a project's own header from a
-    toolkit header (None: not known)."""
+    toolkit header (None: not known); unit_dirs: each unit's own include folders (includes.IncludeGraph)."""
     blanked_of = {rel: cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()}
     blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else list(blanked_of.values())
     ctx = scan.tree_context(blanked, archs)
@@ -338,7 +340,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     by_id = {c.rule.id: c for c in compiled}
     mask_names = {rel: _full_mask_names(ctx, text) for rel, text in blanked_of.items()}
     hipcc_undefined = ctx.undefined | cpp.HIPCC_UNDEFINED
-    pre_graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, hipcc_undefined, include_dirs, system_dirs)
+    pre_graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, hipcc_undefined, include_dirs, system_dirs,
+                                      unit_dirs=unit_dirs)
     reach = {rel: pre_graph.reach(rel) for rel in texts}
     together = scopes(reach, list(texts))
     warp_facts = _warp_facts(blanked_of, together, blanked if tree_cuda is not None else None)
@@ -391,7 +394,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                 hip_to_final[came_from] = line
         states[rel] = FileState(cuda, final, in_to_hip, hip_to_final, fixes)
     final_texts = {rel: st.final for rel, st in states.items()}
-    graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs)
+    graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs,
+                                  unit_dirs=unit_dirs)
     scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = {rel: fixups.full_mask_regex(names) for rel, names in mask_names.items()}
     cxx20 = {c.rule.id for c in compiled if c.rule.scope == "cxx20"}

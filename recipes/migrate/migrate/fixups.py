@@ -22,7 +22,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         THRUST_DEVICE_SYSTEM_CUDA -> THRUST_DEVICE_SYSTEM_HIP, thrust/system/cuda/ -> .../hip/
   warp-sync-full-mask   CUDA warp operations -> their exact HIP forms for CUDA's 32-lane warps (warp.py):
                         __shfl*_sync(<all 32 lanes>, v, x) -> __shfl*(v, x, 32); votes and
-                        __activemask on the lane's 32-lane group; in a CUDA-only tree every mask
+                        __activemask on the lane's 32-lane group; in a CUDA-only tree every mask;
+                        elsewhere a mask of unseen width through warp.TYPED_HELPER's type dispatch
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA), except in functions that use
                         WMMA, whose rocWMMA fragments belong to the whole wavefront
@@ -267,6 +268,15 @@ def thrust(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
     text = re.sub(r"\bthrust::(system::)?cuda_category\b", r"thrust::\1hip_category", text)
     text = re.sub(r"\bTHRUST_DEVICE_SYSTEM_CUDA\b", "THRUST_DEVICE_SYSTEM_HIP", text)
     return re.sub(r'(#\s*include\s*[<"]thrust/system/)cuda/', r"\1hip/", text)
+
+
+def warp_forms(text: str, model: warp.Model) -> str:
+    """warp.rewrite of `text`, with warp.TYPED_HELPER placed after the includes above its first use
+    when a call got a type-dispatched mask form."""
+    text = warp.rewrite(text, model)
+    if warp.TYPED_USE.search(cpp.blank(text)) and f"#define {warp.TYPED_GUARD}" not in text:
+        text = features.insert_after_includes(text, warp.TYPED_HELPER, warp.TYPED_USE)
+    return text
 
 
 def full_mask_regex(full_mask_names: list[str]) -> re.Pattern:
@@ -518,8 +528,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("thrust-headers", "the Thrust headers that declare the thrust:: names a file uses (CUDA's Thrust includes "
          "more of itself than rocThrust)", features.thrust_headers),
         ("warp-sync-full-mask", "CUDA 32-lane warp operations -> exact HIP forms on wave32 and wave64",
-         lambda t: warp.rewrite(t, warp.Model(full_mask_regex(full_mask_names), legacy=cuda_only, any_mask=cuda_only,
-                                  own_macros=own_macros))),
+         lambda t: warp_forms(t, warp.Model(full_mask_regex(full_mask_names), legacy=cuda_only, any_mask=cuda_only,
+                                            own_macros=own_macros, typed_mask=not cuda_only))),
         ("bf16x2-shuffles", "plain __shfl / _up / _down / _xor for __hip_bfloat162 (HIP 7.2 has the *_sync forms only)",
          lambda t: features.bf16x2_shuffles(t, pytorch)),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cmake, cpp, setuppy
+from . import cmake, cpp, includes, opbuilders, setuppy
 from .errors import InputError
 
 BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py")
@@ -81,6 +81,11 @@ class ProjectFlags:
         defines = ([d for u in self.units.values() for d in u.defines] + [d for _folder, d in self.folder_defines]
                    + list(self.common.defines))
         return frozenset(d.split("=", 1)[0] for d in defines)
+
+    def unit_dirs(self) -> dict[str, tuple[str, ...]]:
+        """{unit: its own include folders} for the units that have any (a compilation database's, an op
+        builder's): searched before all_dirs() for what that unit includes."""
+        return {rel: u.include_dirs for rel, u in self.units.items() if u.include_dirs}
 
     def all_dirs(self) -> tuple[str, ...]:
         """Every include folder any unit gets (for resolving angle includes in the tree)."""
@@ -843,6 +848,29 @@ def infer_from_build_files(src: Path, build_files: list[Path] | None = None) -> 
     return tuple(dict.fromkeys(found))
 
 
+BUILDER_METHODS = re.compile(r"def\s+(?:include_paths|include_dirs)\s*\(")
+
+
+def builder_include_dirs(src: Path, rels: set[str]) -> dict[str, tuple[str, ...]]:
+    """{unit: its include folders} from the op-builder classes of the tree's Python files
+    (opbuilders.unit_include_dirs); rels: the tree's files (tree-relative). An unreadable file is left out."""
+    if not src.is_dir():
+        return {}
+    builders = []
+    for path in _python_files(src):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if BUILDER_METHODS.search(text):
+            builders.append((path.relative_to(src).as_posix(), text))
+    if not builders:
+        return {}
+    folders = {"/".join(rel.split("/")[:k]) for rel in rels for k in range(1, rel.count("/") + 1)}
+    units = {rel for rel in rels if rel.endswith(includes.SOURCE_SUFFIXES)}
+    return opbuilders.unit_include_dirs(builders, units, folders)
+
+
 def project_flags(src: Path, rels: set[str], compile_commands: Path | None, include_dirs: tuple[str, ...],
                   defines: tuple[str, ...], units: dict[str, str] | None = None,
                   texts: dict[str, str] | None = None, undefines: tuple[str, ...] = ()) -> ProjectFlags:
@@ -876,6 +904,7 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
         setup_gpu = setup_gpu_defines(src, texts or {}, defines + undefines + tuple(d for d, _why in guarded + switches + hip_branch)
                                       + tuple(d for _folder, d, _why in always), build_files)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
+        units={rel: UnitFlags(dirs) for rel, dirs in builder_include_dirs(src, rels).items()},
         common=UnitFlags(infer_from_build_files(src, build_files),
                          tuple(d for d, _why in guarded + switches + hip_branch + setup_gpu)),
         inferred=guarded + switches + hip_branch + setup_gpu + tuple((d, why) for _folder, d, why in always),

@@ -98,13 +98,16 @@ class IncludeGraph:
 
     def __init__(self, texts: dict[str, str], undefined: frozenset[str] = frozenset(),
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
-                 defined: frozenset[str] = frozenset()):
+                 defined: frozenset[str] = frozenset(), unit_dirs: Mapping[str, tuple[str, ...]] | None = None):
         """texts: {tree-relative POSIX path: file content}; undefined: macros undefined on AMD;
         include_dirs: tree-relative folders the build names; system_dirs: the compiler's own
         include search path (absolute folders); defined: macros every unit's compile defines (an
-        include under `#ifndef` one of them is never read: cupy's `#ifndef CUPY_USE_HIP` CUB includes)."""
+        include under `#ifndef` one of them is never read: cupy's `#ifndef CUPY_USE_HIP` CUB includes);
+        unit_dirs: {unit: its own include folders}, searched before include_dirs for everything that
+        unit includes (a builder's per-extension folders: opbuilders.unit_include_dirs)."""
         self.paths = set(texts)
         self.include_dirs = include_dirs
+        self.unit_dirs = dict(unit_dirs or {})
         self.system_dirs = system_dirs
         self._by_name: dict[str, list[str]] = {}  # file name -> tree paths, for the lookup by path suffix
         for path in sorted(self.paths):
@@ -114,36 +117,52 @@ class IncludeGraph:
         # folders holding a source that defines main(): each is a program of its own
         self._programs = Programs.of(texts)
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
-        self.edges: dict[str, list[tuple[str, str]]] = {}
         # (file, included file) of the #include lines inside an #if / #ifdef / #ifndef block
         self.conditional: set[tuple[str, str]] = set()
         self.torch: dict[str, str] = {}
+        # each file's live #include lines: (name, quoted, inside an #if block)
+        self._includes: dict[str, list[tuple[str, bool, bool]]] = {}
         for rel, text in texts.items():
             blanked = cpp.blank(text)
             dead = cpp.dead_lines(blanked, undefined, defined)
             nested = _conditional_lines(blanked)
-            resolved = []
-            for m in INCLUDE.finditer(text):
-                line = cpp.line_of(text, m.start())
-                if line in dead:
-                    continue
-                target, folder = self._resolve(rel, m.group(2).strip(), m.group(1) == '"')
-                if target:
-                    resolved.append((target, folder))
-                    if line in nested:
-                        self.conditional.add((rel, target))
-                elif TORCH.match(m.group(2)) and rel not in self.torch:
-                    self.torch[rel] = m.group(2)
-            self.edges[rel] = resolved
+            self._includes[rel] = [(m.group(2).strip(), m.group(1) == '"', line in nested) for m in INCLUDE.finditer(text)
+                                   if (line := cpp.line_of(text, m.start())) not in dead]
+        self._edges: dict[tuple[str, ...], dict[str, list[tuple[str, str]]]] = {}
+        self.edges = self._edges_with(include_dirs)
 
-    def _resolve(self, rel: str, name: str, quoted: bool) -> tuple[str, str]:
-        """(tree path of the included file, folder to add with -I or "" when none is needed)."""
+    def _edges_with(self, dirs: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
+        """{file: [(included tree path, -I folder or "")]} with `dirs` as the include folders (memoised)."""
+        if dirs not in self._edges:
+            edges = {}
+            for rel, found in self._includes.items():
+                resolved = []
+                for name, quoted, nested in found:
+                    target, folder = self._resolve(rel, name, quoted, dirs)
+                    if target:
+                        resolved.append((target, folder))
+                        if nested:
+                            self.conditional.add((rel, target))
+                    elif TORCH.match(name) and rel not in self.torch:
+                        self.torch[rel] = name
+                edges[rel] = resolved
+            self._edges[dirs] = edges
+        return self._edges[dirs]
+
+    def _unit_edges(self, unit: str) -> dict[str, list[tuple[str, str]]]:
+        """The edges as compiling `unit` resolves them: its own folders first (unit_dirs)."""
+        own = self.unit_dirs.get(unit)
+        return self._edges_with(tuple(dict.fromkeys(own + self.include_dirs))) if own else self.edges
+
+    def _resolve(self, rel: str, name: str, quoted: bool, dirs: tuple[str, ...]) -> tuple[str, str]:
+        """(tree path of the included file, folder to add with -I or "" when none is needed), with `dirs`
+        as the include folders."""
         here = posixpath.dirname(rel)
         if quoted:
             local = posixpath.normpath(posixpath.join(here, name))
             if local in self.paths:
                 return local, ""
-        for folder in self.include_dirs:
+        for folder in dirs:
             target = posixpath.normpath(posixpath.join(folder, name))
             if target in self.paths:
                 return target, folder
@@ -164,11 +183,12 @@ class IncludeGraph:
     def closure(self, unit: str) -> UnitIncludes:
         """Include needs of `unit`, following includes transitively."""
         seen, stack, dirs, torch = {unit}, [unit], set(), ""
+        edges = self._unit_edges(unit)
         while stack:
             rel = stack.pop()
             if not torch and rel in self.torch:
                 torch = self.torch[rel]
-            for target, folder in self.edges.get(rel, []):
+            for target, folder in edges.get(rel, []):
                 if folder:
                     dirs.add(folder)
                 if target not in seen:
@@ -177,10 +197,11 @@ class IncludeGraph:
         return UnitIncludes(dirs=tuple(sorted(dirs)), torch=bool(torch), torch_header=torch)
 
     def reach(self, rel: str) -> set[str]:
-        """The files `rel` includes, transitively, and `rel` itself."""
+        """The files `rel` includes, transitively, and `rel` itself (as compiling `rel` resolves them)."""
         seen, stack = {rel}, [rel]
+        edges = self._unit_edges(rel)
         while stack:
-            for target, _folder in self.edges.get(stack.pop(), []):
+            for target, _folder in edges.get(stack.pop(), []):
                 if target not in seen:
                     seen.add(target)
                     stack.append(target)
@@ -211,9 +232,10 @@ class IncludeGraph:
     def _reach_unconditional(self, rel: str) -> set[str]:
         """reach(rel) through the #include lines outside any #if block only."""
         seen, stack = {rel}, [rel]
+        edges = self._unit_edges(rel)
         while stack:
             here = stack.pop()
-            for target, _folder in self.edges.get(here, []):
+            for target, _folder in edges.get(here, []):
                 if target not in seen and (here, target) not in self.conditional:
                     seen.add(target)
                     stack.append(target)
@@ -224,12 +246,13 @@ class IncludeGraph:
         the files it includes (a file met again on the way, e.g. through a cycle, counts by content).
         Units with equal fingerprints and flags compile the same way: DeepSpeed ships csrc/ twice."""
         memo: dict[str, str] = {}
+        edges = self._unit_edges(unit)
 
         def visit(rel: str, path: tuple[str, ...]) -> str:
             if rel in memo:
                 return memo[rel]
             parts = [self.content[rel]]
-            for target, _folder in self.edges.get(rel, []):
+            for target, _folder in edges.get(rel, []):
                 parts.append(self.content[target] if target in path else visit(target, path + (target,)))
             memo[rel] = hashlib.sha256("".join(parts).encode()).hexdigest()
             return memo[rel]

@@ -185,7 +185,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, cpp.ROCM_BUILD_MACROS - defined,
                                        include_dirs=project.all_dirs(),
                                        system_dirs=sysdirs + ((str(tool.cuda_path / "include"),) if tool else ()),
-                                       defined=frozenset(d.split("=", 1)[0] for d in project.common.defines))
+                                       defined=frozenset(d.split("=", 1)[0] for d in project.common.defines),
+                                       unit_dirs=project.unit_dirs())
     by_rel = {f.rel: f for f in source.files}
     unit_list, included = cuda_graph.units_through_includes([f.rel for f in source.files if f.kind != "header"],
                                                             {u.rel for u in tree.units(source)})
@@ -221,13 +222,14 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     texts = {f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files}
     toolkit_dirs = (str(tool.cuda_path / "include"),) if tool else None
     migrated = advice.migrate_tree(texts, rules, list(opts.archs), project.all_dirs(), sysdirs, defines=defined,
-                                   copied=copied, toolkit_dirs=toolkit_dirs)
+                                   copied=copied, toolkit_dirs=toolkit_dirs, unit_dirs=project.unit_dirs())
     final_texts, graph = migrated.final, migrated.graph
     made_by_clang = sorted(rel for rel, made in clang.items() if made.ok)
     if made_by_clang:
         perl_texts = {**texts, **{rel: (texts[rel][0], (perl_dir / rel).read_text(encoding="utf-8")) for rel in made_by_clang}}
         alternative = advice.migrate_tree(perl_texts, rules, list(opts.archs), project.all_dirs(), sysdirs,
-                                          defines=defined, copied=copied, toolkit_dirs=toolkit_dirs)
+                                          defines=defined, copied=copied, toolkit_dirs=toolkit_dirs,
+                                          unit_dirs=project.unit_dirs())
         tree.write_tree(opts.out / "fallback", {rel: alternative.final[rel] for rel in made_by_clang})
     files_out: dict[str, dict] = {}
     for f in source.files:

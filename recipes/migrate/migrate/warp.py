@@ -33,6 +33,17 @@ above in trees with HIP code paths too. Widening the parameter to 64 bits instea
 CUDA's all-lanes 0xffffffff to lanes 0-31 of a wave64 wavefront: wrong (a trap in HIP's mask check)
 whenever lanes 32-63 are active.
 
+In a tree that has HIP code paths, a mask that is neither all lanes nor a 32-bit parameter (a macro's
+parameter, a constant of another file, an expression) may be CUDA's 32-bit mask or HIP's 64-bit one;
+the compiler knows which, so the call gets the type-dispatched forms of TYPED_HELPER:
+  __shfl*_sync(m, v, x[, w])  -> __shfl*_sync(rocmig_lane_mask(m), v, x, w or rocmig_lane_width(m))
+  __ballot_sync(m, p)         -> rocmig_ballot_sync(m, p)
+  __any_sync(m, p) / __all_sync(m, p) -> __any_sync(rocmig_lane_mask(m), p) / __all_sync(...)
+where a mask of 32 bits or less gets GROUP(m), width 32 and a HALF ballot (CUDA's forms above), and a
+64-bit mask is passed on as written, with HIP's default width (warpSize) and 64-bit ballot: the call
+as HIP 7.2 compiles it. A 32-bit mask does not compile in HIP 7.2's *_sync forms (a static assertion
+that the mask has 64 bits), so code that compiled before keeps its meaning.
+
 In a tree written for CUDA only (no HIP platform macro anywhere), CUDA's pre-9 forms mean 32 lanes
 too: `__shfl*(v, x)` gets width 32, `__ballot/__any/__all(p)` the group forms, and device-code
 `warpSize` (always 32 on NVIDIA GPUs) becomes 32. In a tree that already has HIP code paths those
@@ -47,11 +58,30 @@ from dataclasses import dataclass, replace
 from . import cpp
 
 GROUP_SHIFT = "(__lane_id() & 32)"
+TYPED_GUARD = "ROCMIG_LANE_MASK"
+TYPED_USE = re.compile(r"\b(?:rocmig_lane_mask|rocmig_lane_width|rocmig_ballot_sync)\b")
+TYPED_HELPER = f"""// CUDA's 32-bit lane masks on the lane's 32-lane group of the wavefront, HIP's 64-bit ones as written
+#ifndef {TYPED_GUARD}
+#define {TYPED_GUARD}
+#include <hip/hip_runtime.h>
+template <typename M> __device__ inline unsigned long long rocmig_lane_mask(M mask) {{
+  return sizeof(M) <= 4 ? (unsigned long long)(unsigned)mask << {GROUP_SHIFT} : (unsigned long long)mask;
+}}
+template <typename M> __device__ inline int rocmig_lane_width(M) {{ return sizeof(M) <= 4 ? 32 : warpSize; }}
+template <int Bytes> struct rocmig_ballot_word {{ typedef unsigned long long type; }};
+template <> struct rocmig_ballot_word<4> {{ typedef unsigned type; }};
+template <typename M>
+__device__ inline typename rocmig_ballot_word<(sizeof(M) <= 4 ? 4 : 8)>::type rocmig_ballot_sync(M mask, int predicate) {{
+  return (typename rocmig_ballot_word<(sizeof(M) <= 4 ? 4 : 8)>::type)(
+      __ballot_sync(rocmig_lane_mask(mask), predicate) >> (sizeof(M) <= 4 ? {GROUP_SHIFT} : 0));
+}}
+#endif
+"""
 # include guards of the helpers the fixups insert (features.py), which ops() does not classify: the
 # Half shuffles pass their caller's width and mask on unchanged (the caller's call is the operation),
 # rocmig_cg's reduce and labeled groups shuffle by rank over a group's own lanes, named absolutely
 FORWARDERS_GUARD = "ROCMIG_HALF_SHUFFLES"
-HELPER_GUARDS = (FORWARDERS_GUARD, "ROCMIG_CG_REDUCE")
+HELPER_GUARDS = (FORWARDERS_GUARD, "ROCMIG_CG_REDUCE", TYPED_GUARD)
 SHUFFLES = ("__shfl", "__shfl_up", "__shfl_down", "__shfl_xor")
 NAMES = (r"__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync|64)?|__any(?:_sync)?|__all(?:_sync)?"
          r"|__match_any_sync|__match_all_sync|__activemask|__lane_id")
@@ -211,7 +241,9 @@ class Model:
     CUDA's 32-bit one, which every mask of a CUDA-only tree is), activemask (rewrite __activemask():
     CUDA's is 32-bit, HIP's 64-bit; default: as legacy), narrow_params (rewrite *_sync calls whose
     mask is a 32-bit parameter of the calling function, which is CUDA's 32-bit mask in any tree),
-    own_macros (names the tree defines as macros for AMD, own_macros(): their calls are kept)."""
+    own_macros (names the tree defines as macros for AMD, own_macros(): their calls are kept),
+    typed_mask (give the *_sync calls the other rules leave the type-dispatched forms of TYPED_HELPER:
+    a tree with HIP code paths, where a mask may have either width)."""
 
     full_mask: re.Pattern[str]
     legacy: bool
@@ -219,6 +251,7 @@ class Model:
     activemask: bool | None = None
     narrow_params: bool = True
     own_macros: frozenset[str] = frozenset()  # names of own_macros(): their calls are kept
+    typed_mask: bool = False
 
 
 def _matching_open(blanked: str, close: int) -> int | None:
@@ -271,6 +304,7 @@ def rewrite(text: str, model: Model) -> str:
         return text
     out, pos = [], 0
     blanked = cpp.blank(text)
+    wide = wide_names(blanked) if model.typed_mask else frozenset()
     for call in calls(text, blanked):
         out.append(text[pos:call.start])
         if call.name in model.own_macros:
@@ -280,14 +314,16 @@ def rewrite(text: str, model: Model) -> str:
             continue
         narrow = bool(model.narrow_params and call.args and re.fullmatch(r"\(?\s*([A-Za-z_]\w*)\s*\)?", call.args[0])
                       and call.args[0].strip("() \t\n") in narrow_mask_parameters(blanked, call.start))
-        out.append(_rewrite_call(text, call, model, narrow))
+        out.append(_rewrite_call(text, call, model, narrow, wide))
         pos = call.end
     out.append(text[pos:])
     return "".join(out)
 
 
-def _rewrite_call(text: str, call: Call, model: Model, narrow: bool = False) -> str:
-    """One call in its exact form; narrow: its mask is a 32-bit parameter of the calling function."""
+def _rewrite_call(text: str, call: Call, model: Model, narrow: bool = False,
+                  wide_names: frozenset[str] = frozenset()) -> str:
+    """One call in its exact form; narrow: its mask is a 32-bit parameter of the calling function;
+    wide_names: names the file declares 64-bit only (wide_names())."""
     original = text[call.start:call.end]
     if _followed_by_half(text, call.end) or (call.name == "__lane_id"):
         return original
@@ -296,8 +332,10 @@ def _rewrite_call(text: str, call: Call, model: Model, narrow: bool = False) -> 
     full = bool(args) and bool(model.full_mask.fullmatch(args[0]))
     if narrow:
         model = replace(model, any_mask=True)
-    if args and GROUP_MASK.search(cpp.blank(args[0])):  # already placed on the lane's 32-lane group
+    if args and (GROUP_MASK.search(cpp.blank(args[0])) or TYPED_USE.match(args[0].strip())):  # already placed
         return original if args == list(call.args) else f"{name}({', '.join(args)})"
+    if model.typed_mask and not full and not model.any_mask and not _wide(args[0] if args else "", wide_names):
+        return _typed_call(name, args) or (original if args == list(call.args) else f"{name}({', '.join(args)})")
     if name.endswith("_sync") and name[:-5] in SHUFFLES and len(args) in (3, 4):
         width = args[3] if len(args) == 4 else "32"
         if full:
@@ -327,6 +365,43 @@ def _rewrite_call(text: str, call: Call, model: Model, narrow: bool = False) -> 
         votes = half(f"__ballot({args[0]})")
         return f"({votes} != 0u)" if name == "__any" else f"({votes} == {half('__ballot(1)')})"
     return original if args == list(call.args) else f"{name}({', '.join(args)})"
+
+
+INTEGER_DECL = re.compile(r"\b(?P<type>(?:unsigned\s+|signed\s+)?long\s+long(?:\s+int)?|(?:unsigned\s+|signed\s+)?long(?:\s+int)?"
+                          r"|(?:std::)?u?int64_t|size_t|uint64|(?:unsigned|signed)(?:\s+int)?|int|(?:std::)?u?int32_t)"
+                          r"(?:\s+const)?\s+(?P<name>[A-Za-z_]\w*)\s*[=;,)\[]")
+WIDE_TYPE = re.compile(r"long|64|size_t")
+WIDE_MASK = re.compile(r"\(?\s*(?:(?:0[xX][0-9a-fA-F]+|\d+)(?:[uU]?(?:ll|LL|l|L)|(?:ll|LL|l|L)[uU])|~\s*0(?:[uU]?(?:ll|LL)|(?:ll|LL)[uU])"
+                       r"|\(\s*(?:unsigned\s+long\s+long|u?int64_t|uint64)\s*\).*|(?:u?int64_t|uint64)\s*\(.*"
+                       r"|__activemask\s*\(\s*\)|__ballot(?:64)?\s*\(.*)\s*\)?", re.DOTALL)
+
+
+def wide_names(blanked: str) -> frozenset[str]:
+    """Names `blanked` declares with a 64-bit integer type and never with a narrower one."""
+    wide, narrow = set(), set()
+    for m in INTEGER_DECL.finditer(blanked):
+        (wide if WIDE_TYPE.search(m.group("type")) else narrow).add(m.group("name"))
+    return frozenset(wide - narrow)
+
+
+def _wide(mask: str, names: frozenset[str]) -> bool:
+    """The mask is evidently HIP's 64-bit one: a 64-bit literal or cast, a 64-bit HIP vote, or a name the
+    file declares 64-bit only (its call compiles as written and keeps its meaning)."""
+    mask = mask.strip()
+    return bool(WIDE_MASK.fullmatch(mask)) or mask.strip("() \t") in names
+
+
+def _typed_call(name: str, args: list[str]) -> str | None:
+    """The TYPED_HELPER form of a *_sync call whose mask (args[0]) may have either width, or None."""
+    mask = args[0].strip() if args else ""
+    if name.endswith("_sync") and name[:-5] in SHUFFLES and len(args) in (3, 4):
+        width = args[3] if len(args) == 4 else f"rocmig_lane_width({mask})"
+        return f"{name}(rocmig_lane_mask({mask}), {args[1]}, {args[2]}, {width})"
+    if name == "__ballot_sync" and len(args) == 2:
+        return f"rocmig_ballot_sync({mask}, {args[1]})"
+    if name in ("__any_sync", "__all_sync") and len(args) == 2:
+        return f"{name}(rocmig_lane_mask({mask}), {args[1]})"
+    return None
 
 
 def _wmma_bodies(blanked: str) -> list[tuple[int, int]]:
