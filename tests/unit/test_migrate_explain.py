@@ -324,6 +324,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "tensorrt-no-rocm": "'NvInferPlugin.h' file not found",
         "hipify-launch-token-paste": "use of undeclared identifier 'general_hipLaunchKernelGGL'",
         "cub-name-not-in-hipcub": "no member named 'PtxVersion' in namespace 'hipcub'; did you mean 'hipFuncAttributes::ptxVersion'?",
+        "device-header-in-host-unit": "/usr/include/rocprim/intrinsics/arch.hpp:46:12: error: use of undeclared identifier "
+                                      "'__builtin_amdgcn_wavefrontsize'",
     }
     found = {d.rule.id: d for d in explain.diagnostics(RULES, {"build-generated": lambda name: "x",
                                                                 "build-template": lambda name: "x"},
