@@ -692,7 +692,7 @@ def test_each_unit_resolves_same_named_headers_through_its_own_folders(tmp_path)
     rels = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
     units = {r: (src / r).read_text() for r in rels if r.endswith((".cu", ".cpp"))}
     project = flags.project_flags(src, rels, None, (), (), units=units, texts=texts(src))
-    graph = includes.IncludeGraph(texts(src) | units, include_dirs=project.all_dirs(), unit_dirs=project.unit_dirs())
+    graph = includes.IncludeGraph(texts(src) | units, include_dirs=project.all_dirs(), unit_dirs=project.unit_dirs(units))
     layer = "lightseq/csrc/layers/transformer_encoder_layer.cpp"
     assert "lightseq/csrc/ops/includes/softmax.h" in graph.reach(layer)
     assert "lightseq/csrc/ops_new/includes/softmax.h" not in graph.reach(layer)
@@ -703,3 +703,34 @@ def test_each_unit_resolves_same_named_headers_through_its_own_folders(tmp_path)
     # without the builders, the CMake folder (ops_new/includes) is every unit's: the old layer takes the new header
     plain = includes.IncludeGraph(texts(src) | units, include_dirs=project.common.include_dirs)
     assert "lightseq/csrc/ops_new/includes/softmax.h" in plain.reach(layer)
+
+
+def test_inferred_folders_come_nearest_first_for_each_unit(tmp_path):
+    """lightseq 3.0.1's csrc/ops_new/launch_enc_emb.cpp (in no op builder) includes "embKernels.h", which both
+    inference/kernels/ and csrc/kernels/includes/ hold; the build files name both folders for every unit."""
+    src = tmp_path / "lightseq"
+    for rel, text in {
+        "inference/kernels/embKernels.h": "#pragma once\nvoid launch_enc_emb(int* pad_mask);\n",
+        "csrc/kernels/includes/embKernels.h": "#pragma once\nvoid launch_enc_emb(float* out, int* pad_mask);\n",
+        "csrc/ops_new/launch_enc_emb.cpp": '#include "embKernels.h"\n',
+        "inference/model/encoder.cc.cu": '#include "embKernels.h"\n',
+        "CMakeLists.txt": "include_directories(inference/kernels)\ninclude_directories(csrc/kernels/includes)\n",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    rels = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    units = {r: (src / r).read_text() for r in rels if r.endswith((".cu", ".cpp"))}
+    project = flags.project_flags(src, rels, None, (), (), units=units, texts=units)
+    assert project.common.include_dirs == ("inference/kernels", "csrc/kernels/includes")
+    assert project.for_unit("csrc/ops_new/launch_enc_emb.cpp").include_dirs == ("csrc/kernels/includes", "inference/kernels")
+    assert project.for_unit("inference/model/encoder.cc.cu").include_dirs == ("inference/kernels", "csrc/kernels/includes")
+    all_texts = units | {r: (src / r).read_text() for r in rels if r.endswith(".h")}
+    graph = includes.IncludeGraph(all_texts, include_dirs=project.all_dirs(), unit_dirs=project.unit_dirs(units))
+    assert "csrc/kernels/includes/embKernels.h" in graph.reach("csrc/ops_new/launch_enc_emb.cpp")
+    assert "inference/kernels/embKernels.h" in graph.reach("inference/model/encoder.cc.cu")
+    # a compilation database's order is the build's: kept as given
+    db = tmp_path / "compile_commands.json"
+    db.write_text(json.dumps([{"directory": str(src), "file": "csrc/ops_new/launch_enc_emb.cpp",
+                               "command": "c++ -Iinference/kernels -Icsrc/kernels/includes -c csrc/ops_new/launch_enc_emb.cpp"}]))
+    exact = flags.project_flags(src, rels, db, (), ())
+    assert exact.for_unit("csrc/ops_new/launch_enc_emb.cpp").include_dirs == ("inference/kernels", "csrc/kernels/includes")

@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,10 +69,12 @@ class ProjectFlags:
     unread_options: tuple[str, ...] = ()
 
     def for_unit(self, rel: str) -> UnitFlags:
-        """The unit's own flags, then its folders' (folder_defines), then the common ones."""
+        """The unit's own flags, then its folders' (folder_defines), then the common ones. Inferred common
+        include folders come nearest first (nearest_first): the build's own order is not known then."""
         own = self.units.get(rel, UnitFlags())
         scoped = tuple(d for folder, d in self.folder_defines if not folder or rel.startswith(folder + "/"))
-        return UnitFlags(tuple(dict.fromkeys(own.include_dirs + self.common.include_dirs)),
+        common = self.common.include_dirs if self.from_database() else nearest_first(self.common.include_dirs, rel)
+        return UnitFlags(tuple(dict.fromkeys(own.include_dirs + common)),
                          tuple(dict.fromkeys(own.defines + scoped + self.common.defines)),
                          tuple(dict.fromkeys(own.undefines + self.common.undefines)))
 
@@ -82,15 +84,33 @@ class ProjectFlags:
                    + list(self.common.defines))
         return frozenset(d.split("=", 1)[0] for d in defines)
 
-    def unit_dirs(self) -> dict[str, tuple[str, ...]]:
-        """{unit: its own include folders} for the units that have any (a compilation database's, an op
-        builder's): searched before all_dirs() for what that unit includes."""
-        return {rel: u.include_dirs for rel, u in self.units.items() if u.include_dirs}
+    def from_database(self) -> bool:
+        """Whether the flags come from a compilation database (its include order is the build's)."""
+        return self.source not in ("inferred", NO_BUILD_FILES)
+
+    def unit_dirs(self, sources: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """{source: its include path} for the sources (candidate units) whose path is their own (an op
+        builder's folders, a database's, or the inferred folders nearest first): searched before
+        all_dirs() for what that unit includes."""
+        return {rel: dirs for rel in sources if (dirs := self.for_unit(rel).include_dirs)}
 
     def all_dirs(self) -> tuple[str, ...]:
         """Every include folder any unit gets (for resolving angle includes in the tree)."""
         dirs = [d for u in self.units.values() for d in u.include_dirs] + list(self.common.include_dirs)
         return tuple(dict.fromkeys(dirs))
+
+
+def nearest_first(dirs: tuple[str, ...], rel: str) -> tuple[str, ...]:
+    """`dirs` (tree-relative folders) ordered by how many leading folders each shares with file `rel`'s
+    folder, most first, the given order kept among equals: of two inferred folders holding same-named
+    headers, the unit's own part of the tree wins (lightseq 3.0.1's csrc/ops_new/launch_enc_emb.cpp takes
+    csrc/kernels/includes/embKernels.h, not inference/kernels/embKernels.h)."""
+    here = posixpath.dirname(rel).split("/")
+
+    def shared(folder: str) -> int:
+        parts = folder.split("/")
+        return next((k for k, (a, b) in enumerate(zip(parts, here)) if a != b), min(len(parts), len(here)))
+    return tuple(sorted(dirs, key=lambda d: -shared(d) if d != "." else 0))
 
 
 # Flags that name an include folder, a define or an undefine, as gcc / clang / nvcc spell them; each

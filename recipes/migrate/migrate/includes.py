@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +86,21 @@ class Programs:
         return there in self.programs or (len(self.programs) > 1 and there in self.sources)
 
 
+class Edges:
+    """{file: [(included tree path, -I folder or "")]} under one include path, each file resolved when
+    first asked for (a unit's own include path reaches a part of the tree only)."""
+
+    def __init__(self, resolve: Callable[[str], list[tuple[str, str]]]):
+        self._resolve = resolve
+        self._memo: dict[str, list[tuple[str, str]]] = {}
+
+    def get(self, rel: str, default: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+        """The resolved includes of `rel` (empty for a file the tree does not hold)."""
+        if rel not in self._memo:
+            self._memo[rel] = self._resolve(rel)
+        return self._memo[rel]
+
+
 class IncludeGraph:
     """The include edges of a tree: built once from {rel: text}, queried per unit."""
 
@@ -128,29 +143,32 @@ class IncludeGraph:
             nested = _conditional_lines(blanked)
             self._includes[rel] = [(m.group(2).strip(), m.group(1) == '"', line in nested) for m in INCLUDE.finditer(text)
                                    if (line := cpp.line_of(text, m.start())) not in dead]
-        self._edges: dict[tuple[str, ...], dict[str, list[tuple[str, str]]]] = {}
+        self._edges: dict[tuple[str, ...], Edges] = {}
         self.edges = self._edges_with(include_dirs)
+        for rel in self._includes:
+            self.edges.get(rel)
 
-    def _edges_with(self, dirs: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
-        """{file: [(included tree path, -I folder or "")]} with `dirs` as the include folders (memoised)."""
+    def _edges_with(self, dirs: tuple[str, ...]) -> Edges:
+        """The edges with `dirs` as the include folders (one Edges per include path)."""
         if dirs not in self._edges:
-            edges = {}
-            for rel, found in self._includes.items():
-                resolved = []
-                for name, quoted, nested in found:
-                    target, folder = self._resolve(rel, name, quoted, dirs)
-                    if target:
-                        resolved.append((target, folder))
-                        if nested:
-                            self.conditional.add((rel, target))
-                    elif TORCH.match(name) and rel not in self.torch:
-                        self.torch[rel] = name
-                edges[rel] = resolved
-            self._edges[dirs] = edges
+            self._edges[dirs] = Edges(lambda rel: self._resolve_all(rel, dirs))
         return self._edges[dirs]
 
-    def _unit_edges(self, unit: str) -> dict[str, list[tuple[str, str]]]:
-        """The edges as compiling `unit` resolves them: its own folders first (unit_dirs)."""
+    def _resolve_all(self, rel: str, dirs: tuple[str, ...]) -> list[tuple[str, str]]:
+        """[(included tree path, -I folder or "")] of the live #include lines of `rel` found in the tree."""
+        resolved = []
+        for name, quoted, nested in self._includes.get(rel, []):
+            target, folder = self._resolve(rel, name, quoted, dirs)
+            if target:
+                resolved.append((target, folder))
+                if nested:
+                    self.conditional.add((rel, target))
+            elif TORCH.match(name) and rel not in self.torch:
+                self.torch[rel] = name
+        return resolved
+
+    def unit_edges(self, unit: str) -> Edges:
+        """The edges as compiling `unit` resolves them: its own include path (unit_dirs) when it has one."""
         own = self.unit_dirs.get(unit)
         return self._edges_with(tuple(dict.fromkeys(own + self.include_dirs))) if own else self.edges
 
@@ -183,7 +201,7 @@ class IncludeGraph:
     def closure(self, unit: str) -> UnitIncludes:
         """Include needs of `unit`, following includes transitively."""
         seen, stack, dirs, torch = {unit}, [unit], set(), ""
-        edges = self._unit_edges(unit)
+        edges = self.unit_edges(unit)
         while stack:
             rel = stack.pop()
             if not torch and rel in self.torch:
@@ -199,7 +217,7 @@ class IncludeGraph:
     def reach(self, rel: str) -> set[str]:
         """The files `rel` includes, transitively, and `rel` itself (as compiling `rel` resolves them)."""
         seen, stack = {rel}, [rel]
-        edges = self._unit_edges(rel)
+        edges = self.unit_edges(rel)
         while stack:
             for target, _folder in edges.get(stack.pop(), []):
                 if target not in seen:
@@ -232,7 +250,7 @@ class IncludeGraph:
     def _reach_unconditional(self, rel: str) -> set[str]:
         """reach(rel) through the #include lines outside any #if block only."""
         seen, stack = {rel}, [rel]
-        edges = self._unit_edges(rel)
+        edges = self.unit_edges(rel)
         while stack:
             here = stack.pop()
             for target, _folder in edges.get(here, []):
@@ -246,7 +264,7 @@ class IncludeGraph:
         the files it includes (a file met again on the way, e.g. through a cycle, counts by content).
         Units with equal fingerprints and flags compile the same way: DeepSpeed ships csrc/ twice."""
         memo: dict[str, str] = {}
-        edges = self._unit_edges(unit)
+        edges = self.unit_edges(unit)
 
         def visit(rel: str, path: tuple[str, ...]) -> str:
             if rel in memo:

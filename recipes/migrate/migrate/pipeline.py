@@ -182,11 +182,12 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     defined = project.defined_names()
     tool, no_tool = semantic.find_tool()
     # hipify-clang parses with the CUDA headers on its system path: <cuda.h> is never a tree file there
+    unit_dirs = project.unit_dirs(f.rel for f in source.files if f.kind != "header")
     cuda_graph = includes.IncludeGraph({f.rel: f.text for f in source.files}, cpp.ROCM_BUILD_MACROS - defined,
                                        include_dirs=project.all_dirs(),
                                        system_dirs=sysdirs + ((str(tool.cuda_path / "include"),) if tool else ()),
                                        defined=frozenset(d.split("=", 1)[0] for d in project.common.defines),
-                                       unit_dirs=project.unit_dirs())
+                                       unit_dirs=unit_dirs)
     by_rel = {f.rel: f for f in source.files}
     unit_list, included = cuda_graph.units_through_includes([f.rel for f in source.files if f.kind != "header"],
                                                             {u.rel for u in tree.units(source)})
@@ -210,7 +211,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         need, own = cuda_graph.closure(u.rel), project.for_unit(u.rel)
         if not need.torch and u.rel not in copied:
             # the system libraries' folders (MPI's) come after the tree's, as in the unit's compile
-            system = [Path(f[2:]) for f in sysdeps.unit_flags(cuda_graph.edges, cuda_texts, u.rel) if f.startswith("-I")]
+            system = [Path(f[2:]) for f in sysdeps.unit_flags(cuda_graph.unit_edges(u.rel), cuda_texts, u.rel) if f.startswith("-I")]
             semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)] + system,
                                      list(own.defines))
     perl_dir = opts.out / "hipify-perl"
@@ -222,14 +223,14 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     texts = {f.rel: (f.text, (hip_dir / f.rel).read_text(encoding="utf-8")) for f in source.files}
     toolkit_dirs = (str(tool.cuda_path / "include"),) if tool else None
     migrated = advice.migrate_tree(texts, rules, list(opts.archs), project.all_dirs(), sysdirs, defines=defined,
-                                   copied=copied, toolkit_dirs=toolkit_dirs, unit_dirs=project.unit_dirs())
+                                   copied=copied, toolkit_dirs=toolkit_dirs, unit_dirs=unit_dirs)
     final_texts, graph = migrated.final, migrated.graph
     made_by_clang = sorted(rel for rel, made in clang.items() if made.ok)
     if made_by_clang:
         perl_texts = {**texts, **{rel: (texts[rel][0], (perl_dir / rel).read_text(encoding="utf-8")) for rel in made_by_clang}}
         alternative = advice.migrate_tree(perl_texts, rules, list(opts.archs), project.all_dirs(), sysdirs,
                                           defines=defined, copied=copied, toolkit_dirs=toolkit_dirs,
-                                          unit_dirs=project.unit_dirs())
+                                          unit_dirs=unit_dirs)
         tree.write_tree(opts.out / "fallback", {rel: alternative.final[rel] for rel in made_by_clang})
     files_out: dict[str, dict] = {}
     for f in source.files:
@@ -307,7 +308,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         seen_fingerprints[key] = u.rel
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
                                            for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
-        unit_flags, std = sysdeps.unit_flags(graph.edges, final_texts, u.rel, sysdirs) + tuple(f"-U{n}" for n in own.undefines), "c++17"
+        unit_flags, std = sysdeps.unit_flags(graph.unit_edges(u.rel), final_texts, u.rel, sysdirs) + tuple(f"-U{n}" for n in own.undefines), "c++17"
         if need.torch and torch is not None:
             entry["translator"] = {"name": "torch.utils.hipify", "hipified_path": torch_map[u.rel],
                                    "reason": f"includes <{need.torch_header}>: hipified as PyTorch's extension build "

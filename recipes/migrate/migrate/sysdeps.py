@@ -22,7 +22,9 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Mapping
 
+from . import includes
 from .fixups import HEADER_LAYOUT
 
 OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
@@ -103,7 +105,7 @@ def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str,
     return tuple(out)
 
 
-def unit_flags(edges: dict[str, list[tuple[str, str]]], texts: dict[str, str], unit: str,
+def unit_flags(edges: includes.Edges | Mapping[str, list[tuple[str, str]]], texts: dict[str, str], unit: str,
                system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     """flags_for over `unit` and every tree file it includes, transitively (edges: IncludeGraph.edges,
     {rel: [(included rel, -I folder)]})."""
