@@ -604,7 +604,8 @@ def test_a_unit_the_projects_rocm_build_leaves_out_explains_what_nothing_else_do
     rel = "csrc/fused_qknorm_rope_cache_kernel.cu"
     files_out = {rel: {"path": rel, "kind": "cu", "unit": True, "findings": [], "fixes": [], "compile": {
         "gfx942": {"status": "failed", "first_error": error}, "gfx1100": {"status": "ok", "first_error": ""}}}}
-    pipeline.note_cuda_only_units(files_out, RULES, listed)
+    pipeline.note_unit_findings(files_out, RULES, "cuda-only-unit",
+                                {rel: f"listed for CUDA builds only at {where}" for rel, where in listed.items()})
     (made,) = files_out[rel]["findings"]
     assert made["rule"] == "unit-cuda-only-in-project" and made["note"] == "listed for CUDA builds only at CMakeLists.txt:4"
     pipeline.explain_failures(files_out, [rel], {rel}, {f"/out/run/torch/{rel[:-3]}.hip": (rel, identity)}, checks(src),
@@ -766,3 +767,35 @@ def test_a_name_only_an_unincluded_header_declares_is_named():
     made = explain.explain(where, "encoding/lib/gpu/rectify_cuda.cu", lambda rel: [], checks(Path("/nonexistent"), texts),
                            lambda rel, line: "")
     assert made[0] and made[0]["rule"] == "name-declared-in-unincluded-header"
+
+
+def test_a_folder_no_build_file_names_is_not_built_and_explains_its_failures(tmp_path):
+    """lightseq 3.0.1: its op builders name csrc/ops_new/*.cpp and comment csrc/ops/*.cpp out; lsflow's
+    CMakeLists.txt names a context.cpp of its own folder; the vendored CUB's tests are named nowhere."""
+    src = tmp_path / "lightseq"
+    for rel, text in {
+        "lightseq/training/ops/pytorch/builder/operator_builder.py":
+            "class OperatorBuilder:\n    def sources(self):\n        return [\n"
+            "            # \"csrc/ops/context.cpp\",\n            \"csrc/ops_new/dropout.cpp\",\n        ]\n",
+        "lightseq/csrc/lsflow/CMakeLists.txt": "add_library(lsflow STATIC context.cpp)\n",
+        "lightseq/csrc/lsflow/context.cpp": "", "lightseq/csrc/ops/context.cpp": "", "lightseq/csrc/ops/dropout.cpp": "",
+        "lightseq/csrc/ops_new/dropout.cpp": "", "3rdparty/cub/test/test_warp_scan.cu": "",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    units = {"lightseq/csrc/lsflow/context.cpp", "lightseq/csrc/ops/context.cpp", "lightseq/csrc/ops/dropout.cpp",
+             "lightseq/csrc/ops_new/dropout.cpp", "3rdparty/cub/test/test_warp_scan.cu"}
+    notes = flags.unbuilt_units(src, units)
+    assert sorted(notes) == ["3rdparty/cub/test/test_warp_scan.cu", "lightseq/csrc/ops/context.cpp",
+                             "lightseq/csrc/ops/dropout.cpp"]
+    rel = "lightseq/csrc/ops/context.cpp"
+    error = f"/out/run/hip/{rel}:3:1: error: use of undeclared identifier 'Context'; did you mean 'lightseq::Context'?"
+    files_out = {rel: {"path": rel, "kind": "cxx", "unit": True, "findings": [], "fixes": [], "compile": {
+        "gfx942": {"status": "failed", "first_error": error}}}}
+    pipeline.note_unit_findings(files_out, RULES, "unit-not-built", {rel: notes[rel]})
+    pipeline.explain_failures(files_out, [rel], set(), {f"/out/run/hip/{rel}": (rel, identity)}, checks(src),
+                              {rel: ""}, pipeline.unit_fallbacks(RULES))
+    assert files_out[rel]["compile"]["gfx942"]["explained_by"]["rule"] == "unit-not-built"
+    # a build that lists folders: nothing can be said
+    (src / "setup.py").write_text("import glob\nsources = glob.glob('csrc/**/*.cpp')\n")
+    assert flags.unbuilt_units(src, units) == {}

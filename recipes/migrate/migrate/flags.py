@@ -812,6 +812,61 @@ def cuda_only_units(src: Path, units: set[str]) -> dict[str, str]:
     return {source: where for source, where in found.items() if source not in elsewhere}
 
 
+# a build that finds its sources by listing folders: which files it compiles cannot be read off its text
+DIRECTORY_SCAN = re.compile(r"\bglob\.i?glob\s*\(|\.r?glob\s*\(|\blistdir\s*\(|\bos\.walk\s*\(|\bscandir\s*\("
+                            r"|\bfile\s*\(\s*GLOB|\$\(wildcard|\$\(shell\s+find", re.I)
+LINE_COMMENT = re.compile(r"#.*$", re.MULTILINE)
+
+
+def _named_sources(texts: list[tuple[str, str]], units: set[str]) -> set[str]:
+    """The `units` that a build text ((tree-relative path, text), comments dropped) names: by a path
+    ending in the unit's path (`csrc/ops_new/dropout.cpp`), or by its bare file name in a CMake or Make
+    file of the unit's own folder (relative to it), or anywhere in a Python file (which may join folders)."""
+    by_name: dict[str, list[str]] = {}
+    for unit in units:
+        by_name.setdefault(posixpath.basename(unit), []).append(unit)
+    pattern = re.compile(r"[\w./${}-]*(?<![\w-])(" + "|".join(re.escape(n) for n in sorted(by_name, key=len, reverse=True))
+                         + r")(?![\w.])")
+    named: set[str] = set()
+    for rel, text in texts:
+        python, here = rel.endswith(".py"), posixpath.dirname(rel)
+        for m in pattern.finditer(LINE_COMMENT.sub("", text)):
+            path = re.sub(r"\$\{\w*\}|\$\(\w*\)", "", m.group(0)).lstrip("./")
+            for unit in by_name[m.group(1)]:
+                if "/" in path and ("/" + unit).endswith("/" + path):
+                    named.add(unit)
+                elif "/" not in path and (python or posixpath.dirname(unit) == here):
+                    named.add(unit)
+    return named
+
+
+def unbuilt_units(src: Path, units: set[str]) -> dict[str, str]:
+    """{unit: why} of the `units` (tree-relative) that the project's build does not compile: a whole
+    folder of units that no build file names, where the build names its other sources one by one
+    (lightseq 3.0.1's csrc/ops/, the generation its op builders replaced by csrc/ops_new/: their lines
+    in the builders are commented out). Build files: CMakeLists.txt, *.cmake, Makefiles, setup.py and
+    the tree's other Python files. Empty when the build lists folders instead (glob, file(GLOB),
+    $(wildcard)), names no unit, or has no files; a folder with a build file of its own is left out."""
+    if not src.is_dir() or not units:
+        return {}
+    texts = _build_texts(src, cmake_modules=True)
+    for path in _python_files(src):
+        try:
+            texts.append((path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    if not texts or any(DIRECTORY_SCAN.search(LINE_COMMENT.sub("", text)) for _rel, text in texts):
+        return {}
+    named = _named_sources(texts, units)
+    if not named:
+        return {}
+    build_folders = {posixpath.dirname(rel) for rel, _text in texts if not rel.endswith(".py")}
+    built_folders = {posixpath.dirname(u) for u in named}
+    return {u: "no build file of the project names it or its folder's other sources (CMakeLists.txt, Makefiles, "
+               "setup.py, the Python build modules), while the build names its sources one by one"
+            for u in sorted(units - named) if posixpath.dirname(u) not in built_folders | build_folders}
+
+
 def first_files(rels: list[str]) -> str:
     """The first two paths of `rels`, then ", ..." when there are more (for a reason's text)."""
     return ", ".join(rels[:2]) + (", ..." if len(rels) > 2 else "")

@@ -279,7 +279,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         compiled = compiled_files(cuda_graph, units)
         note_build_branches(files_out, rules, {f.rel: f.text for f in source.files if f.rel in compiled}, defined, build_check)
     note_guarded_units(files_out, rules, {u.rel: (u.text, project.for_unit(u.rel).defines) for u in units})
-    note_cuda_only_units(files_out, rules, flags.cuda_only_units(opts.src, {u.rel for u in units}))
+    note_unit_findings(files_out, rules, "cuda-only-unit",
+                       {rel: f"listed for CUDA builds only at {where}" for rel, where in flags.cuda_only_units(opts.src, unit_rels).items()})
+    note_unit_findings(files_out, rules, "unit-not-built", flags.unbuilt_units(opts.src, unit_rels))
     jobs, base_jobs = [], []
     fallback_jobs: dict[str, Job] = {}
     seen_fingerprints: dict[str, str] = {}
@@ -469,26 +471,26 @@ def note_guarded_units(files_out: dict[str, dict], rules: list[Rule], units: dic
             "status": "open", "note": f"{name} is not defined for this unit"})
 
 
-def note_cuda_only_units(files_out: dict[str, dict], rules: list[Rule], listed: dict[str, str]) -> None:
-    """Add the `cuda-only-unit` rule's finding (line 1) to each unit that the project's CMake build
-    compiles for CUDA only (flags.cuda_only_units: {unit: "CMakeLists.txt:line"}), which
-    explain_failures falls back on for the unit's failed compiles."""
-    rule = next((r for r in rules if r.check == "cuda-only-unit"), None)
+def note_unit_findings(files_out: dict[str, dict], rules: list[Rule], check: str, notes: dict[str, str]) -> None:
+    """Add the finding (line 1) of the rule with `check` to each unit of `notes` ({unit: the finding's
+    note}): `cuda-only-unit` for the units the project's CMake build compiles for CUDA only
+    (flags.cuda_only_units), `unit-not-built` for those its build does not compile (flags.unbuilt_units);
+    explain_failures falls back on them for the unit's failed compiles."""
+    rule = next((r for r in rules if r.check == check), None)
     if rule is None:
         return
-    for rel, where in listed.items():
+    for rel, note in notes.items():
         files_out[rel]["findings"].append({
             "rule": rule.id, "severity": rule.severity, "file": rel, "line": 1, "col": 1, "text": "",
-            "message": rule.message, "hint": rule.hint, "suggestion": "", "status": "open",
-            "note": f"listed for CUDA builds only at {where}"})
+            "message": rule.message, "hint": rule.hint, "suggestion": "", "status": "open", "note": note})
 
 
 def unit_fallbacks(rules: list[Rule]) -> dict[str, tuple[str, bool]]:
     """{rule id: (how its finding explains a whole unit's failure, whether a finding in a file the unit
     includes counts)} for explain_failures: the unit's
-    cuda-only-unit finding (the project's build leaves it out), then a CUTLASS include (a library with no
+    cuda-only-unit and unit-not-built findings (the project's build leaves it out), then a CUTLASS include (a library with no
     ROCm build, whose templates fail wherever the unit first instantiates them)."""
-    out = {r.id: ("the project's build leaves the unit out", False) for r in rules if r.check == "cuda-only-unit"}
+    out = {r.id: ("the project's build leaves the unit out", False) for r in rules if r.check in ("cuda-only-unit", "unit-not-built")}
     out.update({r.id: ("the unit uses CUTLASS, which has no ROCm build", True) for r in rules if r.id == "cutlass-no-rocm"})
     return out
 
