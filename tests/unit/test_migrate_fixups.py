@@ -13,7 +13,7 @@ from tests.shared_cases import CASES_DIR
 CUDA = CASES_DIR / "cuda"
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import fixups, includes, linemap, warp
+from migrate import features, fixups, includes, linemap, warp
 
 
 def read_case(name: str) -> str:
@@ -587,7 +587,6 @@ def test_renamed_project_includes_in_a_run_are_paired_in_order():
 def test_a_cu_unit_including_a_tree_header_first_gets_the_hip_runtime_first():
     """The CUDA samples' simpleTexture3D_kernel.cu: <helper_cuda.h> first, no cuda_runtime.h (nvcc's is
     implicit); helper_cuda.h declares checkCudaErrors under the runtime's include guard."""
-    from migrate import features
     text = "#include <helper_cuda.h>\n#include <math.h>\n__global__ void k() {}\n"
     out = features.nvcc_implicit_runtime(text, lambda name: name == "helper_cuda.h")
     assert out.startswith("#include <hip/hip_runtime.h>  // nvcc includes") and out.endswith(text)
@@ -600,7 +599,6 @@ def test_a_cu_unit_including_a_tree_header_first_gets_the_hip_runtime_first():
 def test_a_cu_kernel_source_without_includes_gets_the_hip_runtime():
     """The CUDA samples' matrixMulDrv/matrixMul_kernel.cu (loaded with cuModuleLoad by the driver-API
     sample): <stdio.h> only and a kernel using blockIdx; hipify-clang adds no HIP include to it."""
-    from migrate import features
     text = "#include <stdio.h>\n__global__ void matrixMul(float *C) { int bx = blockIdx.x; }\n"
     out = features.nvcc_implicit_runtime(text, lambda name: False)
     assert out.startswith("#include <hip/hip_runtime.h>") and out.endswith(text)
@@ -625,7 +623,6 @@ def test_int_all_ones_masks_are_cudas_full_mask(mask):
 def test_helpers_go_after_the_if_block_that_holds_the_last_include():
     """cupy 14.2.0 cupy_cub.cu ends its includes inside `#ifndef CUPY_USE_HIP ... #else ... #endif`:
     a helper block placed after the last include would sit in the #else branch only."""
-    from migrate import features
     text = ("#include <cupy/cuda_runtime.h>\n#ifndef CUPY_USE_HIP\n#include <cub/device/device_reduce.cuh>\n"
             "#else\n#include <hipcub/device/device_reduce.hpp>\n#endif\n\nint f();\n")
     out = features.insert_after_includes(text, "// HELPER\n")
@@ -645,7 +642,6 @@ def test_helpers_go_above_their_first_use_and_only_their_own():
     branches see it); another block's names move nothing."""
     import re as regex
 
-    from migrate import features
     use = regex.compile(r"\brocmig_fadd_r[du]\b")
     tail = "#include <a.h>\nfloat f(float x) { return rocmig_fadd_rd(x, x); }\n#include <b.h>\n"
     assert features.insert_after_includes(tail, "// H\n", use) == tail.replace("<a.h>\n", "<a.h>\n// H\n")
@@ -724,3 +720,36 @@ def test_cuda_library_headers_the_translator_left_take_hipify_perls_names(tmp_pa
         '#include <array>\n#include <hipsparse.h>\n#include <hiprand/hiprand_kernel.h>\n#include <nvToolsExt.h>\n')
     # a project's own header of that name stays
     assert fixups.library_headers(text, table, lambda name: name == "curand_kernel.h").split("\n")[2] == '#include "curand_kernel.h"'
+
+
+# ColossalAI 0.5.0 extensions/csrc/kernel/cuda/rms_layernorm_kernel.cu, after torch.utils.hipify (shortened)
+PASTED_LAUNCH = """#define RMSNORM_LAUNCHER(UNROLL_FACTOR, THREADDIM)                                 \\
+  DISPATCH_RMSNORM(                                                                \\
+    input.scalar_type(),                                                           \\
+   hipLaunchKernelGGL(( rms_layernorm_kernel<scalar_t, UNROLL_FACTOR>), dim3(grid), dim3(THREADDIM), 0, stream,  \\
+      out.data_ptr<scalar_t>(),                                                    \\
+      hidden_size);)
+
+#define DISPATCH_RMSNORM(TYPE, ...)                                         \\
+  switch (TYPE) {                                                           \\
+    case at::ScalarType::Float: {                                           \\
+      using scalar_t = float;                                               \\
+      general_##__VA_ARGS__;                                                \\
+      break;                                                                \\
+    }                                                                       \\
+  }
+void f() {
+  hipLaunchKernelGGL(( plain_kernel<float>), dim3(grid), dim3(block), 0, stream, x);
+}
+"""
+
+
+def test_a_launch_in_a_pasted_macro_argument_gets_its_triple_chevrons_back():
+    out = features.launch_token_paste(PASTED_LAUNCH)
+    assert ("   rms_layernorm_kernel<scalar_t, UNROLL_FACTOR><<<dim3(grid), dim3(THREADDIM), 0, stream>>>(\\\n"
+            "      out.data_ptr<scalar_t>(),") in out
+    assert "general_##__VA_ARGS__;" in out  # the pasting macro itself is not touched
+    assert "hipLaunchKernelGGL(( plain_kernel<float>), dim3(grid), dim3(block), 0, stream, x);" in out  # nothing pastes on it
+    assert features.launch_token_paste(out) == out
+    no_paste = PASTED_LAUNCH.replace("general_##__VA_ARGS__", "__VA_ARGS__")
+    assert features.launch_token_paste(no_paste) == no_paste

@@ -1768,3 +1768,56 @@ def cudart_calling_convention(text: str) -> str:
     for start, end in reversed(spans):
         text = text[:start] + text[end:]
     return text
+
+
+FUNCTION_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)", re.MULTILINE)
+LAUNCH_GGL = re.compile(r"(?<![\w.:>])hipLaunchKernelGGL\s*\(")
+
+
+def _pasting_macros(blanked: str) -> dict[str, int]:
+    """{function-like macro: index of its first parameter that its body pastes a token onto (`x##P`,
+    `P##x`; `...` as __VA_ARGS__)} of the macros `blanked` defines."""
+    found = {}
+    for m in FUNCTION_MACRO.finditer(blanked):
+        body = blanked[m.end():warp._definition_end(blanked, m.start())]
+        if "##" not in body:
+            continue
+        pasted = set(re.findall(r"##\s*(\w+)", body)) | set(re.findall(r"(\w+)\s*##", body))
+        params = ["__VA_ARGS__" if p.strip() == "..." else p.strip() for p in m.group(2).split(",")]
+        first = next((i for i, p in enumerate(params) if p in pasted), None)
+        if first is not None:
+            found[m.group(1)] = first
+    return found
+
+
+def launch_token_paste(text: str) -> str:
+    """`hipLaunchKernelGGL((K), grid, block, shmem, stream, args...)` -> `K<<<grid, block, shmem,
+    stream>>>(args...)` in the arguments that a macro pastes a token onto. torch.utils.hipify rewrites
+    every `<<<...>>>` launch into hipLaunchKernelGGL, so ColossalAI 0.5.0's `general_##__VA_ARGS__` (with
+    `rms_layernorm_kernel<T, N><<<...>>>(...)` as the argument) pastes `general_hipLaunchKernelGGL`
+    instead of `general_rms_layernorm_kernel`; hipcc compiles the triple-chevron launch as CUDA does,
+    with the same grid, block, dynamic LDS bytes and stream."""
+    if "##" not in text or "hipLaunchKernelGGL" not in text:
+        return text
+    blanked = cpp.blank(text)
+    edits: dict[int, tuple[int, str]] = {}
+    for name, first in _pasting_macros(blanked).items():
+        for call in re.finditer(rf"(?<![\w#])\b{name}\s*\(", blanked):
+            if re.search(r"#[ \t]*define[ \t]+$", blanked[blanked.rfind("\n", 0, call.start()) + 1:call.start()]):
+                continue
+            found = _arg_spans(blanked, call.end())
+            if found is None or len(found[0]) <= first:
+                continue
+            for launch in LAUNCH_GGL.finditer(blanked, found[0][first][0], found[1]):
+                inner = _arg_spans(blanked, launch.end())
+                if inner is None or len(inner[0]) < 5:
+                    continue
+                args = [text[a:b] for a, b in inner[0]]
+                kernel = args[0].strip()
+                kernel = kernel[1:-1].strip() if kernel.startswith("(") and kernel.endswith(")") else kernel
+                launch_args = ",".join(args[5:]).lstrip(" ")
+                edits[launch.start()] = (inner[1] + 1, f"{kernel}<<<{', '.join(a.strip() for a in args[1:5])}>>>({launch_args})")
+    for start in sorted(edits, reverse=True):
+        end, new = edits[start]
+        text = text[:start] + new + text[end:]
+    return text

@@ -63,6 +63,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         unions over CUDA's unsigned short (features.py)
   syncwarp-mask         __syncwarp(mask) -> __syncwarp(): HIP's masked form refuses 32-bit masks and only checks the
                         mask before the same wavefront-wide fence and barrier (features.py)
+  launch-token-paste    hipLaunchKernelGGL((K), g, b, s, q, args) -> K<<<g, b, s, q>>>(args) in an argument that a
+                        macro pastes a token onto (`general_##__VA_ARGS__`; features.py)
   half-ldg              __ldg(const c10::Half*) (PyTorch declares it for CUDA compilers only) as a plain load, in
                         files that include PyTorch (features.py)
   dispatch-scalar-type  AT_DISPATCH_*(x.type(), ...) -> x.scalar_type() in files that include PyTorch: the
@@ -563,6 +565,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.bf16_pairs),
         ("half2-min-max", "__hmax2 / __hmin2 (/ _nan) on __half2 -> CUDA's lane-wise definitions (HIP has bf16 ones only)",
          lambda t: features.half2_minmax(t, ptx.helpers_for)),
+        ("launch-token-paste", "hipLaunchKernelGGL((K), ...) -> K<<<...>>>(...) in an argument a macro pastes a token onto",
+         features.launch_token_paste),
         ("grid-constant", "__grid_constant__ dropped from kernel parameters (HIP has no such keyword)",
          features.grid_constant),
         ("restrict-by-value", "__restrict__ dropped from parameters passed by value (clang rejects it on a class type)",
