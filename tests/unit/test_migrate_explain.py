@@ -611,7 +611,7 @@ def test_a_unit_the_projects_rocm_build_leaves_out_explains_what_nothing_else_do
     pipeline.explain_failures(files_out, [rel], {rel}, {f"/out/run/torch/{rel[:-3]}.hip": (rel, identity)}, checks(src),
                               {rel: ""}, pipeline.unit_fallbacks(RULES))
     assert files_out[rel]["compile"]["gfx942"]["explained_by"] == {
-        "rule": "unit-cuda-only-in-project", "file": rel, "line": 1, "how": "the project's build leaves the unit out"}
+        "rule": "unit-cuda-only-in-project", "file": rel, "line": 0, "how": "the project's build leaves the unit out"}
     # a CUDA project without a HIP build lists every source under a CUDA test: no finding
     (src / "CMakeLists.txt").write_text(VLLM_SOURCES_CMAKE.split("elseif")[0] + "endif()\n")
     assert flags.cuda_only_units(src, units) == {}
@@ -796,6 +796,11 @@ def test_a_folder_no_build_file_names_is_not_built_and_explains_its_failures(tmp
     pipeline.explain_failures(files_out, [rel], set(), {f"/out/run/hip/{rel}": (rel, identity)}, checks(src),
                               {rel: ""}, pipeline.unit_fallbacks(RULES))
     assert files_out[rel]["compile"]["gfx942"]["explained_by"]["rule"] == "unit-not-built"
+    # the unit's finding holds no line (0): the compiler's error, read by a diagnostic, goes first
+    made = files_out[rel]["findings"][0]
+    assert made["line"] == 0
+    near = explain.Location(rel, 2, "redefinition of 'Forward'")
+    assert explain.explain(near, rel, lambda _rel: [made], [], lambda _rel, _n: "") == (None, None)
     # a build that lists folders: nothing can be said
     (src / "setup.py").write_text("import glob\nsources = glob.glob('csrc/**/*.cpp')\n")
     assert flags.unbuilt_units(src, units) == {}

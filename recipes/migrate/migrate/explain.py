@@ -529,7 +529,7 @@ def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], r
     line_text(rel, line): the CUDA input line, for a new finding's `text`."""
     here = findings(where.rel) if where.rel else []
     if where.line:
-        near = [x for x in _open(here, ("error", "warning")) if abs(x["line"] - where.line) <= NEAR]
+        near = [x for x in _open(here, ("error", "warning")) if x["line"] and abs(x["line"] - where.line) <= NEAR]
         if near:
             # the nearest line first; on one line an error finding before a warning
             best = min(near, key=lambda x: (abs(x["line"] - where.line), x["severity"] != "error"))

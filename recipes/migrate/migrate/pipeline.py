@@ -472,7 +472,7 @@ def note_guarded_units(files_out: dict[str, dict], rules: list[Rule], units: dic
 
 
 def note_unit_findings(files_out: dict[str, dict], rules: list[Rule], check: str, notes: dict[str, str]) -> None:
-    """Add the finding (line 1) of the rule with `check` to each unit of `notes` ({unit: the finding's
+    """Add the finding (line 0: the whole unit) of the rule with `check` to each unit of `notes` ({unit: the finding's
     note}): `cuda-only-unit` for the units the project's CMake build compiles for CUDA only
     (flags.cuda_only_units), `unit-not-built` for those its build does not compile (flags.unbuilt_units);
     explain_failures falls back on them for the unit's failed compiles."""
@@ -481,7 +481,7 @@ def note_unit_findings(files_out: dict[str, dict], rules: list[Rule], check: str
         return
     for rel, note in notes.items():
         files_out[rel]["findings"].append({
-            "rule": rule.id, "severity": rule.severity, "file": rel, "line": 1, "col": 1, "text": "",
+            "rule": rule.id, "severity": rule.severity, "file": rel, "line": 0, "col": 1, "text": "",
             "message": rule.message, "hint": rule.hint, "suggestion": "", "status": "open", "note": note})
 
 
