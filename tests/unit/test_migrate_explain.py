@@ -804,3 +804,37 @@ def test_a_folder_no_build_file_names_is_not_built_and_explains_its_failures(tmp
     # a build that lists folders: nothing can be said
     (src / "setup.py").write_text("import glob\nsources = glob.glob('csrc/**/*.cpp')\n")
     assert flags.unbuilt_units(src, units) == {}
+
+
+def test_a_header_outside_the_builders_include_path_is_named_for_a_failed_unit(tmp_path):
+    """lightseq 3.0.1's pybind_op.cpp: its operator builder names csrc/ops_new/includes and csrc/lsflow/includes,
+    and it includes normalize_layer.h, which only csrc/ops/includes holds."""
+    src = tmp_path / "lightseq"
+    for rel, text in {
+        "training/builder/operator_builder.py":
+            "class OperatorBuilder:\n    def sources(self):\n        return ['csrc/pybind/pybind_op.cpp', 'csrc/ops_new/x.cpp']\n"
+            "    def include_paths(self):\n        return ['csrc/ops_new/includes', 'csrc/lsflow/includes']\n",
+        "csrc/pybind/pybind_op.cpp": '#include "context.h"\n#include "normalize_layer.h"\n',
+        "csrc/ops_new/x.cpp": '#include "context.h"\n',
+        "csrc/lsflow/includes/context.h": "#pragma once\n",
+        "csrc/ops/includes/normalize_layer.h": "#pragma once\n",
+        "csrc/ops/includes/context.h": "#pragma once\n",
+        "csrc/ops_new/includes/softmax.h": "#pragma once\n",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    texts = {p.relative_to(src).as_posix(): p.read_text() for p in src.rglob("*") if p.suffix in (".cpp", ".h")}
+    units = ["csrc/pybind/pybind_op.cpp", "csrc/ops_new/x.cpp"]
+    project = flags.project_flags(src, set(texts), None, (), ())
+    graph = includes.IncludeGraph(texts, include_dirs=project.all_dirs(), unit_dirs=project.unit_dirs(units))
+    notes = pipeline.outside_build_path(graph, project, units)
+    assert notes == {"csrc/pybind/pybind_op.cpp": "normalize_layer.h is found only in csrc/ops/includes, which the include "
+                                                  "path its op builder gives (csrc/ops_new/includes, csrc/lsflow/includes) lacks"}
+    rel = units[0]
+    error = f"/out/run/hip/{rel}:9:12: error: no member named 'new_thread_context' in 'lightseq::Context'"
+    files_out = {rel: {"path": rel, "kind": "cxx", "unit": True, "findings": [], "fixes": [], "compile": {
+        "gfx942": {"status": "failed", "first_error": error}}}}
+    pipeline.note_unit_findings(files_out, RULES, "include-outside-build-path", notes)
+    pipeline.explain_failures(files_out, [rel], set(), {f"/out/run/hip/{rel}": (rel, identity)}, checks(src),
+                              {rel: ""}, pipeline.unit_fallbacks(RULES))
+    assert files_out[rel]["compile"]["gfx942"]["explained_by"]["rule"] == "include-outside-build-path"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -364,6 +365,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         read.update({os.path.normpath(torch_dir / path): (rel, by_torch.states[path].cuda_line)
                      for rel, path in torch_map.items() if path in by_torch.states})
     texts = {f.rel: f.text for f in source.files}
+    failed = [u.rel for u in units if any(r["status"] == "failed" for r in files_out[u.rel]["compile"].values())]
+    note_unit_findings(files_out, rules, "include-outside-build-path", outside_build_path(cuda_graph, project, failed))
     explain_failures(files_out, [u.rel for u in units], set(torch_units), read,
                      explain.diagnostics(rules, {"build-generated": build_check,
                                                  "build-template": flags.header_template(opts.src)},
@@ -474,7 +477,8 @@ def note_guarded_units(files_out: dict[str, dict], rules: list[Rule], units: dic
 def note_unit_findings(files_out: dict[str, dict], rules: list[Rule], check: str, notes: dict[str, str]) -> None:
     """Add the finding (line 0: the whole unit) of the rule with `check` to each unit of `notes` ({unit: the finding's
     note}): `cuda-only-unit` for the units the project's CMake build compiles for CUDA only
-    (flags.cuda_only_units), `unit-not-built` for those its build does not compile (flags.unbuilt_units);
+    (flags.cuda_only_units), `unit-not-built` for those its build does not compile (flags.unbuilt_units),
+    `include-outside-build-path` for those whose build include path lacks a header (outside_build_path);
     explain_failures falls back on them for the unit's failed compiles."""
     rule = next((r for r in rules if r.check == check), None)
     if rule is None:
@@ -485,12 +489,37 @@ def note_unit_findings(files_out: dict[str, dict], rules: list[Rule], check: str
             "message": rule.message, "hint": rule.hint, "suggestion": "", "status": "open", "note": note})
 
 
+def outside_build_path(graph: includes.IncludeGraph, project: flags.ProjectFlags, units: list[str]) -> dict[str, str]:
+    """{unit: note} of the `units` whose include path the project's op builder gives (inferred flags:
+    flags.builder_include_dirs) that include a tree header found only in a folder that path lacks: the
+    project's own build does not find it (lightseq 3.0.1's pybind_op.cpp includes normalize_layer.h, which
+    only csrc/ops/includes holds, while its builder names csrc/ops_new/includes). graph: the CUDA tree's."""
+    if project.from_database():
+        return {}
+    out = {}
+    for rel in units:
+        own = project.units.get(rel)
+        if own is None or not own.include_dirs:
+            continue
+        edges = graph.unit_edges(rel)
+        missing = sorted({(target, folder) for f in graph.reach(rel) for target, folder in edges.get(f)
+                          if folder and folder not in own.include_dirs})
+        if missing:
+            target, folder = missing[0]
+            more = f" (and {report.count(len(missing) - 1, 'more header')})" if len(missing) > 1 else ""
+            out[rel] = (f"{posixpath.basename(target)} is found only in {folder}{more}, which the include path its op "
+                        f"builder gives ({', '.join(own.include_dirs)}) lacks")
+    return out
+
+
 def unit_fallbacks(rules: list[Rule]) -> dict[str, tuple[str, bool]]:
     """{rule id: (how its finding explains a whole unit's failure, whether a finding in a file the unit
     includes counts)} for explain_failures: the unit's
     cuda-only-unit and unit-not-built findings (the project's build leaves it out), then a CUTLASS include (a library with no
     ROCm build, whose templates fail wherever the unit first instantiates them)."""
     out = {r.id: ("the project's build leaves the unit out", False) for r in rules if r.check in ("cuda-only-unit", "unit-not-built")}
+    out.update({r.id: ("the project's own build does not find a header the unit includes", False)
+                for r in rules if r.check == "include-outside-build-path"})
     out.update({r.id: ("the unit uses CUTLASS, which has no ROCm build", True) for r in rules if r.id == "cutlass-no-rocm"})
     return out
 
