@@ -147,9 +147,11 @@ def test_run_inside_the_serve_image(server, tmp_path):
         assert lv["memory"]["source"] == "process" and lv["memory"]["peak_mib"] > 50
 
 def _started(url: str, out: Path, tmp: Path) -> subprocess.Popen[str]:
-    """A two-level run in its own process group, TMPDIR in `tmp`; returns once its first level started."""
+    """A two-level run in its own process group, TMPDIR in `tmp`; returns once its first level started. Its levels
+    send 400 requests each, one at a time, so the run is still in them when signalled: with WORKLOAD's 4 a loaded
+    host's run could finish its levels, write its file and be exiting when the signal came."""
     proc = subprocess.Popen([sys.executable, "-m", "buildctl", "bench", "serve", "--url", url, "--out", str(out),
-                             *WORKLOAD, "--concurrency", "1,2"], cwd=ROOT, stdout=subprocess.PIPE,
+                             *WORKLOAD, "--num-prompts", "400", "--concurrency", "1,2"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env={**os.environ, "TMPDIR": str(tmp)})
     assert proc.stderr is not None

@@ -10,12 +10,13 @@ import pytest
 
 from tests.images.conftest import ROOT, slice_cells
 
-# A port in progress (it has HIP code paths): a 32-bit CUDA lane mask left in a *_sync call, which
-# HIP's static_assert refuses; the recipe leaves it open with a suggestion (no exact fixup applies).
+# A port in progress (it has HIP code paths): a 32-bit CUDA lane mask left in __match_any_sync, which
+# HIP's static_assert refuses and which has no type-dispatched form (the shuffles and votes have one); the
+# recipe leaves it open.
 SOURCE = """#include <hip/hip_runtime.h>
 __global__ void leader(const int* x, int* out) {
   unsigned m = __activemask();
-  out[threadIdx.x] = __shfl_sync(m, x[threadIdx.x], 0);
+  out[threadIdx.x] = __match_any_sync(m, x[threadIdx.x]);
 }
 """
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
