@@ -1779,7 +1779,7 @@ def _pasting_macros(blanked: str) -> dict[str, int]:
     `P##x`; `...` as __VA_ARGS__)} of the macros `blanked` defines."""
     found = {}
     for m in FUNCTION_MACRO.finditer(blanked):
-        body = blanked[m.end():warp._definition_end(blanked, m.start())]
+        body = blanked[m.end():warp.definition_end(blanked, m.start())]
         if "##" not in body:
             continue
         pasted = set(re.findall(r"##\s*(\w+)", body)) | set(re.findall(r"(\w+)\s*##", body))

@@ -435,14 +435,17 @@ def _jit_build_texts(src: Path) -> list[tuple[str, str]]:
     (BUILD_FILES), that pass compiler flags to PyTorch's JIT extension build (JIT_BUILD: rwkv 0.8.32's
     model.py calls load(..., extra_cuda_cflags=[..., f"-D_N_={HEAD_SIZE}"])); an unreadable file is left
     out."""
+    return [(rel, text) for rel, text in _python_texts(src) if "cflags" in text and JIT_BUILD.search(text)]
+
+
+def _python_texts(src: Path) -> list[tuple[str, str]]:
+    """(tree-relative path, text) of _python_files(src); an unreadable file is left out."""
     texts = []
     for path in _python_files(src):
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            texts.append((path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
         except OSError:
             continue
-        if "cflags" in text and JIT_BUILD.search(text):
-            texts.append((path.relative_to(src).as_posix(), text))
     return texts
 
 
@@ -849,12 +852,7 @@ def unbuilt_units(src: Path, units: set[str]) -> dict[str, str]:
     $(wildcard)), names no unit, or has no files; a folder with a build file of its own is left out."""
     if not src.is_dir() or not units:
         return {}
-    texts = _build_texts(src, cmake_modules=True)
-    for path in _python_files(src):
-        try:
-            texts.append((path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
-        except OSError:
-            continue
+    texts = _build_texts(src, cmake_modules=True) + _python_texts(src)
     if not texts or any(DIRECTORY_SCAN.search(LINE_COMMENT.sub("", text)) for _rel, text in texts):
         return {}
     named = _named_sources(texts, units)
@@ -931,14 +929,7 @@ def builder_include_dirs(src: Path, rels: set[str]) -> dict[str, tuple[str, ...]
     (opbuilders.unit_include_dirs); rels: the tree's files (tree-relative). An unreadable file is left out."""
     if not src.is_dir():
         return {}
-    builders = []
-    for path in _python_files(src):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if BUILDER_METHODS.search(text):
-            builders.append((path.relative_to(src).as_posix(), text))
+    builders = [(rel, text) for rel, text in _python_texts(src) if BUILDER_METHODS.search(text)]
     if not builders:
         return {}
     folders = {"/".join(rel.split("/")[:k]) for rel in rels for k in range(1, rel.count("/") + 1)}

@@ -128,7 +128,7 @@ MACRO_DEFINITION = re.compile(rf"^[ \t]*#[ \t]*define[ \t]+({NAMES})\(", re.MULT
 Macros = dict[str, tuple[tuple[str, ...], str]]  # warp-intrinsic name -> (parameters, body)
 
 
-def _definition_end(blanked: str, start: int) -> int:
+def definition_end(blanked: str, start: int) -> int:
     """Offset of the newline that ends the #define at `start` (its backslash-continued lines
     included), or len(blanked)."""
     end = start
@@ -154,7 +154,7 @@ def own_macros(blanked: str, undefined: frozenset[str]) -> Macros:
     unsure = cpp.unsure_lines(blanked, undefined)
     for m in MACRO_DEFINITION.finditer(blanked):
         close = blanked.find(")", m.end())
-        end = _definition_end(blanked, m.start())
+        end = definition_end(blanked, m.start())
         if close < 0 or close > end or m.group(1) in found or cpp.line_of(blanked, m.start()) in unsure:
             continue
         body = blanked[close + 1:end].replace("\\\n", " ")
@@ -173,7 +173,7 @@ def expand_macros(text: str, macros: Macros) -> str:
     for m in MACRO_DEFINITION.finditer(blanked):
         if m.group(1) not in macros or m.start() < pos:
             continue
-        end = _definition_end(blanked, m.start())
+        end = definition_end(blanked, m.start())
         out.append(text[pos:m.start()] + "\n" * text[m.start():end].count("\n"))
         pos = end
     text = "".join(out) + text[pos:]
