@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
 from migrate import cpp  # noqa: E402
 from migrate.archs import Arch  # noqa: E402
-from migrate.compile import Job, call_groups, host_only, passes  # noqa: E402
+from migrate.compile import Job, call_groups, first_error, host_only, passes  # noqa: E402
 from migrate.pch import Prefix, blanked_copy, choose, shared_prefix, worth_a_pch  # noqa: E402
 from migrate.proc import run_tree  # noqa: E402
 
@@ -167,3 +167,28 @@ def test_a_cpp_unit_reaching_rocthrust_is_named_for_the_hip_compile():
                '#include <thrust/host_vector.h>\n#include "x.h"\n']
     assert compile_mod.device_library_header([cpp.blank_code(t) for t in closure]) == "thrust/host_vector.h"
     assert compile_mod.device_library_header([cpp.blank_code(t) for t in closure[:2]]) == ""
+
+
+# hipcc 7.2's output for ColossalAI 0.5.0's rms_layernorm_kernel.cu (bf16 launch), shortened to its first
+# error, one note of the instantiation and the candidate's note, then the next error
+NO_MATCHING_CALL = """/out/run/torch/k/hip/rms_layernorm_kernel.hip:86:16: error: no matching function for call to object of type 'CastFunctor<c10::BFloat16, float>'
+   86 |     float v1 = CastFunctor<scalar_t,float>()(x_local[cnt].x);
+      |                ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+/out/run/torch/k/hip/rms_layernorm_kernel.hip:265:7: note: in instantiation of function template specialization 'rms_layernorm_kernel<c10::BFloat16, 8>' requested here
+/out/run/torch/k/funcs/cast_functor_hip.h:327:17: note: candidate function not viable: no known conversion from '__hip_bfloat16' to 'c10::BFloat16' for 1st argument
+  327 |   HOSTDEVICE To operator()(From val) { return static_cast<To>(val); }
+/out/run/torch/k/hip/rms_layernorm_kernel.hip:87:16: error: use of undeclared identifier 'v3'
+/out/run/torch/k/funcs/other.h:3:1: note: candidate function not viable: no known conversion from 'int' to 'float *' for 1st argument
+"""
+
+
+def test_the_first_errors_candidate_type_mismatch_follows_it():
+    """A "no matching function" error says what was called; the candidate's note says which conversion is
+    missing, the part a diagnostic rule can name: it follows the error, and notes of later errors do not."""
+    assert first_error(NO_MATCHING_CALL) == (
+        "/out/run/torch/k/hip/rms_layernorm_kernel.hip:86:16: error: no matching function for call to object of type "
+        "'CastFunctor<c10::BFloat16, float>' (candidate not viable: no known conversion from '__hip_bfloat16' to "
+        "'c10::BFloat16' for 1st argument)")
+    second = NO_MATCHING_CALL[NO_MATCHING_CALL.index("/out/run/torch/k/hip/rms_layernorm_kernel.hip:87"):]
+    assert first_error(second.replace("no known conversion", "requires 2 arguments")) == (
+        "/out/run/torch/k/hip/rms_layernorm_kernel.hip:87:16: error: use of undeclared identifier 'v3'")

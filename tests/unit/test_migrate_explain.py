@@ -313,6 +313,9 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "hipblas-half-type": "no matching function for call to 'hipblasHgemm'",
         "cuda-arch-gated-declaration": "no member named 'num2float' in 'gptq_marlin::ScalarType<__hip_bfloat16>'",
         "torch-hip-version-undefined": "use of undeclared identifier 'TORCH_HIP_VERSION'",
+        "torch-bfloat16-hip-conversion": ("no matching function for call to object of type 'CastFunctor<c10::BFloat16, float>' "
+                                          "(candidate not viable: no known conversion from '__hip_bfloat16' to "
+                                          "'c10::BFloat16' for 1st argument)"),
         "build-gated-declaration": "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'",
         "own-rocm-code-fails": "no viable conversion from '__half' to '__fp16'",
         "torch-header-error": "arithmetic on a pointer to an incomplete type 'const at::Tensor'",

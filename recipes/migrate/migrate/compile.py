@@ -121,19 +121,28 @@ def find_hipcc() -> Path:
 
 
 REQUESTED = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+: )note: in instantiation of .* requested here$", re.M)
+# clang's reason a candidate of an overload or conversion does not apply, when it is a type mismatch:
+# the mismatch is the cause of a "no matching function / constructor" error, not the call
+NOT_VIABLE = re.compile(r"^[^\s:][^:]*:\d+:\d+: note: candidate [^:\n]* not viable: (?P<why>no known conversion from .*)$", re.M)
 
 
 def first_error(output: str, user_root: str = "") -> str:
     """The first `error:` line of compiler output (with its file:line:col when given), or the last
-    non-empty line when no error line is found. When that error lies in a header outside
-    `user_root` (a HIP static assertion) and clang names the user's line that requested the
-    template, that line is quoted, with the header's location in parentheses."""
+    non-empty line when no error line is found. When a note of that error says a candidate is not
+    viable for a type mismatch ("no known conversion from 'A' to 'B'"), the first such reason follows
+    in parentheses. When that error lies in a header outside `user_root` (a HIP static assertion) and
+    clang names the user's line that requested the template, that line is quoted, with the header's
+    location in parentheses."""
     m = ERROR_LINE.search(output)
     if m:
         line, loc = m.group(0).strip(), m.group("loc") or ""
+        following = ERROR_LINE.search(output, m.end())
+        notes_end = following.start() if following else len(output)
+        mismatch = NOT_VIABLE.search(output, m.end(), notes_end)
+        if mismatch:
+            line += f" (candidate not viable: {mismatch.group('why').strip()})"
         if user_root and loc and not loc.startswith(user_root):
-            following = ERROR_LINE.search(output, m.end())
-            for note in REQUESTED.finditer(output, m.end(), following.start() if following else len(output)):
+            for note in REQUESTED.finditer(output, m.end(), notes_end):
                 if note.group("loc").startswith(user_root):
                     return f"{note.group('loc')}{line[len(loc):]} (in {loc.rstrip(': ')})"
         return line
