@@ -347,6 +347,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
     assert set(found) == set(real)
     for rid, message in real.items():
         assert found[rid].pattern.search(message), rid
+    assert found["torch-thc-removed"].pattern.search("'THH/THH.h' file not found")  # DCNv2 0.4's THC/THC.h, hipified
+    assert not found["torch-thc-removed"].pattern.search("'THH/THH.hpp' file not found")
     ambiguous = "use of overloaded operator '+' is ambiguous (with operand types 'const __half' and 'const __half')"
     assert found["half-operators-hidden"].pattern.search(ambiguous)
     assert not found["half-operators-hidden"].pattern.search("no matching conversion for C-style cast from 'float' to 'int2'")

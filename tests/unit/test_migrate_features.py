@@ -979,3 +979,26 @@ def test_cub_names_the_translator_left_become_hipcub_where_hipcub_is_included():
     assert "hipcub::WarpReduce<int> w;" in out and "my::cub::x y;" in out
     assert features.cub_names(out) == out
     assert features.cub_names(text.replace("hipcub/hipcub.hpp", "cub/cub.cuh")) == text.replace("hipcub/hipcub.hpp", "cub/cub.cuh")
+
+
+def test_a_torch_hipified_unit_including_its_own_header_first_gets_the_hip_runtime(tmp_path):
+    """DCNv2 0.4's dcn_v2_cuda.cu includes "cuda/dcn_v2_im2col_cuda.h" (which names cudaStream_t and
+    includes nothing) before ATen: nvcc's implicit cuda_runtime.h declares the type. torch.utils.hipify
+    writes the unit as hip/dcn_v2_hip.hip including "hip/dcn_v2_im2col_hip.h"; the unit gets
+    hip/hip_runtime.h first, under the hipified names, and the header does not."""
+    from migrate import torch_ext
+    header = "void im2col(cudaStream_t stream, const float* x);\n"
+    unit = '#include <vector>\n#include "cuda/dcn_v2_im2col_cuda.h"\n#include <ATen/ATen.h>\nint n() { return 1; }\n'
+    hip_header = header.replace("cudaStream_t", "hipStream_t")
+    hip_unit = unit.replace("cuda/dcn_v2_im2col_cuda.h", "hip/dcn_v2_im2col_hip.h")
+    (tmp_path / "src" / "hip").mkdir(parents=True)
+    (tmp_path / "src" / "hip" / "dcn_v2_im2col_hip.h").write_text(hip_header)
+    (tmp_path / "src" / "hip" / "dcn_v2_hip.hip").write_text(hip_unit)
+    mapped = {"src/cuda/dcn_v2_im2col_cuda.h": "src/hip/dcn_v2_im2col_hip.h", "src/cuda/dcn_v2_cuda.cu": "src/hip/dcn_v2_hip.hip"}
+    cuda = {"src/cuda/dcn_v2_im2col_cuda.h": header, "src/cuda/dcn_v2_cuda.cu": unit}
+    archs = [Arch("gfx942", "CDNA3", 64, 65536)]
+    done = torch_ext.apply_fixups(mapped, cuda, tmp_path,
+                                  lambda part: advice.migrate_tree(part, rules.load_rules(), archs, tree_cuda=list(cuda.values()),
+                                                                   pytorch_files=frozenset(part)))
+    assert done.final["src/hip/dcn_v2_hip.hip"] == "#include <hip/hip_runtime.h>  // nvcc includes cuda_runtime.h first in every .cu unit\n" + hip_unit
+    assert done.final["src/hip/dcn_v2_im2col_hip.h"] == hip_header

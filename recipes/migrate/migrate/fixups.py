@@ -43,8 +43,9 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         arithmetic, cp.async as a completed copy, ld/st with cache hints, ...) -> that C++
                         with helpers inserted once per file, and __cvta_generic_to_shared (absent from HIP)
                         -> its LDS-offset helper (ptx.py; compared with NVIDIA's PTX on random data)
-  nvcc-implicit-runtime a .cu unit that includes a tree header before any hip/hip_runtime.h gets it first
-                        (nvcc's implicit cuda_runtime.h precedes everything; headers test its include guards)
+  nvcc-implicit-runtime a .cu unit (.hip from torch.utils.hipify) that includes a tree header before any
+                        hip/hip_runtime.h gets it first (nvcc's implicit cuda_runtime.h precedes everything;
+                        headers test its include guards or use its types)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
   launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
@@ -612,7 +613,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",
          lambda t: features.nvcc_implicit_headers(t) if rel.endswith((".cu", ".hip", ".cuh", ".h", ".hpp", ".hh")) else t),
         ("nvcc-implicit-runtime", "hip/hip_runtime.h first in every .cu unit, as nvcc's implicit cuda_runtime.h",
-         lambda t: features.nvcc_implicit_runtime(t, headers.tree) if headers and rel.endswith(".cu") else t),
+         lambda t: features.nvcc_implicit_runtime(t, headers.tree) if headers and rel.endswith((".cu", ".hip")) else t),
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
         ("cudart-calling-convention", "CUDART_CB / CUDARTAPI / CUDAAPI dropped (empty outside Windows)",
          features.cudart_calling_convention),
