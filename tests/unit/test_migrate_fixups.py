@@ -753,3 +753,30 @@ def test_a_launch_in_a_pasted_macro_argument_gets_its_triple_chevrons_back():
     assert features.launch_token_paste(out) == out
     no_paste = PASTED_LAUNCH.replace("general_##__VA_ARGS__", "__VA_ARGS__")
     assert features.launch_token_paste(no_paste) == no_paste
+
+
+def test_cstring_goes_before_headers_reaching_rocprims_texture_iterator():
+    """bagua 0.9.2's vendored CUB test_iterator.cu includes <cub/iterator/tex_obj_input_iterator.cuh>
+    (hipCUB's tex_obj_input_iterator.hpp after the translator) after the runtime header: rocPRIM 7.2's
+    texture_cache_iterator.hpp then finds only HIP's __device__ memset."""
+    text = ("#include <hip/hip_runtime.h>\n#include <stdio.h>\n#include <hipcub/iterator/tex_obj_input_iterator.hpp>\n"
+            "#include <rocprim/rocprim.hpp>\n")
+    out = features.texture_iterator_cstring(text)
+    assert out == text.replace("#include <hipcub/", "#include <cstring>  // rocPRIM's texture_cache_iterator.hpp calls memset\n"
+                                                    "#include <hipcub/", 1)
+    assert features.texture_iterator_cstring(out) == out
+    already = "#include <string.h>\n#include <hipcub/device/device_spmv.hpp>\n"
+    assert features.texture_iterator_cstring(already) == already
+    unrelated = "#include <hipcub/hipcub.hpp>\n"  # includes <cstring> before the iterator itself
+    assert features.texture_iterator_cstring(unrelated) == unrelated
+
+
+def test_the_template_keyword_before_a_name_without_arguments_is_dropped():
+    """CUB 1.8.0's thread_store.cuh (vendored by bagua 0.9.2): hipcc 7.2's clang rejects the keyword
+    where no template argument list follows; with arguments, or in a comment, it stays."""
+    text = ("    IterateThreadStore<0, VOLATILE_MULTIPLE>::template Dereference(\n        ptr, words);\n"
+            "    x.template get<0>(); p->template  run (a); // a::template f(x)\n")
+    assert features.template_keyword_without_args(text) == (
+        "    IterateThreadStore<0, VOLATILE_MULTIPLE>::Dereference(\n        ptr, words);\n"
+        "    x.template get<0>(); p->run (a); // a::template f(x)\n")
+    assert features.template_keyword_without_args("template <int N> struct S;\n") == "template <int N> struct S;\n"

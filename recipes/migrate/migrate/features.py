@@ -317,6 +317,28 @@ def cub_names(text: str) -> str:
     return text
 
 
+# rocPRIM 7.2's iterator/texture_cache_iterator.hpp calls memset in bind_texture without including
+# <cstring>: a unit that reaches it through these headers after hip/hip_runtime.h (which declares only
+# HIP's __device__ memset) and before any <cstring> stops at "no matching function for call to 'memset'"
+# (measured in the dev image; hipcub/hipcub.hpp includes <cstring> before it)
+TEXTURE_ITERATOR_INCLUDE = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*[<"](?:hipcub/iterator/tex_obj_input_iterator\.hpp|hipcub/device/device_spmv\.hpp'
+    r'|rocprim/rocprim\.hpp|rocprim/iterator\.hpp|rocprim/iterator/texture_cache_iterator\.hpp)[>"]', re.MULTILINE)
+STRING_H_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cstring|string\.h)[>"]', re.MULTILINE)
+
+
+def texture_iterator_cstring(text: str) -> str:
+    """`#include <cstring>` before the first include of a header that reaches rocPRIM's
+    texture_cache_iterator.hpp (TEXTURE_ITERATOR_INCLUDE), unless <cstring> / <string.h> comes first:
+    the header uses the C library's memset and includes nothing that declares it. Under nvcc every .cu
+    unit has <string.h> from the implicit cuda_runtime.h, so CUB's tex_obj_input_iterator.cuh and
+    device_spmv.cuh never needed it."""
+    m = TEXTURE_ITERATOR_INCLUDE.search(text)
+    if not m or STRING_H_INCLUDE.search(text, 0, m.start()):
+        return text
+    return text[:m.start()] + "#include <cstring>  // rocPRIM's texture_cache_iterator.hpp calls memset\n" + text[m.start():]
+
+
 # libcu++ headers and names with a rocThrust counterpart of the same meaning, usable in device code
 # (rocThrust 7.2 without libhipcxx keeps its own __host__ __device__ pair / tuple / functional objects;
 # std::tie's assignment is not constexpr in C++17, so ::std is no substitute in device code)
@@ -1755,6 +1777,26 @@ def launch_spelling(text: str) -> str:
 
 
 CUDART_CALLING = re.compile(r"\b(?:CUDART_CB|CUDARTAPI|CUDAAPI)\b[ \t]*")
+
+
+# `X::template name(args)` / `x.template name(args)`: the keyword before a name without template
+# arguments, which nvcc's front end and clang before 19 accept; clang 19 and later reject it by default
+# (-Wmissing-template-arg-list-after-template-kw, [temp.names]/5 since CWG 96). CUB 1.8's thread_store.cuh
+TEMPLATE_WITHOUT_ARGS = re.compile(r"(::|\.|->)(\s*)template\s+([A-Za-z_]\w*)(?=\s*\()")
+
+
+def template_keyword_without_args(text: str) -> str:
+    """`::template f(args)` -> `::f(args)` (also after `.` and `->`) where no template argument list
+    follows the name: the call is to the same dependent member, its template arguments deduced either
+    way, so dropping the keyword changes nothing but what clang 19 and later accept. Code in comments
+    and strings is left."""
+    if "template" not in text:
+        return text
+    blanked = cpp.blank(text)
+    spans = [(m.start(), m.end(), m.group(1) + m.group(2) + m.group(3)) for m in TEMPLATE_WITHOUT_ARGS.finditer(blanked)]
+    for start, end, kept in reversed(spans):
+        text = text[:start] + kept + text[end:]
+    return text
 
 
 def cudart_calling_convention(text: str) -> str:

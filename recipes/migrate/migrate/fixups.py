@@ -46,8 +46,12 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   nvcc-implicit-runtime a .cu unit (.hip from torch.utils.hipify) that includes a tree header before any
                         hip/hip_runtime.h gets it first (nvcc's implicit cuda_runtime.h precedes everything;
                         headers test its include guards or use its types)
+  texture-iterator-cstring <cstring> before an include that reaches rocPRIM 7.2's texture_cache_iterator.hpp,
+                        which calls memset without including it (nvcc's implicit runtime gave CUB <string.h>)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
+  template-keyword-without-args `X::template f(args)` -> `X::f(args)` where no template argument list follows
+                        (nvcc and clang < 19 accept the keyword there; clang 19+ rejects it: CUB 1.8)
   launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
   cudart-calling-convention  CUDART_CB / CUDARTAPI / CUDAAPI dropped (CUDA defines them empty outside Windows)
   func-pointer-cast     the kernel argument of hipFuncGetAttributes / hipFuncSetAttribute / hipFuncSetCacheConfig /
@@ -598,6 +602,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("cg-memcpy-header", "<cooperative_groups/memcpy_async.h> unused -> <hip/hip_cooperative_groups.h>",
          features.cg_memcpy_header),
         ("cub-names", "cub::X left by the translator -> hipcub::X in files that include hipCUB", features.cub_names),
+        ("texture-iterator-cstring", "<cstring> before hipCUB / rocPRIM headers that reach rocPRIM's texture_cache_iterator.hpp "
+         "(it calls memset without including it)", features.texture_iterator_cstring),
         ("cub-namespace-prefix", "CUB wrapped in a namespace by CUB_NS_PREFIX (`ls::cub::X`) -> hipcub::X",
          lambda t: features.cub_namespace_prefix(t, cub_namespaces)),
         ("wmma-rocwmma", "<mma.h> / nvcuda::wmma -> rocWMMA (an <mma.h> no file uses is left out)",
@@ -615,6 +621,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("nvcc-implicit-runtime", "hip/hip_runtime.h first in every .cu unit, as nvcc's implicit cuda_runtime.h",
          lambda t: features.nvcc_implicit_runtime(t, headers.tree) if headers and rel.endswith((".cu", ".hip")) else t),
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
+        ("template-keyword-without-args", "`X::template f(args)` -> `X::f(args)` where no template arguments follow "
+         "(clang 19+ rejects the keyword there, nvcc accepts it)", features.template_keyword_without_args),
         ("cudart-calling-convention", "CUDART_CB / CUDARTAPI / CUDAAPI dropped (empty outside Windows)",
          features.cudart_calling_convention),
         ("vector-operator-guard", "element-wise vector-type operators kept for CUDA builds only",
