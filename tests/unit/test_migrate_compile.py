@@ -192,3 +192,17 @@ def test_the_first_errors_candidate_type_mismatch_follows_it():
     second = NO_MATCHING_CALL[NO_MATCHING_CALL.index("/out/run/torch/k/hip/rms_layernorm_kernel.hip:87"):]
     assert first_error(second.replace("no known conversion", "requires 2 arguments")) == (
         "/out/run/torch/k/hip/rms_layernorm_kernel.hip:87:16: error: use of undeclared identifier 'v3'")
+
+
+def test_a_redefinitions_previous_declaration_in_a_hip_header_follows_it():
+    """libKMCUDA 6.2.3's tricks.cuh defines a float atomicMin, which HIP declares: the HIP header's place
+    is named; a previous declaration inside the migrated tree is not (the error's own file says it)."""
+    output = ("In file included from /out/run/hip/kmeans.cu:14:\n"
+              "/out/run/hip/tricks.cuh:75:33: error: functions that differ only in their return type cannot be overloaded\n"
+              "   75 | __device__ __forceinline__ void atomicMin(\n"
+              "/usr/include/hip/amd_detail/amd_hip_atomic.h:484:25: note: previous definition is here\n")
+    assert first_error(output, "/out/run") == (
+        "/out/run/hip/tricks.cuh:75:33: error: functions that differ only in their return type cannot be overloaded "
+        "(previous declaration: /usr/include/hip/amd_detail/amd_hip_atomic.h:484)")
+    inside = output.replace("/usr/include/hip/amd_detail/amd_hip_atomic.h", "/out/run/hip/other.cuh")
+    assert first_error(inside, "/out/run").endswith("cannot be overloaded")

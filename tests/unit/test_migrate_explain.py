@@ -313,6 +313,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "hipblas-half-type": "no matching function for call to 'hipblasHgemm'",
         "cuda-arch-gated-declaration": "no member named 'num2float' in 'gptq_marlin::ScalarType<__hip_bfloat16>'",
         "torch-hip-version-undefined": "use of undeclared identifier 'TORCH_HIP_VERSION'",
+        "hip-declares-device-function": ("functions that differ only in their return type cannot be overloaded "
+                                         "(previous declaration: /usr/include/hip/amd_detail/amd_hip_atomic.h:484)"),
         "torch-bfloat16-hip-conversion": ("no matching function for call to object of type 'CastFunctor<c10::BFloat16, float>' "
                                           "(candidate not viable: no known conversion from '__hip_bfloat16' to "
                                           "'c10::BFloat16' for 1st argument)"),

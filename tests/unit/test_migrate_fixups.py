@@ -780,3 +780,18 @@ def test_the_template_keyword_before_a_name_without_arguments_is_dropped():
         "    IterateThreadStore<0, VOLATILE_MULTIPLE>::Dereference(\n        ptr, words);\n"
         "    x.template get<0>(); p->run (a); // a::template f(x)\n")
     assert features.template_keyword_without_args("template <int N> struct S;\n") == "template <int N> struct S;\n"
+
+
+def test_async_symbol_copies_get_cudas_default_offset_and_kind():
+    """libKMCUDA 6.2.3's kmeans.cu: `cudaMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero))`,
+    which CUDA's defaults complete (offset 0, host to device) and HIP 7.2's declarations do not."""
+    text = ("CUCH(hipMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero)),\n     kmcudaMemoryCopyError);\n"
+            "hipMemcpyFromSymbolAsync(&h, HIP_SYMBOL(d_passed), sizeof(f(a, b)), 4);\n"
+            "hipMemcpyToSymbolAsync(s, p, n, 0, hipMemcpyDeviceToDevice, stream);\n")
+    assert features.symbol_async_defaults(text) == (
+        "CUCH(hipMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero), 0, hipMemcpyHostToDevice),\n"
+        "     kmcudaMemoryCopyError);\n"
+        "hipMemcpyFromSymbolAsync(&h, HIP_SYMBOL(d_passed), sizeof(f(a, b)), 4, hipMemcpyDeviceToHost);\n"
+        "hipMemcpyToSymbolAsync(s, p, n, 0, hipMemcpyDeviceToDevice, stream);\n")
+    own = "hipError_t hipMemcpyToSymbolAsync(const void* s, const void* p, size_t n);\nhipMemcpyToSymbolAsync(s, p, n);\n"
+    assert features.symbol_async_defaults(own) == own

@@ -124,13 +124,17 @@ REQUESTED = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+:\d+: )note: in instantiation o
 # clang's reason a candidate of an overload or conversion does not apply, when it is a type mismatch:
 # the mismatch is the cause of a "no matching function / constructor" error, not the call
 NOT_VIABLE = re.compile(r"^[^\s:][^:]*:\d+:\d+: note: candidate [^:\n]* not viable: (?P<why>no known conversion from .*)$", re.M)
+# where clang's "previous declaration" of a redefined or conflicting name lies: a HIP header, when CUDA
+# lacks a function the project therefore wrote itself (float atomicMin) and HIP declares it
+PREVIOUS = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+):\d+: note: previous (?:definition|declaration|implicit declaration) is here$", re.M)
 
 
 def first_error(output: str, user_root: str = "") -> str:
     """The first `error:` line of compiler output (with its file:line:col when given), or the last
     non-empty line when no error line is found. When a note of that error says a candidate is not
     viable for a type mismatch ("no known conversion from 'A' to 'B'"), the first such reason follows
-    in parentheses. When that error lies in a header outside `user_root` (a HIP static assertion) and
+    in parentheses, and so does the previous declaration of a redefined name when it lies outside
+    `user_root` (a HIP header's). When that error lies in a header outside `user_root` (a HIP static assertion) and
     clang names the user's line that requested the template, that line is quoted, with the header's
     location in parentheses."""
     m = ERROR_LINE.search(output)
@@ -141,6 +145,9 @@ def first_error(output: str, user_root: str = "") -> str:
         mismatch = NOT_VIABLE.search(output, m.end(), notes_end)
         if mismatch:
             line += f" (candidate not viable: {mismatch.group('why').strip()})"
+        previous = PREVIOUS.search(output, m.end(), notes_end)
+        if user_root and previous and not previous.group("loc").startswith(user_root):
+            line += f" (previous declaration: {previous.group('loc')})"
         if user_root and loc and not loc.startswith(user_root):
             for note in REQUESTED.finditer(output, m.end(), notes_end):
                 if note.group("loc").startswith(user_root):

@@ -1799,6 +1799,38 @@ def template_keyword_without_args(text: str) -> str:
     return text
 
 
+# CUDA's runtime declares `offset = 0` and the copy's kind as defaults of cudaMemcpyToSymbolAsync /
+# cudaMemcpyFromSymbolAsync (cuda_runtime.h's C++ overloads); HIP 7.2 declares a default for the
+# stream only (hip_runtime_api.h), so a 3- or 4-argument call finds no candidate
+SYMBOL_ASYNC = re.compile(r"(?<![\w.:>])(hipMemcpyToSymbolAsync|hipMemcpyFromSymbolAsync)\s*\(")
+SYMBOL_ASYNC_KIND = {"hipMemcpyToSymbolAsync": "hipMemcpyHostToDevice", "hipMemcpyFromSymbolAsync": "hipMemcpyDeviceToHost"}
+
+
+def symbol_async_defaults(text: str) -> str:
+    """hipMemcpyToSymbolAsync(symbol, src, count) -> (..., count, 0, hipMemcpyHostToDevice), and the same
+    with the kind alone after a 4th argument (the offset); hipMemcpyFromSymbolAsync likewise with
+    hipMemcpyDeviceToHost: the arguments CUDA's declarations default (SYMBOL_ASYNC). Calls with 5 or 6
+    arguments, and a file that declares either name itself, are left."""
+    if "SymbolAsync" not in text:
+        return text
+    blanked = cpp.blank(text)
+    if re.search(r"(?:hipError_t|#\s*define)\s+hipMemcpy(?:To|From)SymbolAsync\b", blanked):
+        return text
+    edits = []
+    for m in SYMBOL_ASYNC.finditer(blanked):
+        end = cpp.closing_paren(blanked, m.end())
+        if end is None:
+            continue
+        args = cpp.split_args(text[m.end():end - 1], blanked[m.end():end - 1])
+        added = {3: f", 0, {SYMBOL_ASYNC_KIND[m.group(1)]}", 4: f", {SYMBOL_ASYNC_KIND[m.group(1)]}"}.get(len(args))
+        if added:
+            close = blanked.rindex(")", m.end(), end)
+            edits.append((close, added))
+    for at, added in reversed(edits):
+        text = text[:at] + added + text[at:]
+    return text
+
+
 def cudart_calling_convention(text: str) -> str:
     """CUDART_CB / CUDARTAPI / CUDAAPI dropped: CUDA's driver_types.h defines them as `__stdcall` on
     Windows and as nothing elsewhere, and HIP has no such macro, so `void CUDART_CB cb(...)` does not

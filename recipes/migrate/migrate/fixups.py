@@ -50,6 +50,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         which calls memset without including it (nvcc's implicit runtime gave CUB <string.h>)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
+  symbol-async-defaults hipMemcpyToSymbolAsync / hipMemcpyFromSymbolAsync called with 3 or 4 arguments get
+                        CUDA's default offset 0 and copy kind (HIP 7.2 defaults only the stream)
   template-keyword-without-args `X::template f(args)` -> `X::f(args)` where no template argument list follows
                         (nvcc and clang < 19 accept the keyword there; clang 19+ rejects it: CUB 1.8)
   launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
@@ -614,6 +616,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.func_pointer_cast),
         ("hip-macro-undef", "#undef of HIP header macros (MASK1, HW_ID, ...) whose names the file uses as identifiers",
          lambda t: features.hip_macros_undone(t, hip_macros)),
+        ("symbol-async-defaults", "hipMemcpyTo/FromSymbolAsync with 3 or 4 arguments get CUDA's default offset and kind",
+         features.symbol_async_defaults),
         ("out-pointer-cast", "T** out arguments of hipHostGetDevicePointer / hipMallocHost -> void**",
          features.out_pointer_cast),
         ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",
