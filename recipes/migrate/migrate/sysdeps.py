@@ -10,18 +10,22 @@ gets the compile flags of the MPI installation: `pkg-config --cflags mpi` (Debia
 alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else nothing. A unit that
 includes Eigen (`<Eigen/...>`, `<unsupported/Eigen/...>`) gets `pkg-config --cflags eigen3` (Debian's
 libeigen3-dev keeps the headers under /usr/include/eigen3, which no compiler searches by default) and
--DEIGEN_USE_HIP (eigen_flags).
+-DEIGEN_USE_HIP (eigen_flags). A unit that includes the Python C API (<Python.h>, pybind11, NumPy's C
+API) gets -isystem for the running interpreter's include folder, and NumPy's where NumPy is installed
+(python_flags), as the project's setup.py / CMake build passes them.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import posixpath
 import re
 import shlex
 import shutil
 import subprocess
+import sysconfig
 from collections.abc import Mapping
 
 from . import includes
@@ -30,6 +34,7 @@ from .fixups import HEADER_LAYOUT
 OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
 MPI = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]mpi\.h[>"]', re.M)
 EIGEN = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:unsupported/)?Eigen/', re.M)
+PYTHON_API = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:Python\.h|pybind11/|numpy/)', re.M)
 NVTX3 = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<nvtx3/(?:nvToolsExt\.h|nvtx3\.hpp)>', re.M)
 
 
@@ -71,6 +76,24 @@ def eigen_flags() -> tuple[str, ...]:
     return (*_first_cflags((("pkg-config", "--cflags", "eigen3"),)), "-DEIGEN_USE_HIP")
 
 
+@functools.lru_cache(maxsize=1)
+def python_flags() -> tuple[str, ...]:
+    """-isystem for the running Python's C API headers (sysconfig's `include` path, when it holds
+    Python.h) and for NumPy's (its package's _core/include or core/include, when NumPy is installed);
+    () for what is missing. The interpreter is the dev image's, whose python3-dev holds the headers."""
+    out: list[str] = []
+    python = sysconfig.get_paths().get("include", "")
+    if python and os.path.isfile(os.path.join(python, "Python.h")):
+        out += ["-isystem", python]
+    spec = importlib.util.find_spec("numpy")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        for sub in ("_core", "core"):
+            folder = os.path.join(base, sub, "include")
+            if os.path.isfile(os.path.join(folder, "numpy", "arrayobject.h")):
+                return (*out, "-isystem", folder)
+    return tuple(out)
+
+
 # A ROCm library header by the name it had before ROCm 6 moved it into the library's folder
 # (fixups.HEADER_LAYOUT: <hiprand_kernel.h> -> <hiprand/hiprand_kernel.h>): a project's own HIP code
 # that still includes it gets that folder from its build (cupy 14.2.0's install_build.py: `include/hiprand`)
@@ -79,7 +102,7 @@ FLAT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w.]+)[>"]', re.M)
 
 def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Flags for a unit whose include closure (the unit and the tree files it includes) has `texts`:
-    -fopenmp, MPI's, Eigen's, -isystem for NVTX 3 where a file includes it (features.nvtx keeps it for files that
+    -fopenmp, MPI's, Eigen's, Python's (python_flags), -isystem for NVTX 3 where a file includes it (features.nvtx keeps it for files that
     use more than NVTX's ranges; nvtx_dir), and -isystem for the folder of each ROCm library header
     included by its flat name that `system_dirs` (hipcc's search path) hold only under the library's
     folder."""
@@ -90,6 +113,8 @@ def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str,
         out.extend(mpi_flags())
     if any(EIGEN.search(t) for t in texts):
         out.extend(eigen_flags())
+    if any(PYTHON_API.search(t) for t in texts):
+        out.extend(python_flags())
     nvtx = nvtx_dir() if any(NVTX3.search(t) for t in texts) else ""
     if nvtx:
         out += ["-isystem", nvtx]
