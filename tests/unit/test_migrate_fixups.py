@@ -81,6 +81,19 @@ def test_warp_size_is_cudas_32_in_a_cuda_only_tree():
     assert apply(cuda)[0] == cuda  # a tree with HIP code paths: warpSize and width-less shuffles are HIP's
 
 
+def test_warp_size_in_the_helpers_other_fixups_insert_is_left():
+    """openfold 0.0.1's attention kernel shuffles bf16 pairs in a CUDA-only tree: the bf16x2-shuffles
+    helpers (HIP's signatures, default width warpSize) are not the user's code, and the rewritten calls
+    pass width 32, so warp-size-cuda-32 changes only the user's warpSize and reports no helper lines."""
+    cuda = ('#include <cuda_bf16.h>\n__device__ __nv_bfloat162 f(__nv_bfloat162 v) {\n'
+            '  return __shfl_xor_sync(0xffffffff, v, 1);\n}\n__device__ int lanes() { return warpSize; }\n')
+    out, fixes = apply_cuda_only(cuda)
+    assert "__shfl_xor(v, 1, 32)" in out and "int width = warpSize) {" in out
+    assert "__device__ int lanes() { return 32; }" in out
+    (size,) = [f for f in fixes if f.id == "warp-size-cuda-32"]
+    assert size.lines == (5,)
+
+
 def test_warp_size_is_kept_in_a_function_that_uses_wmma():
     """A rocWMMA fragment belongs to the whole wavefront: a WMMA kernel's tile index `tid / warpSize`
     (Learn-CUDA-Programming's tensorcore.cu) must not become `tid / 32`, which would give one wave64

@@ -421,16 +421,28 @@ def _wmma_bodies(blanked: str) -> list[tuple[int, int]]:
     return outermost
 
 
+HELPER_BLOCK = re.compile(r"^[ \t]*#[ \t]*if(?:ndef[ \t]+|[ \t]+!\s*defined\s*\(\s*)ROCMIG_\w+.*?^[ \t]*#[ \t]*endif\b",
+                          re.MULTILINE | re.DOTALL)
+
+
+def _helper_blocks(blanked: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the helper blocks earlier fixups inserted (`#ifndef ROCMIG_...` or
+    `#if !defined(ROCMIG_...) ...` up to its `#endif`; they hold no nested #if): their `warpSize` is HIP's
+    default width of HIP's own signatures, which the rewritten calls of a CUDA tree always pass."""
+    return [m.span() for m in HELPER_BLOCK.finditer(blanked)]
+
+
 def rewrite_warp_size(text: str) -> str:
     """Device-code `warpSize` (not a member such as prop.warpSize) -> 32, CUDA's value, except in a
     function that uses WMMA: a rocWMMA fragment and its load / mma / store calls belong to the whole
     wavefront (64 lanes on CDNA), so a tile index computed per 32 threads would give one wavefront two
     tiles; there warpSize is kept and the wmma-fragment-wavefront finding stays open for the tile
-    mapping, which has no exact rewrite (the launch of CUDA code sizes its grid for 32-thread warps)."""
+    mapping, which has no exact rewrite (the launch of CUDA code sizes its grid for 32-thread warps).
+    The helper blocks other fixups insert (_helper_blocks) are left too."""
     if "warpSize" not in text:
         return text
     blanked = cpp.blank(text)
-    kept = _wmma_bodies(blanked) if "wmma::" in blanked else []
+    kept = (_wmma_bodies(blanked) if "wmma::" in blanked else []) + _helper_blocks(blanked)
     spans = [m.span() for m in WARP_SIZE.finditer(blanked) if not any(s < m.start() < e for s, e in kept)]
     for start, end in reversed(spans):
         text = text[:start] + "32" + text[end:]
