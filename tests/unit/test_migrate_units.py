@@ -151,21 +151,24 @@ def test_a_source_that_other_sources_include_is_compiled_within_them(tmp_path):
         "loop/b.cu": '#pragma once\n#include "a.cu"\n__global__ void kb() {}\n',
         # XGBoost 3.4.1 src/objective/hinge.cc: its CPU build includes the .cu, its CUDA build compiles it
         "obj/hinge.cc": '#include <dmlc/registry.h>\n#ifndef XGBOOST_USE_CUDA\n#include "hinge.cu"\n#endif\n',
-        "obj/hinge.cu": '#include <cuda_runtime.h>\n__global__ void hinge_k() {}\n'})
+        "obj/hinge.cu": '#include <cuda_runtime.h>\n__global__ void hinge_k() {}\n',
+        # torch-points-kernels 0.7.0: interpolate.cpp reaches the ATen CUDA headers through its utils.h
+        "tpk/interpolate.cpp": '#include "utils.h"\nvoid three_nn();\n', "tpk/utils.h": "#include <ATen/cuda/CUDAContext.h>\n",
+        "tpk/host.cpp": '#include "plain.h"\n', "tpk/plain.h": "int g();\n"})
     graph = includes.IncludeGraph({f.rel: f.text for f in found.files})
-    units, included = graph.units_through_includes([f.rel for f in found.files if f.kind != "header"],
-                                                   {u.rel for u in tree.units(found)})
+    units, included = graph.units_through_includes([f.rel for f in found.files if f.kind != "header"], tree.cuda_files(found))
     assert included == {"mult/xgemm.c": ["mult/dgemm.c", "mult/sgemm.c"], "app/kernel.cu": ["app/main.cu"]}
     # sgemm.c and dgemm.c use no CUDA by their own text: they are units through the file they include
-    assert sorted(units) == ["app/main.cu", "loop/a.cu", "loop/b.cu", "mult/dgemm.c", "mult/sgemm.c", "obj/hinge.cu"]
+    assert sorted(units) == ["app/main.cu", "loop/a.cu", "loop/b.cu", "mult/dgemm.c", "mult/sgemm.c", "obj/hinge.cu",
+                             "tpk/interpolate.cpp"]
     reasons = pipeline.not_compiled(list(found.files), {u: graph.reach(u) for u in units})
     assert reasons["mult/xgemm.c"].startswith(report.INCLUDED_SOURCE)
     assert "compiled within the 2 units that include it (mult/dgemm.c, mult/sgemm.c)" in reasons["mult/xgemm.c"]
     assert "(app/main.cu)" in reasons["app/kernel.cu"] and "loop/a.cu" in units and "loop/b.cu" in units
     files = [_file(u, "cu", True) for u in units] + [
-        {**_file(rel, "header" if rel.endswith(".cuh") else "cxx", False), "not_compiled": why} for rel, why in reasons.items()]
+        {**_file(rel, "header" if rel.endswith((".cuh", ".h")) else "cxx", False), "not_compiled": why} for rel, why in reasons.items()]
     summary = report.summarize(_data(files), "error")
-    assert (summary["sources_not_compiled"], summary["sources_included"]) == (1, 2)  # hinge.cc: the host compiler's
+    assert (summary["sources_not_compiled"], summary["sources_included"]) == (2, 2)  # hinge.cc, host.cpp: the host compiler's
     assert "; 2 sources compiled within the sources that #include them;" in report.summary_line(summary, Path("/o"))
 
 

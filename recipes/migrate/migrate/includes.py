@@ -226,17 +226,17 @@ class IncludeGraph:
         return seen
 
     def units_through_includes(self, sources: list[str], cuda: set[str]) -> tuple[list[str], dict[str, list[str]]]:
-        """(units, included) for a tree whose .cu / C / C++ files are `sources` (tree paths), of which
-        `cuda` use CUDA by their own text (tree.units).
+        """(units, included) for a tree whose .cu / C / C++ files are `sources` (tree paths); `cuda` are
+        the tree files that use CUDA by their own text (tree.units, and the headers that do).
 
         A source that another source `#include`s is compiled within its includers, as its project's
         build does, not as a unit of its own: included = {source: the sources that include it,
         transitively} (`#include "kernel.cu"`; StarPU 1.4.10's starpufft.c and starpufftf.c include
         starpufftx.c, which includes starpufftx1d.c, and its sgemm_layout.c includes xgemm_layout.c, which
         `#error`s when compiled alone). The units are the sources nobody includes that use CUDA or
-        include a source that does (starpufft.c, through starpufftx.c). Two sources that include each
-        other both stay. Only #include lines outside any #if block count: XGBoost 3.4.1's hinge.cc
-        includes hinge.cu under `#ifndef XGBOOST_USE_CUDA`, for its CPU build; its CUDA build compiles
+        include a file that does (starpufft.c, through starpufftx.c; a .cpp through its CUDA-using
+        header). Two sources that include each other both stay. Only #include lines outside any #if block
+        count: XGBoost 3.4.1's hinge.cc includes hinge.cu under `#ifndef XGBOOST_USE_CUDA`, for its CPU build; its CUDA build compiles
         hinge.cu as a unit."""
         reach = {rel: self._reach_unconditional(rel) for rel in sources}
         included: dict[str, list[str]] = {}

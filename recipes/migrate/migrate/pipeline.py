@@ -191,7 +191,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                        unit_dirs=unit_dirs)
     by_rel = {f.rel: f for f in source.files}
     unit_list, included = cuda_graph.units_through_includes([f.rel for f in source.files if f.kind != "header"],
-                                                            {u.rel for u in tree.units(source)})
+                                                            tree.cuda_files(source))
     units = [by_rel[rel] for rel in unit_list]
     unit_rels = set(unit_list)
     # a project's own ROCm path (its build's switch, flags.hip_switch_defines) is HIP code already:

@@ -225,6 +225,13 @@ def units(tree: Tree) -> list[SourceFile]:
     return [f for f in tree.files if f.kind == "cu" or (f.kind == "cxx" and f.uses_cuda)]
 
 
+def cuda_files(tree: Tree) -> set[str]:
+    """Paths of the units (units()) and of the headers that use CUDA by their own text: a C/C++ source
+    that includes one of them is part of the CUDA build too (torch-points-kernels 0.7.0's interpolate.cpp
+    reaches <ATen/cuda/CUDAContext.h> through its utils.h; includes.IncludeGraph.units_through_includes)."""
+    return {f.rel for f in units(tree)} | {f.rel for f in tree.files if f.kind == "header" and f.uses_cuda}
+
+
 def write_tree(dest: Path, texts: dict[str, str]) -> None:
     """Write {rel: text} under `dest` as fresh regular files (UTF-8, newlines kept as given)."""
     for rel, text in texts.items():
