@@ -45,7 +45,8 @@ def split_archs(project: Project, values: tuple[str, ...]) -> tuple[tuple[str, .
             matrix += names
         except ConfigError as exc:
             if not OFFLOAD_ARCH.fullmatch(value):
-                raise ConfigError(f"{exc}; {OTHER_ARCHS}") from None
+                listed, hint, rest = str(exc).partition("; did you mean")
+                raise ConfigError(f"{listed.removesuffix(')')}; {OTHER_ARCHS}){hint}{rest}") from None
             names = [value]
         every += names
     return tuple(dict.fromkeys(matrix)), tuple(dict.fromkeys(every))

@@ -56,8 +56,12 @@ def test_arch_beyond_the_matrix_is_passed_to_the_recipe():
         split_archs(project, ("sm_90",))
     message = str(error.value)
     assert "\n" not in message and message.startswith("--arch: unknown value 'sm_90'")
-    assert "gfx942" in message and message.endswith(OTHER_ARCHS)
+    assert "gfx942" in message and message.endswith(f"; {OTHER_ARCHS})")  # inside the list's parenthesis
+    assert message.count("(") == message.count(")")
     assert archs.OTHER_ARCHS == OTHER_ARCHS  # the recipe's own --arch error ends with the same words
+    with pytest.raises(ConfigError) as error:
+        split_archs(project, ("MI30X",))
+    assert str(error.value).endswith(f"; {OTHER_ARCHS}); did you mean MI300X or MI350X?")
 
 
 def test_compile_commands_mounted_and_logs_relabelled(tmp_path):

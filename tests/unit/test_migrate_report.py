@@ -112,6 +112,8 @@ def test_unknown_arch_lists_valid_ones(tmp_path, table, capsys):
     code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx9999", "--out", tmp_path / "o", "--arch-table", table], capsys)
     assert code == 2 and err.startswith("migrate: --arch: unknown value 'gfx9999' (allowed: gfx1100, gfx90a, gfx942, gfx950; "
                                         "or any other processor hipcc compiles for")
+    code, err = run_cli([cuda_tree(tmp_path), "--arch", "gfx9420", "--out", tmp_path / "o2", "--arch-table", table], capsys)
+    assert code == 2 and err.rstrip().endswith("lists them); did you mean gfx942?"), err
 
 
 def test_wavefront_of_an_arch_outside_the_table_comes_from_the_toolchain():

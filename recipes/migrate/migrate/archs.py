@@ -11,6 +11,7 @@ gfx950 is in the table; a larger one elsewhere only makes the LDS check stricter
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import subprocess
@@ -105,13 +106,15 @@ def select(table: dict[str, Arch], names: list[str], probe: Callable[[str], Arch
     """Return the Arch for each requested name, in order, without duplicates; a name the table lacks
     is given to `probe` (toolchain_arch with the image's hipcc).
 
-    Raises InputError naming the unknown arch and the valid values.
+    Raises InputError naming the unknown arch, the valid values and the closest ones ("did you mean").
     """
     picked: list[Arch] = []
     for name in names:
         arch = table.get(name) or (probe(name) if probe else None)
         if arch is None:
-            raise InputError(f"--arch: unknown value '{name}' (allowed: {', '.join(sorted(table))}; {OTHER_ARCHS})")
+            close = difflib.get_close_matches(name, sorted(table), n=2, cutoff=0.8)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise InputError(f"--arch: unknown value '{name}' (allowed: {', '.join(sorted(table))}; {OTHER_ARCHS}){hint}")
         if arch not in picked:
             picked.append(arch)
     return picked
