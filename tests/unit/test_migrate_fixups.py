@@ -808,3 +808,24 @@ def test_async_symbol_copies_get_cudas_default_offset_and_kind():
         "hipMemcpyToSymbolAsync(s, p, n, 0, hipMemcpyDeviceToDevice, stream);\n")
     own = "hipError_t hipMemcpyToSymbolAsync(const void* s, const void* p, size_t n);\nhipMemcpyToSymbolAsync(s, p, n);\n"
     assert features.symbol_async_defaults(own) == own
+
+
+def test_standard_headers_older_libstdcxx_included_transitively_are_added():
+    """horovod 0.28.1's common.h: std::logic_error after <functional>, <memory>, <string> and <unordered_map>
+    only, which the dev image's libstdc++ 16 does not follow to <stdexcept>; byteps 0.2.5's ready_table.h
+    names std::string after <mutex> and <thread>."""
+    horovod = ("#include <functional>\n#include <memory>\n#include <string>\n#include <unordered_map>\n\n"
+               "inline void check(bool ok) {\n  if (!ok) throw std::logic_error(\"bad\");\n}\n")
+    out = features.std_headers(horovod)
+    assert out == horovod.replace("#include <unordered_map>\n", "#include <unordered_map>\n"
+                                  "#include <stdexcept>  // newer libstdc++ headers no longer include it\n", 1)
+    assert features.std_headers(out) == out
+    byteps = "#include <mutex>\n#include <thread>\nclass ReadyTable {\n  std::string _name;\n  std::uint32_t n;\n};\n"
+    fixed = features.std_headers(byteps)
+    assert "#include <string>  //" in fixed and "#include <cstdint>  //" in fixed and fixed.endswith(byteps[byteps.index("class"):])
+    fragment = "  std::string name = s;  // pasted into a function by its includer\n"
+    assert features.std_headers(fragment) == fragment
+    comment = "#include <vector>\n// throws std::runtime_error\nconst char* s = \"std::string\";\n"
+    assert features.std_headers(comment) == comment
+    c_block = 'extern "C" {\n#include <cuda.h>\n}\nstd::string name;\n'
+    assert features.std_headers(c_block) == c_block

@@ -1831,6 +1831,46 @@ def symbol_async_defaults(text: str) -> str:
     return text
 
 
+# Standard library names whose header older libstdc++ releases included from other headers (<string>,
+# <memory>, <functional>, ...) and newer ones no longer do (the dev image's libstdc++ 16; GCC 13 dropped
+# <cstdint> from many): code written against the old transitive includes fails in a current toolchain
+# whatever the GPU (horovod 0.28.1's common.h throws std::logic_error after <functional>, <memory>,
+# <string> and <unordered_map> only; byteps 0.2.5's ready_table.h names std::string after <mutex>,
+# <thread> and <unordered_map>)
+STD_HEADERS = (
+    ("stdexcept", r"logic_error|runtime_error|invalid_argument|out_of_range|domain_error|length_error|range_error"
+                  r"|overflow_error|underflow_error"),
+    ("string", r"string|wstring|basic_string|to_string|stoi|stol|stoll|stoul|stoull|stof|stod"),
+    ("cstdint", r"u?int(?:8|16|32|64)_t|u?intptr_t"),
+    ("limits", r"numeric_limits"),
+    ("sstream", r"[io]?stringstream"),
+    ("iomanip", r"setw|setprecision|setfill"),
+)
+STD_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<([\w.]+)>', re.MULTILINE)
+
+
+def std_headers(text: str) -> str:
+    """`#include <H>` for each standard header H of STD_HEADERS whose names the file uses as `std::name`
+    without including H: placed after the #include lines above the first use (insert_after_includes),
+    and only in a file that has an #include before that use (a fragment pasted into another file's
+    code is left) and no `extern "C" {` block (whose includes a C++ header must not follow). A standard
+    header included once more changes nothing."""
+    if "std::" not in text or re.search(r'extern\s*"C"\s*\{', text):
+        return text
+    blanked = cpp.blank(text)
+    have = {m.group(1) for m in STD_INCLUDE.finditer(text)}
+    for header, names in STD_HEADERS:
+        if header in have:
+            continue
+        use = re.compile(rf"\bstd::(?:{names})\b")
+        first = use.search(blanked)
+        if not first or not any(m.start() < first.start() for m in STD_INCLUDE.finditer(text)):
+            continue
+        text = insert_after_includes(text, f"#include <{header}>  // newer libstdc++ headers no longer include it\n", use)
+        blanked, have = cpp.blank(text), have | {header}
+    return text
+
+
 def cudart_calling_convention(text: str) -> str:
     """CUDART_CB / CUDARTAPI / CUDAAPI dropped: CUDA's driver_types.h defines them as `__stdcall` on
     Windows and as nothing elsewhere, and HIP has no such macro, so `void CUDART_CB cb(...)` does not

@@ -52,6 +52,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
   symbol-async-defaults hipMemcpyToSymbolAsync / hipMemcpyFromSymbolAsync called with 3 or 4 arguments get
                         CUDA's default offset 0 and copy kind (HIP 7.2 defaults only the stream)
+  std-headers           the standard header of std:: names a file uses without including it (std::logic_error ->
+                        <stdexcept>, std::string -> <string>, ...): older libstdc++ included them transitively
   template-keyword-without-args `X::template f(args)` -> `X::f(args)` where no template argument list follows
                         (nvcc and clang < 19 accept the keyword there; clang 19+ rejects it: CUB 1.8)
   launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
@@ -625,6 +627,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("nvcc-implicit-runtime", "hip/hip_runtime.h first in every .cu unit, as nvcc's implicit cuda_runtime.h",
          lambda t: features.nvcc_implicit_runtime(t, headers.tree) if headers and rel.endswith((".cu", ".hip")) else t),
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
+        ("std-headers", "<stdexcept> / <string> / <cstdint> / ... for std:: names the file uses without their header "
+         "(older libstdc++ included them from other headers)", features.std_headers),
         ("template-keyword-without-args", "`X::template f(args)` -> `X::f(args)` where no template arguments follow "
          "(clang 19+ rejects the keyword there, nvcc accepts it)", features.template_keyword_without_args),
         ("cudart-calling-convention", "CUDART_CB / CUDARTAPI / CUDAAPI dropped (empty outside Windows)",
