@@ -107,6 +107,8 @@ HEADER_LAYOUT = {
     "rocblas.h": "rocblas/rocblas.h",
     "rocrand.h": "rocrand/rocrand.h",
     "rocrand_kernel.h": "rocrand/rocrand_kernel.h",
+    "rccl.h": "rccl/rccl.h",
+    "roctx.h": "roctracer/roctx.h",
 }
 VECTOR_TYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "ushort", "long", "ulong",
                 "longlong", "ulonglong")
