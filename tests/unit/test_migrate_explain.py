@@ -727,6 +727,17 @@ def test_a_name_declared_only_in_another_program_of_a_collection_is_declared_now
     assert explain.declared_nowhere(single)("params", explain.Location("app/main.cu", 1, "")) == ""
 
 
+def test_an_enumerator_is_a_declaration():
+    """horovod 0.28.1's collective_operations.h writes LOG(WARNING) where its includer did not bring
+    logging.h (whose enum class LogLevel declares WARNING): the name is declared in the tree, so the
+    failure is not 'declared nowhere'."""
+    texts = {"common/ops/collective_operations.h": "void f() {\n  LOG(WARNING) << 1;\n}\n",
+             "common/logging.h": "enum class LogLevel {\n  TRACE, DEBUG, INFO, WARNING = 3, ERROR, FATAL\n};\n"}
+    where = explain.Location("common/ops/collective_operations.h", 2, "use of undeclared identifier 'WARNING'")
+    assert explain.declared_nowhere(texts)("WARNING", where) == ""
+    assert explain.declared_nowhere({**texts, "common/logging.h": "// WARNING, ERROR\n"})("WARNING", where).startswith("`WARNING` is used")
+
+
 def test_a_name_only_another_translation_unit_declares_is_named():
     """particles: particleSystem_cuda.cu uses `params`, which only particles.cpp (another source of the
     program, not included) declares; a name the file itself or a header declares is left alone, and so

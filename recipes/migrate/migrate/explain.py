@@ -122,11 +122,23 @@ NOT_A_TYPE = frozenset({"return", "case", "throw", "else", "sizeof", "new", "del
                         "co_yield", "and", "or", "not", "typeid", "decltype", "alignof"})
 
 
+ENUM_BODY = re.compile(r"\benum\b[^;{}()]*\{([^{}]*)\}")
+
+
+def _enumerators(blanked: str) -> set[str]:
+    """The enumerator names of the enum bodies of a blanked text (`enum class LogLevel { TRACE, DEBUG,
+    WARNING }`: TRACE, DEBUG, WARNING)."""
+    return {m.group(1) for body in ENUM_BODY.finditer(blanked) for item in body.group(1).split(",")
+            for m in [re.match(r"\s*([A-Za-z_]\w*)", item)] if m}
+
+
 def _declares(blanked: str, name: str) -> bool:
-    """Whether some occurrence of `name` in a blanked text may declare it: `#define name`, the name
-    after an identifier or `>` (a type: `float name`, `struct name`), the keywords of expressions
-    (NOT_A_TYPE) excepted, or after `*` / `&` where only a type precedes it on its line
-    (`static T* name(`; `return S0 * name(x)` is a use). It errs toward "declares"."""
+    """Whether some occurrence of `name` in a blanked text may declare it: `#define name`, an enumerator
+    (_enumerators), the name after an identifier or `>` (a type: `float name`, `struct name`), the
+    keywords of expressions (NOT_A_TYPE) excepted, or after `*` / `&` where only a type precedes it on
+    its line (`static T* name(`; `return S0 * name(x)` is a use). It errs toward "declares"."""
+    if "enum" in blanked and name in _enumerators(blanked):
+        return True
     for m in re.finditer(r"\b" + re.escape(name) + r"\b", blanked):
         before = blanked[:m.start()].rstrip(" \t")
         if re.search(r"#\s*define$", before):
