@@ -621,6 +621,38 @@ def test_cmake_reading_leaves_negations_messages_and_external_projects(tmp_path)
     assert flags.cuda_only_units(tmp_path, units) == {"src/only.cu": "CMakeLists.txt:7", "csrc/x.cu": "python/CMakeLists.txt:2"}
 
 
+# horovod 0.28.1's CMakeLists.txt: the CUDA sources in a macro the CUDA branch calls, named from
+# ${PROJECT_SOURCE_DIR}, beside the ROCm branch of the same chain
+HOROVOD_CMAKE = """macro(ADD_CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    list(APPEND SOURCES "${PROJECT_SOURCE_DIR}/horovod/common/ops/cuda_operations.cc"
+                        "${PROJECT_SOURCE_DIR}/horovod/common/ops/gpu_operations.cc")
+    add_definitions(-DHAVE_CUDA=1 -DHAVE_GPU=1)
+endmacro()
+
+if(DEFINED HOROVOD_GPU_ALLREDUCE)
+    if(NOT DEFINED HOROVOD_GPU OR HOROVOD_GPU STREQUAL "CUDA")
+        add_cuda()
+    elseif(HOROVOD_GPU STREQUAL "ROCM")
+        list(APPEND SOURCES "${PROJECT_SOURCE_DIR}/horovod/common/ops/hip_operations.cc"
+                            "${PROJECT_SOURCE_DIR}/horovod/common/ops/gpu_operations.cc")
+        add_definitions(-DHAVE_ROCM=1 -DHAVE_GPU=1)
+    endif()
+endif()
+"""
+
+
+def test_sources_of_a_macro_only_the_cuda_branch_calls_are_cuda_only(tmp_path):
+    (tmp_path / "CMakeLists.txt").write_text(HOROVOD_CMAKE)
+    units = {"horovod/common/ops/cuda_operations.cc", "horovod/common/ops/gpu_operations.cc",
+             "horovod/common/ops/hip_operations.cc"}
+    assert flags.cuda_only_units(tmp_path, units) == {"horovod/common/ops/cuda_operations.cc": "CMakeLists.txt:3"}
+    # a macro called from a branch that is not the CUDA one too is nobody's build in particular
+    both = HOROVOD_CMAKE.replace('add_definitions(-DHAVE_ROCM=1', 'add_cuda()\n        add_definitions(-DHAVE_ROCM=1')
+    (tmp_path / "CMakeLists.txt").write_text(both)
+    assert flags.cuda_only_units(tmp_path, units) == {}
+
+
 # lightseq 3.0.1's layout: two generations of ops with same-named headers; its op builders (DeepSpeed's
 # pattern, lightseq/training/ops/pytorch/builder/) name each extension's sources and include folders
 # from the package root, and one builder's folders are built with pathlib (left out)

@@ -53,8 +53,10 @@ D_WORD = re.compile(r'(?<![\w-])-D([A-Za-z_]\w*(?:=[^\s$;"\'\\)]*)?)(?=[\s";)]|$
 # or ExternalProject_Add's CMAKE_ARGS are not compile flags
 FLAG_COMMANDS = frozenset({"set", "list", "string", "add_definitions", "add_compile_options", "add_compile_definitions"})
 # a source file named in a command: a relative path of a C / C++ / CUDA source, or one under the
-# folder's own ${CMAKE_CURRENT_SOURCE_DIR} / ${PROJECT_SOURCE_DIR}
-SOURCE_WORD = re.compile(r"^(?:\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/)?([\w./+-]+\.(?:cu|cpp|cc|cxx|c|hip))$")
+# folder's own ${CMAKE_CURRENT_SOURCE_DIR} / ${CMAKE_CURRENT_LIST_DIR}, or under the tree root's
+# ${PROJECT_SOURCE_DIR} / ${CMAKE_SOURCE_DIR} (group `root`: the tree is the project's top folder)
+SOURCE_WORD = re.compile(r"^(?:\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/|(?P<root>\$\{(?:PROJECT_SOURCE_DIR|CMAKE_SOURCE_DIR)\}/))?"
+                         r"([\w./+-]+\.(?:cu|cpp|cc|cxx|c|hip))$")
 
 
 def branch(condition: str) -> str:
@@ -70,31 +72,76 @@ def branch(condition: str) -> str:
     return "cuda" if CUDA_WORD.search(condition) else "unknown"
 
 
-def commands(text: str) -> Iterator[tuple[str, str, int, str | None]]:
-    """(command name in lower case, its argument text with comments blanked, 1-based line, build) for each
-    command of a CMake file other than the block commands, where build is what the innermost if()
-    branch around it selects (branch(); None outside every if()). Loops and function bodies count as
-    nothing; an else() after a "hip" branch is "cuda", any other else() "unknown"."""
-    code, structure = code_of(text)
-    stack: list[str | None] = []  # per open if() its current branch's build; None: a loop / function
+def _chains_with_hip(structure: str, code: str) -> set[int]:
+    """Offsets of the if() commands whose chain (the if and its elseif()s) has a branch that selects a HIP
+    build (branch())."""
+    found, opened = set(), []
     for m in COMMAND.finditer(structure):
         name = m.group(1).lower()
         close = structure.find(")", m.end())
         args = code[m.end():len(structure) if close < 0 else close]
         if name == "if":
-            stack.append(branch(args))
-        elif name == "elseif" and stack:
-            stack[-1] = branch(args)
+            opened.append(m.start())
+        if name in ("if", "elseif") and opened and branch(args) == "hip":
+            found.add(opened[-1])
+        elif name == "endif" and opened:
+            opened.pop()
+    return found
+
+
+def _walk(structure: str, code: str, bodies: dict[str, str]) -> Iterator[tuple[str, str, int, str | None]]:
+    """commands() with `bodies` {macro or function name: the build of its body}."""
+    with_hip = _chains_with_hip(structure, code)
+    stack: list[str | None] = []  # per open if() its current branch's build; None: a loop / function
+    chain: list[bool] = []  # per open if(): its chain has a HIP branch
+    for m in COMMAND.finditer(structure):
+        name = m.group(1).lower()
+        close = structure.find(")", m.end())
+        args = code[m.end():len(structure) if close < 0 else close]
+        if name in ("if", "elseif"):
+            if name == "if":
+                chain.append(m.start() in with_hip)
+                stack.append(None)
+            if not stack:
+                continue
+            selected = branch(args)
+            # a branch naming CUDA beside the chain's HIP branch is the CUDA alternative, NOT or not
+            # (horovod 0.28.1: `if(NOT DEFINED HOROVOD_GPU OR HOROVOD_GPU STREQUAL "CUDA") ... elseif(HOROVOD_GPU STREQUAL "ROCM")`)
+            if selected == "unknown" and chain and chain[-1] and CUDA_WORD.search(args):
+                selected = "cuda"
+            stack[-1] = selected
         elif name == "else" and stack:
             stack[-1] = "cuda" if stack[-1] == "hip" else "unknown"
-        elif name in ("foreach", "while", "function", "macro"):
+        elif name in ("foreach", "while"):
             stack.append(None)
+        elif name in ("function", "macro"):
+            words = args.split()
+            stack.append(bodies.get(words[0].lower()) if words else None)
         elif name in ("endif", "endforeach", "endwhile", "endfunction", "endmacro"):
             if stack:
                 stack.pop()
+            if name == "endif" and chain:
+                chain.pop()
         else:
             build = next((state for state in reversed(stack) if state is not None), None)
             yield name, args, code.count("\n", 0, m.start()) + 1, build
+
+
+def commands(text: str) -> Iterator[tuple[str, str, int, str | None]]:
+    """(command name in lower case, its argument text with comments blanked, 1-based line, build) for each
+    command of a CMake file other than the block commands, where build is what the innermost if()
+    branch around it selects (branch(); None outside every if()). Loops count as nothing; the body of a
+    macro() or function() has the build of its calls in the file when they all agree (horovod 0.28.1's
+    ADD_CUDA macro lists cuda_operations.cc and is called from the CUDA branch only). An else() after a
+    "hip" branch is "cuda", any other else() "unknown"."""
+    code, structure = code_of(text)
+    defined = {m.group(1).lower() for m in re.finditer(r"(?<![\w$])(?:function|macro)[ \t]*\([ \t]*([A-Za-z_]\w*)", structure, re.I)}
+    calls: dict[str, set[str | None]] = {}
+    for name, _args, _line, build in _walk(structure, code, {}):
+        if name in defined:
+            calls.setdefault(name, set()).add(build)
+    bodies = {name: next(iter(builds)) for name, builds in calls.items() if len(builds) == 1 and None not in builds}
+    yield from _walk(structure, code, {k: v for k, v in bodies.items() if v is not None})
 
 
 def hip_branch_defines(text: str) -> list[tuple[str, int]]:
@@ -140,7 +187,7 @@ def listed_sources(text: str, folder: str) -> tuple[dict[str, int], set[str]]:
             m = SOURCE_WORD.match(word[1:-1] if word.startswith('"') else word)
             if not m:
                 continue
-            rel = posixpath.normpath(posixpath.join(folder, m.group(1)))
+            rel = posixpath.normpath(posixpath.join("" if m.group("root") else folder, m.group(2)))
             if rel.startswith("../"):
                 continue
             if build == "cuda":
