@@ -50,6 +50,9 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "other-unit": explain.declared_in_another_unit(texts or {}),
                                 "unincluded-header": explain.declared_in_unincluded_header(
                                     texts or {}, includes.IncludeGraph(dict(texts or {})).reach),
+                                "include-gated": explain.declared_behind_build_switch(
+                                    texts or {}, includes.IncludeGraph(dict(texts or {})), frozenset(),
+                                    flags.build_generated(src)),
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
                                 "hip-name": explain.redeclares_hip(texts or {}),
@@ -253,7 +256,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
      "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit', "
-     "'unincluded-header')"),
+     "'unincluded-header', 'include-gated')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -325,6 +328,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "shared-variable-constructor": "initialization is not supported for __shared__ variables",
         "name-declared-in-another-unit": "use of undeclared identifier 'params'",
         "name-declared-in-unincluded-header": "no template named 'ScalarConvert'",
+        "name-declared-behind-build-switch": "use of undeclared identifier 'WARNING'",
         "torch-thc-removed": "'THH/THHNumerics.cuh' file not found",
         "tensorrt-no-rocm": "'NvInferPlugin.h' file not found",
         "hipify-launch-token-paste": "use of undeclared identifier 'general_hipLaunchKernelGGL'",
@@ -338,6 +342,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "tree-undeclared": lambda name, where: "x",
                                                         "other-unit": lambda name, where: "x",
                                                         "unincluded-header": lambda name, where: "x",
+                                                        "include-gated": lambda name, where: "x",
                                                         "tree-redefined": lambda name, where: "x",
                                                         "uses-deviceptr": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
@@ -736,6 +741,29 @@ def test_an_enumerator_is_a_declaration():
     where = explain.Location("common/ops/collective_operations.h", 2, "use of undeclared identifier 'WARNING'")
     assert explain.declared_nowhere(texts)("WARNING", where) == ""
     assert explain.declared_nowhere({**texts, "common/logging.h": "// WARNING, ERROR\n"})("WARNING", where).startswith("`WARNING` is used")
+
+
+def test_a_name_declared_behind_a_build_switched_include_names_the_switch(tmp_path):
+    """horovod 0.28.1: collective_operations.h writes LOG(WARNING); logging.h (LogLevel's WARNING) comes only
+    through global_state.h's `#if HAVE_GLOO`, which its CMake defines when built with Gloo."""
+    (tmp_path / "CMakeLists.txt").write_text("if(HAVE_GLOO)\n    add_definitions(-DHAVE_GLOO=1)\nendif()\n")
+    texts = {"common/ops/collective_operations.h": '#include "../global_state.h"\nvoid f() {\n  LOG(WARNING) << 1;\n}\n',
+             "common/global_state.h": '#include <queue>\n#if HAVE_GLOO\n#include "gloo/gloo_context.h"\n#endif\nstruct S {};\n',
+             "common/gloo/gloo_context.h": '#include "../logging.h"\n',
+             "common/logging.h": "enum class LogLevel { TRACE, WARNING, ERROR };\n#define LOG(l) Log(LogLevel::l)\n",
+             "common/ops/gpu_operations.cc": '#include "collective_operations.h"\n'}
+    where = explain.Location("common/ops/collective_operations.h", 3, "use of undeclared identifier 'WARNING'")
+    why, made = explain.explain(where, "common/ops/gpu_operations.cc", lambda rel: [], checks(tmp_path, texts),
+                                lambda rel, n: "")
+    assert why["rule"] == "name-declared-behind-build-switch", why
+    assert made["note"] == ("`WARNING` is declared in common/logging.h, which common/ops/collective_operations.h reaches only "
+                            "through `#if HAVE_GLOO` (common/global_state.h:2); the build passes -DHAVE_GLOO=1 at "
+                            "CMakeLists.txt:2, this compile does not: --define HAVE_GLOO")
+    # included outside the #if as well: the switch is not the cause
+    open_texts = {**texts, "common/ops/collective_operations.h": '#include "../logging.h"\n' + texts["common/ops/collective_operations.h"]}
+    gate = explain.declared_behind_build_switch(open_texts, includes.IncludeGraph(open_texts), frozenset(),
+                                                flags.build_generated(tmp_path))
+    assert gate("WARNING", where) == ""
 
 
 def test_a_name_only_another_translation_unit_declares_is_named():

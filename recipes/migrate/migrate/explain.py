@@ -309,6 +309,72 @@ def declared_off_by_build(texts: Mapping[str, str], passed: frozenset[str],
     return check
 
 
+INCLUDE_AT = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
+
+
+def declared_behind_build_switch(texts: Mapping[str, str], graph: includes.IncludeGraph, passed: frozenset[str],
+                                 build_check: Callable[[str], str]) -> Callable[[str, Location], str]:
+    """The "include-gated" check over the tree's files ({rel: text}, graph: their IncludeGraph): an
+    undeclared name (the error lies in the tree) that only headers of the tree declare (_declares), each
+    of which the erring file reaches only through an #include inside an #if on a macro the project's
+    build defines (build_check: flags.build_generated) and this compile does not get (`passed`).
+    horovod 0.28.1's collective_operations.h writes LOG(WARNING), whose logging.h comes through
+    global_state.h's `#if HAVE_GLOO`, which its CMake build defines when Gloo is built. Returns the note
+    naming the #if, the file and where the build defines the macro, or ""."""
+    programs = includes.Programs.of(texts)
+    from_build: dict[str, str] = {}
+
+    def build(name: str) -> str:
+        if name not in from_build:
+            from_build[name] = "" if name in passed or name.startswith("__") else build_check(name)
+        return from_build[name]
+
+    def gate(rel: str, target: str) -> tuple[int, str, str] | None:
+        """(line, condition, macro) of the build-switched #if around `rel`'s #include of `target`, or None."""
+        text = texts.get(rel, "")
+        blanked = cpp.blank(text)
+        spans = [(b.line, b.end, b.condition) for chain in cpp.if_chains(blanked) for b in chain if b.word in ("if", "ifdef", "elif")]
+        for m in INCLUDE_AT.finditer(text):
+            if posixpath.basename(m.group(1)) != posixpath.basename(target):
+                continue
+            number = text.count("\n", 0, m.start()) + 1
+            for start, end, condition in spans:
+                macro = next((n for n in re.findall(r"\b[A-Za-z_]\w*\b", condition) if n != "defined" and build(n)), "")
+                if start < number < (end or number + 1) and macro:
+                    return start, condition, macro
+        return None
+
+    def check(name: str, where: Location) -> str:
+        if not where.rel or where.rel not in texts:
+            return ""
+        declaring = [r for r in _program_declarers(texts, programs, name, where.rel) if not r.endswith(includes.SOURCE_SUFFIXES)]
+        if not declaring:
+            return ""
+        edges = graph.unit_edges(where.rel)
+        open_reach, stack, gates = {where.rel}, [where.rel], {}
+        while stack:  # what the erring file reaches without passing a build-switched #include
+            here = stack.pop()
+            for target, _folder in edges.get(here, []):
+                if target in open_reach:
+                    continue
+                found = gate(here, target) if (here, target) in graph.conditional else None
+                if found:
+                    gates.setdefault(target, (here, *found))
+                    continue
+                open_reach.add(target)
+                stack.append(target)
+        if any(r in open_reach for r in declaring) or not gates:
+            return ""
+        behind = graph.reach(where.rel)
+        hidden = [r for r in declaring if r in behind]
+        if not hidden:
+            return ""
+        here, line, condition, macro = next(iter(gates.values()))
+        return (f"`{name}` is declared in {hidden[0]}, which {where.rel} reaches only through `#if {condition.strip()}` "
+                f"({here}:{line}); {build(macro)}, this compile does not: --define {macro}")
+    return check
+
+
 def _typedef_name(text: str, line: int) -> str:
     """The name a `typedef ... NAME;` on 1-based `line` of `text` declares ("" when there is none):
     "typedef redefinition with different types" names only the types."""

@@ -374,6 +374,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "tree-undeclared": explain.declared_nowhere(texts),
                                           "other-unit": explain.declared_in_another_unit(texts),
                                           "unincluded-header": explain.declared_in_unincluded_header(texts, cuda_graph.reach),
+                                          "include-gated": explain.declared_behind_build_switch(texts, cuda_graph, defined, build_check),
                                           "arch-gated": explain.declared_for_nvidia_only(texts),
                                           "build-gated": explain.declared_off_by_build(texts, defined, build_check),
                                           "own-rocm": explain.in_own_rocm_code(texts, own_port_files),

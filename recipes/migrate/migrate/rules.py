@@ -26,7 +26,7 @@ SCOPES = ("cxx20",)
 DIAGNOSTIC_CHECKS = ("build-generated", "build-template", "in-tree", "outside-tree", "tree-incomplete",
                      "tree-undeclared", "tree-redefined", "uses-deviceptr",
                      "hip-name", "device-code", "arch-gated", "build-gated", "own-rocm", "torch-header",
-                     "other-unit", "unincluded-header")
+                     "other-unit", "unincluded-header", "include-gated")
 KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by", "scope"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
 PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
