@@ -72,16 +72,23 @@ def branch(condition: str) -> str:
     return "cuda" if CUDA_WORD.search(condition) else "unknown"
 
 
-def _chains_with_hip(structure: str, code: str) -> set[int]:
+def _calls(structure: str, code: str) -> list[tuple[str, str, int]]:
+    """(command name in lower case, its argument text from `code`, offset) of every command of a CMake
+    file, block commands included, from its code_of() pair."""
+    found = []
+    for m in COMMAND.finditer(structure):
+        close = structure.find(")", m.end())
+        found.append((m.group(1).lower(), code[m.end():len(structure) if close < 0 else close], m.start()))
+    return found
+
+
+def _chains_with_hip(calls: list[tuple[str, str, int]]) -> set[int]:
     """Offsets of the if() commands whose chain (the if and its elseif()s) has a branch that selects a HIP
     build (branch())."""
     found, opened = set(), []
-    for m in COMMAND.finditer(structure):
-        name = m.group(1).lower()
-        close = structure.find(")", m.end())
-        args = code[m.end():len(structure) if close < 0 else close]
+    for name, args, at in calls:
         if name == "if":
-            opened.append(m.start())
+            opened.append(at)
         if name in ("if", "elseif") and opened and branch(args) == "hip":
             found.add(opened[-1])
         elif name == "endif" and opened:
@@ -89,18 +96,15 @@ def _chains_with_hip(structure: str, code: str) -> set[int]:
     return found
 
 
-def _walk(structure: str, code: str, bodies: dict[str, str]) -> Iterator[tuple[str, str, int, str | None]]:
-    """commands() with `bodies` {macro or function name: the build of its body}."""
-    with_hip = _chains_with_hip(structure, code)
+def _walk(calls: list[tuple[str, str, int]], code: str, bodies: dict[str, str]) -> Iterator[tuple[str, str, int, str | None]]:
+    """commands() over _calls(), with `bodies` {macro or function name: the build of its body}."""
+    with_hip = _chains_with_hip(calls)
     stack: list[str | None] = []  # per open if() its current branch's build; None: a loop / function
     chain: list[bool] = []  # per open if(): its chain has a HIP branch
-    for m in COMMAND.finditer(structure):
-        name = m.group(1).lower()
-        close = structure.find(")", m.end())
-        args = code[m.end():len(structure) if close < 0 else close]
+    for name, args, at in calls:
         if name in ("if", "elseif"):
             if name == "if":
-                chain.append(m.start() in with_hip)
+                chain.append(at in with_hip)
                 stack.append(None)
             if not stack:
                 continue
@@ -124,7 +128,7 @@ def _walk(structure: str, code: str, bodies: dict[str, str]) -> Iterator[tuple[s
                 chain.pop()
         else:
             build = next((state for state in reversed(stack) if state is not None), None)
-            yield name, args, code.count("\n", 0, m.start()) + 1, build
+            yield name, args, code.count("\n", 0, at) + 1, build
 
 
 def commands(text: str) -> Iterator[tuple[str, str, int, str | None]]:
@@ -135,13 +139,13 @@ def commands(text: str) -> Iterator[tuple[str, str, int, str | None]]:
     ADD_CUDA macro lists cuda_operations.cc and is called from the CUDA branch only). An else() after a
     "hip" branch is "cuda", any other else() "unknown"."""
     code, structure = code_of(text)
-    defined = {m.group(1).lower() for m in re.finditer(r"(?<![\w$])(?:function|macro)[ \t]*\([ \t]*([A-Za-z_]\w*)", structure, re.I)}
-    calls: dict[str, set[str | None]] = {}
-    for name, _args, _line, build in _walk(structure, code, {}):
+    calls = _calls(structure, code)
+    defined = {args.split()[0].lower() for name, args, _at in calls if name in ("function", "macro") and args.split()}
+    builds: dict[str, set[str | None]] = {}
+    for name, _args, _line, build in _walk(calls, code, {}):
         if name in defined:
-            calls.setdefault(name, set()).add(build)
-    bodies = {name: next(iter(builds)) for name, builds in calls.items() if len(builds) == 1 and None not in builds}
-    yield from _walk(structure, code, {k: v for k, v in bodies.items() if v is not None})
+            builds.setdefault(name, set()).add(build)
+    yield from _walk(calls, code, {name: seen.pop() for name, seen in builds.items() if len(seen) == 1 and None not in seen})
 
 
 def hip_branch_defines(text: str) -> list[tuple[str, int]]:

@@ -278,6 +278,18 @@ def declared_for_nvidia_only(texts: Mapping[str, str]) -> Callable[[str, Locatio
     return check
 
 
+def _defined_by_build(passed: frozenset[str], build_check: Callable[[str], str]) -> Callable[[str], str]:
+    """build_check(name) (where the project's build defines the macro), memoized, and "" for a macro this
+    compile gets (`passed`) or a reserved name (`__X`)."""
+    where_of: dict[str, str] = {}
+
+    def from_build(name: str) -> str:
+        if name not in where_of:
+            where_of[name] = "" if name in passed or name.startswith("__") else build_check(name)
+        return where_of[name]
+    return from_build
+
+
 def declared_off_by_build(texts: Mapping[str, str], passed: frozenset[str],
                           build_check: Callable[[str], str]) -> Callable[[str, Location], str]:
     """The "build-gated" check over the tree's files ({rel: text}): every declaration of the name the
@@ -286,12 +298,7 @@ def declared_off_by_build(texts: Mapping[str, str], passed: frozenset[str],
     vLLM 0.34.0 declares vllm::fp8::scaled_vec_conversion under `#ifdef ENABLE_FP8`, which its CMake
     build appends to its GPU flag list (cmake/utils.cmake). Returns the note naming the #if and where
     the build defines the macro, or ""."""
-    where_of: dict[str, str] = {}
-
-    def from_build(name: str) -> str:
-        if name not in where_of:
-            where_of[name] = "" if name in passed or name.startswith("__") else build_check(name)
-        return where_of[name]
+    from_build = _defined_by_build(passed, build_check)
 
     def off(blanked: str) -> frozenset[str]:
         return frozenset(n for m in flags.TESTED.finditer(blanked) for n in re.findall(r"\b[A-Za-z_]\w*\b", m.group(1))
@@ -309,9 +316,6 @@ def declared_off_by_build(texts: Mapping[str, str], passed: frozenset[str],
     return check
 
 
-INCLUDE_AT = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
-
-
 def declared_behind_build_switch(texts: Mapping[str, str], graph: includes.IncludeGraph, passed: frozenset[str],
                                  build_check: Callable[[str], str]) -> Callable[[str, Location], str]:
     """The "include-gated" check over the tree's files ({rel: text}, graph: their IncludeGraph): an
@@ -322,20 +326,18 @@ def declared_behind_build_switch(texts: Mapping[str, str], graph: includes.Inclu
     global_state.h's `#if HAVE_GLOO`, which its CMake build defines when Gloo is built. Returns the note
     naming the #if, the file and where the build defines the macro, or ""."""
     programs = includes.Programs.of(texts)
-    from_build: dict[str, str] = {}
-
-    def build(name: str) -> str:
-        if name not in from_build:
-            from_build[name] = "" if name in passed or name.startswith("__") else build_check(name)
-        return from_build[name]
+    build = _defined_by_build(passed, build_check)
+    spans_of: dict[str, list[tuple[int, int, str]]] = {}
 
     def gate(rel: str, target: str) -> tuple[int, str, str] | None:
         """(line, condition, macro) of the build-switched #if around `rel`'s #include of `target`, or None."""
         text = texts.get(rel, "")
-        blanked = cpp.blank(text)
-        spans = [(b.line, b.end, b.condition) for chain in cpp.if_chains(blanked) for b in chain if b.word in ("if", "ifdef", "elif")]
-        for m in INCLUDE_AT.finditer(text):
-            if posixpath.basename(m.group(1)) != posixpath.basename(target):
+        if rel not in spans_of:
+            spans_of[rel] = [(b.line, b.end, b.condition) for chain in cpp.if_chains(cpp.blank(text)) for b in chain
+                             if b.word in ("if", "ifdef", "elif")]
+        spans = spans_of[rel]
+        for m in includes.INCLUDE.finditer(text):
+            if posixpath.basename(m.group(2)) != posixpath.basename(target):
                 continue
             number = text.count("\n", 0, m.start()) + 1
             for start, end, condition in spans:

@@ -1846,7 +1846,6 @@ STD_HEADERS = (
     ("sstream", r"[io]?stringstream"),
     ("iomanip", r"setw|setprecision|setfill"),
 )
-STD_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<([\w.]+)>', re.MULTILINE)
 
 
 def std_headers(text: str) -> str:
@@ -1858,13 +1857,13 @@ def std_headers(text: str) -> str:
     if "std::" not in text or re.search(r'extern\s*"C"\s*\{', text):
         return text
     blanked = cpp.blank(text)
-    have = {m.group(1) for m in STD_INCLUDE.finditer(text)}
+    have = {m.group(2) for m in includes.INCLUDE.finditer(text) if m.group(1) == "<"}
     for header, names in STD_HEADERS:
         if header in have:
             continue
         use = re.compile(rf"\bstd::(?:{names})\b")
         first = use.search(blanked)
-        if not first or not any(m.start() < first.start() for m in STD_INCLUDE.finditer(text)):
+        if not first or not any(m.start() < first.start() for m in includes.INCLUDE.finditer(text)):
             continue
         text = insert_after_includes(text, f"#include <{header}>  // newer libstdc++ headers no longer include it\n", use)
         blanked, have = cpp.blank(text), have | {header}

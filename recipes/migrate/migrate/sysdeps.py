@@ -76,15 +76,19 @@ def eigen_flags() -> tuple[str, ...]:
     return (*_first_cflags((("pkg-config", "--cflags", "eigen3"),)), "-DEIGEN_USE_HIP")
 
 
+def python_include_dir() -> str:
+    """The running Python's C API folder (sysconfig's `include` path) when it holds Python.h, else "".
+    The interpreter is the dev image's, whose python3-dev holds the headers."""
+    python = sysconfig.get_paths().get("include", "")
+    return python if python and os.path.isfile(os.path.join(python, "Python.h")) else ""
+
+
 @functools.lru_cache(maxsize=1)
 def python_flags() -> tuple[str, ...]:
-    """-isystem for the running Python's C API headers (sysconfig's `include` path, when it holds
-    Python.h) and for NumPy's (its package's _core/include or core/include, when NumPy is installed);
-    () for what is missing. The interpreter is the dev image's, whose python3-dev holds the headers."""
-    out: list[str] = []
-    python = sysconfig.get_paths().get("include", "")
-    if python and os.path.isfile(os.path.join(python, "Python.h")):
-        out += ["-isystem", python]
+    """-isystem for the running Python's C API headers (python_include_dir) and for NumPy's (its
+    package's _core/include or core/include, when NumPy is installed); () for what is missing."""
+    python = python_include_dir()
+    out = ["-isystem", python] if python else []
     spec = importlib.util.find_spec("numpy")
     for base in (spec.submodule_search_locations or []) if spec else []:
         for sub in ("_core", "core"):

@@ -20,13 +20,12 @@ import os
 import re
 import shutil
 import sys
-import sysconfig
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import advice, tree
+from . import advice, sysdeps, tree
 
 TORCH_PATH_ENV = "ROCMIG_TORCH_PATH"
 # cpp_extension.py: COMMON_HIP_FLAGS (less -fPIC, added below) + COMMON_HIPCC_FLAGS, and the extension
@@ -59,8 +58,8 @@ def find(env: dict[str, str] | None = None) -> Torch | None:
     """The torch header set: $ROCMIG_TORCH_PATH (include/ + hipify/), else an installed ROCm PyTorch
     (site-packages torch/include with ATen/hip, and torch/utils/hipify); None when neither is present."""
     env = dict(os.environ) if env is None else env
-    python = sysconfig.get_paths().get("include", "")
-    extra = (python,) if python and os.path.exists(os.path.join(python, "Python.h")) else ()
+    python = sysdeps.python_include_dir()
+    extra = (python,) if python else ()
     root = env.get(TORCH_PATH_ENV, "")
     if root and os.path.exists(os.path.join(root, "include", "torch", "extension.h")) \
             and os.path.isdir(os.path.join(root, "hipify")):
