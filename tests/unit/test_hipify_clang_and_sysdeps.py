@@ -179,12 +179,15 @@ def test_eigen_flags_come_from_pkg_config(monkeypatch, tmp_path):
 
 def test_python_c_api_units_get_the_interpreters_headers():
     """libKMCUDA 6.2.3's python.cc includes <Python.h> and <numpy/arrayobject.h>, lightseq's pybind units
-    <pybind11/pybind11.h> (which includes Python.h): their builds pass Python's include folder (and
+    <pybind11/pybind11.h> (which includes Python.h), pycuda's <boost/python.hpp>: their builds pass Python's include folder (and
     NumPy's), and so does the compile, from the running interpreter; other units get nothing."""
     python = sysconfig.get_paths()["include"]
     flags = sysdeps.flags_for(["#include <pybind11/pybind11.h>\n"])
     assert flags[:2] == ("-isystem", python) and os.path.isfile(os.path.join(python, "Python.h"))
     assert sysdeps.flags_for(['#include "Python.h"\n#include <numpy/arrayobject.h>\n']) == flags
+    # pycuda 2026.1's src/cpp/cuda.cpp reaches pyconfig.h through Boost.Python only
+    assert sysdeps.flags_for(["#include <boost/python.hpp>\n"]) == flags
+    assert sysdeps.flags_for(["#include <nanobind/nanobind.h>\n"]) == flags
     for folder in flags[3::2]:  # NumPy's, where this interpreter has NumPy
         assert os.path.isfile(os.path.join(folder, "numpy", "arrayobject.h"))
     assert sysdeps.flags_for(["#include <PythonQt.h>\n// #include <Python.h>\n"]) == ()

@@ -148,6 +148,24 @@ def test_a_hipblas_half_call_without_a_match_is_tied_to_the_half_type(tmp_path):
     assert why["rule"] == "hipblas-half-type" and made["line"] == 61
 
 
+def test_a_near_finding_on_the_line_that_holds_the_quoted_name_wins(tmp_path):
+    """pycuda 2026.1's cuda.hpp: hipify adds three lines above, so the error at HIP line 315 is CUDA line
+    312, whose unmapped error code the error quotes; the version gate at 314 is nearer but names it not."""
+    rel = "src/cpp/cuda.hpp"
+    where = explain.locate(f"/out/run/hip/{rel}:315:16: error: use of undeclared identifier "
+                           "'CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING'", {f"/out/run/hip/{rel}": (rel, identity)})
+    unmapped = {**finding("cuda-name-unmapped", rel, 312),
+                "text": '  case CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: return "launch incompatible texturing";'}
+    gate = {**finding("cuda-version-macro", rel, 314, "warning"), "text": "#if CUDAPP_CUDA_VERSION >= 4000"}
+    why, made = explain.explain(where, "src/wrapper/mempool.cpp", lambda r: [gate, unmapped],
+                                checks(tmp_path), lambda r, n: "")
+    assert (why["rule"], why["line"], made) == ("cuda-name-unmapped", 312, None)
+    # without a name on either line, the nearest one explains it
+    why, _ = explain.explain(where, "u.cpp", lambda r: [gate, {**unmapped, "text": "  case X:"}],
+                             checks(tmp_path), lambda r, n: "")
+    assert (why["rule"], why["line"]) == ("cuda-version-macro", 314)
+
+
 def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     rel = "csrc/deepspeed4science/evoformer_attn/gemm_kernel_utils.h"
     read = {f"/out/run/torch/{rel}": (rel, identity)}

@@ -340,6 +340,21 @@ def test_cuda_version_gate_renamed_by_torch_hipify_stays_open():
     assert {(f.line, f.status) for f in migrated.findings["p.h"] if f.rule == "cuda-version-macro"} == {(2, "open"), (3, "open")}
 
 
+def test_cuda_version_gate_through_a_tree_alias_is_found():
+    """pycuda 2026.1's src/cpp/cuda.hpp: `#define CUDAPP_CUDA_VERSION CUDA_VERSION` (beside a
+    CUDAPP_PRETEND_CUDA_VERSION branch), then `#if CUDAPP_CUDA_VERSION >= 4000` in another file: under
+    hipcc the alias is 0 too, so its test is a CUDA version test; a name that does not come from a
+    version macro is not."""
+    header = ("#ifdef CUDAPP_PRETEND_CUDA_VERSION\n#define CUDAPP_CUDA_VERSION CUDAPP_PRETEND_CUDA_VERSION\n"
+              "#else\n#define CUDAPP_CUDA_VERSION CUDA_VERSION\n#endif\n"
+              "#define CUDAPP_AT_LEAST_4 (CUDAPP_CUDA_VERSION >= 4000)\n#define OTHER_VERSION 3\n")
+    unit = ('#include "cuda.hpp"\n#if CUDAPP_CUDA_VERSION >= 4000\nint a;\n#endif\n'
+            "#if CUDAPP_AT_LEAST_4\nint b;\n#endif\n#if OTHER_VERSION >= 2\nint c;\n#endif\n")
+    migrated = advice.migrate_tree({"cuda.hpp": (header, header), "w.cpp": (unit, unit)}, rules.load_rules(),
+                                   [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert [f.line for f in migrated.findings["w.cpp"] if f.rule == "cuda-version-macro"] == [2, 5]
+
+
 GLM_PLATFORM = """// CUDA
 #elif defined(__CUDACC__)
 #\tif !defined(CUDA_VERSION) && !defined(GLM_FORCE_CUDA)

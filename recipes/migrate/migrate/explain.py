@@ -611,8 +611,11 @@ def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], r
     if where.line:
         near = [x for x in _open(here, ("error", "warning")) if x["line"] and abs(x["line"] - where.line) <= NEAR]
         if near:
-            # the nearest line first; on one line an error finding before a warning
-            best = min(near, key=lambda x: (abs(x["line"] - where.line), x["severity"] != "error"))
+            # a line that holds a name the error quotes first (fixups shift lines, so the nearest line
+            # may be the wrong one), then the nearest line; on one line an error finding before a warning
+            quoted = [q for q in re.findall(r"'([^']+)'", where.message) if re.fullmatch(r"[\w:]+", q)]
+            best = min(near, key=lambda x: (not any(q in x.get("text", "") for q in quoted),
+                                            abs(x["line"] - where.line), x["severity"] != "error"))
             return _explained(best, "a finding at the error's line"), None
         spanning = [x for x in _open(here, ("error", "warning")) if _same_statement(x, where, line_text)]
         if spanning:

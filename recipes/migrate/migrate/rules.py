@@ -29,7 +29,11 @@ DIAGNOSTIC_CHECKS = ("build-generated", "build-template", "in-tree", "outside-tr
                      "other-unit", "unincluded-header", "include-gated")
 KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by", "scope"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
-PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x"}
+# CUDA's version macros, which hipcc leaves undefined (CUDA Runtime API reference: CUDART_VERSION;
+# CUDA driver API cuda.h: CUDA_VERSION; nvcc's predefined __CUDACC_VER_*__).
+CUDA_VERSION_MACROS = ("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__")
+PLACEHOLDER_DEFAULTS = {"WS32": "32", "WS31": "31", "FULLMASK": "0xffffffff", "BALLOT": "(?!x)x", "U32": "(?!x)x",
+                        "CUDAVER": r"\b(?:" + "|".join(CUDA_VERSION_MACROS) + r")\b"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,8 @@ class Rule:
 
 
 def fill(pattern: str, values: dict[str, str]) -> str:
-    """Replace {WS32}, {WS31}, {FULLMASK}, {BALLOT}, {U32} in `pattern` by the regex alternations in `values`."""
+    """Replace {WS32}, {WS31}, {FULLMASK}, {BALLOT}, {U32}, {CUDAVER} in `pattern` by the regex alternations in
+    `values`."""
     for key, value in values.items():
         pattern = pattern.replace("{" + key + "}", value)
     return pattern

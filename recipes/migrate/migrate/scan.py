@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from . import cpp, ptx
 from .archs import Arch
-from .rules import Rule, fill
+from .rules import CUDA_VERSION_MACROS, Rule, fill
 
 WARP_NAME = re.compile(r"(?i)warp_?(size|sz)|^ws$|^warp$|lanes?_?(per|count|num)|num_?lanes")
 FULL_MASK_VALUE = 0xFFFFFFFF
@@ -50,11 +50,26 @@ class Context:
     full_mask: tuple[str, ...] = ()
 
 
+def version_aliases(blanked_texts: list[str]) -> set[str]:
+    """Names #defined, in any branch, from CUDA's version macros or from such names
+    (`#define CUDAPP_CUDA_VERSION CUDA_VERSION`, `#define CUDA_11 (CUDA_VERSION >= 11000)`): under
+    hipcc they are as undefined, or as 0, as the macros themselves."""
+    defined = [(m.group(1), m.group(2)) for text in blanked_texts for m in cpp.DEFINE.finditer(text)]
+    names = set(CUDA_VERSION_MACROS)
+    while True:
+        uses = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+        new = {name for name, value in defined if name not in names and uses.search(value)}
+        if not new:
+            return names - set(CUDA_VERSION_MACROS)
+        names |= new
+
+
 def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
     """Collect #define / constexpr constants over all files of a tree, the macros undefined on AMD
     (cpp.amd_undefined), and the placeholder alternations: {WS32} (32 and names defined as 32 that
     name a warp size), {WS31}, {FULLMASK}, {BALLOT} (names assigned from a ballot), {U32} (names
-    declared only as 32-bit integers)."""
+    declared only as 32-bit integers), {CUDAVER} (CUDA's version macros and the names #defined from them,
+    version_aliases)."""
     merged: dict[str, str] = {}
     for text in blanked_texts:
         for name, value in cpp.symbols(text).items():
@@ -83,6 +98,7 @@ def tree_context(blanked_texts: list[str], archs: list[Arch]) -> Context:
                     + "".join(f"|\\b{re.escape(n)}\\b" for n in full) + ")",
         "BALLOT": alternation(ballot),
         "U32": alternation(narrow - wide),
+        "CUDAVER": alternation(set(CUDA_VERSION_MACROS) | version_aliases(blanked_texts)),
     }
     return Context(symbols=merged, placeholders=placeholders, archs=tuple(archs),
                    undefined=cpp.amd_undefined(blanked_texts), full_mask=tuple(full))

@@ -10,8 +10,8 @@ gets the compile flags of the MPI installation: `pkg-config --cflags mpi` (Debia
 alternative, Open MPI), else `mpicc --showme:compile` (Open MPI's wrapper), else nothing. A unit that
 includes Eigen (`<Eigen/...>`, `<unsupported/Eigen/...>`) gets `pkg-config --cflags eigen3` (Debian's
 libeigen3-dev keeps the headers under /usr/include/eigen3, which no compiler searches by default) and
--DEIGEN_USE_HIP (eigen_flags). A unit that includes the Python C API (<Python.h>, pybind11, NumPy's C
-API) gets -isystem for the running interpreter's include folder, and NumPy's where NumPy is installed
+-DEIGEN_USE_HIP (eigen_flags). A unit that includes the Python C API (<Python.h>, pybind11, nanobind, Boost.Python,
+NumPy's C API) gets -isystem for the running interpreter's include folder, and NumPy's where NumPy is installed
 (python_flags), as the project's setup.py / CMake build passes them.
 """
 
@@ -34,7 +34,7 @@ from .fixups import HEADER_LAYOUT
 OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
 MPI = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]mpi\.h[>"]', re.M)
 EIGEN = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:unsupported/)?Eigen/', re.M)
-PYTHON_API = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:Python\.h|pybind11/|numpy/)', re.M)
+PYTHON_API = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:Python\.h|pybind11/|nanobind/|boost/python|numpy/)', re.M)
 NVTX3 = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<nvtx3/(?:nvToolsExt\.h|nvtx3\.hpp)>', re.M)
 
 
