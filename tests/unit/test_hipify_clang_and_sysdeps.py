@@ -191,3 +191,24 @@ def test_python_c_api_units_get_the_interpreters_headers():
     for folder in flags[3::2]:  # NumPy's, where this interpreter has NumPy
         assert os.path.isfile(os.path.join(folder, "numpy", "arrayobject.h"))
     assert sysdeps.flags_for(["#include <PythonQt.h>\n// #include <Python.h>\n"]) == ()
+
+
+def test_units_with_x86_intrinsics_get_the_builds_instruction_set_flags(tmp_path):
+    """bmtrain 1.0.1's CMakeLists.txt passes `-mavx -mfma -mf16c -mavx512f` (or -march=native, the
+    building machine's, which is not taken); its adam_cpu.hpp includes <immintrin.h> and calls
+    _mm256_cvtph_ps (F16C). Units whose closure includes an intrinsics header get the flags, others not."""
+    (tmp_path / "CMakeLists.txt").write_text(
+        'if(NOT DEFINED ENV{BUILD_DOCKER_ENV})\n    set(AVX_FLAGS "${AVX_FLAGS} -march=native")\nelse()\n'
+        '    set(AVX_FLAGS "${AVX_FLAGS} -mavx -mfma -mf16c -mavx512f")\nendif()\n'
+        'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -mavx")  # again\n')
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "setup.py").write_text("extra_compile_args=['-O3', '-msse4.2', '-mno-avx', '-mcmodel=large']\n")
+    found = sysdeps.host_isa_flags(tmp_path)
+    assert found == (("-mavx", "CMakeLists.txt:4"), ("-mfma", "CMakeLists.txt:4"), ("-mf16c", "CMakeLists.txt:4"),
+                     ("-mavx512f", "CMakeLists.txt:4"), ("-msse4.2", "tools/setup.py:1"))
+    isa = tuple(f for f, _where in found)
+    texts = {"bind.cpp": '#include "adam_cpu.hpp"\n', "adam_cpu.hpp": "#include <immintrin.h>\n", "k.cu": "int x;\n"}
+    edges = {"bind.cpp": [("adam_cpu.hpp", "")]}
+    assert sysdeps.unit_flags(edges, texts, "bind.cpp", (), isa)[-5:] == isa
+    assert sysdeps.unit_flags(edges, texts, "k.cu", (), isa) == ()
+    assert sysdeps.host_isa_flags(tmp_path / "CMakeLists.txt") == ()

@@ -340,6 +340,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                           "(candidate not viable: no known conversion from '__hip_bfloat16' to "
                                           "'c10::BFloat16' for 1st argument)"),
         "build-gated-declaration": "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'",
+        "host-isa-feature": ("always_inline function '_mm256_cvtph_ps' requires target feature 'f16c', but would be "
+                             "inlined into function 'operator()' that is compiled without support for 'f16c'"),
         "own-rocm-code-fails": "no viable conversion from '__half' to '__fp16'",
         "torch-header-error": "arithmetic on a pointer to an incomplete type 'const at::Tensor'",
         "vector-type-brace-elision": "no viable conversion from 'int' to 'uint4' (aka 'HIP_vector_type<unsigned int, 4>')",

@@ -509,6 +509,24 @@ def test_event_create_with_flags_takes_cudas_overload():
         "hipEventCreateWithFlags(&e, 0);\n")
 
 
+def test_cuda_arch_choice_of_host_device_qualifiers_is_taken_under_hipcc():
+    """fast_rnnt 1.3's mutual_information.h: FT_CUDA_HOSTDEV is `__host__ __device__` under __CUDA_ARCH__ and
+    empty otherwise; hipcc never defines __CUDA_ARCH__, so the test also takes __HIP__. A branch that
+    defines only __device__, an #else with __device__, other names, or more than #defines stay as they are."""
+    text = ("#ifdef __CUDA_ARCH__\n#define FT_CUDA_HOSTDEV __host__ __device__\n#else\n#define FT_CUDA_HOSTDEV\n#endif\n"
+            "FT_CUDA_HOSTDEV inline float f(float x) { return x; }\n")
+    out = features.cuda_arch_hostdev(text)
+    assert out == text.replace("#ifdef __CUDA_ARCH__", "#if defined(__CUDA_ARCH__) || defined(__HIP__)")
+    spaced = text.replace("#ifdef __CUDA_ARCH__", "# if defined( __CUDA_ARCH__ )").replace("#else", "# else  // host")
+    assert features.cuda_arch_hostdev(spaced).startswith("#if defined(__CUDA_ARCH__) || defined(__HIP__)\n")
+    for kept in (text.replace("__host__ __device__", "__device__"),
+                 text.replace("#define FT_CUDA_HOSTDEV\n", "#define FT_CUDA_HOSTDEV __device__\n"),
+                 text.replace("#define FT_CUDA_HOSTDEV\n", "#define OTHER\n"),
+                 text.replace("#else\n", "int x;\n#else\n"),
+                 text.replace("#ifdef __CUDA_ARCH__", "#if __CUDA_ARCH__ >= 800")):
+        assert features.cuda_arch_hostdev(kept) == kept
+
+
 def test_grid_constant_is_dropped():
     # CUDA samples LargeKernelParameter.cu
     text = "__global__ void kernelLargeParam(__grid_constant__ const param_large_t p, int *result) {}\n"

@@ -610,6 +610,58 @@ def grid_constant(text: str) -> str:
     return text
 
 
+ARCH_TEST = re.compile(r"^[ \t]*#[ \t]*(?:ifdef[ \t]+__CUDA_ARCH__|if[ \t]+defined[ \t]*(?:\([ \t]*__CUDA_ARCH__[ \t]*\)|"
+                       r"[ \t]+__CUDA_ARCH__))[ \t]*$")
+DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\b(.*)$")
+DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w+)")
+
+
+def _qualifier_defines(lines: list[str]) -> dict[str, str] | None:
+    """{name: value} of a branch made only of object-like #defines (blank lines allowed), else None."""
+    found = {}
+    for line in lines:
+        m = DEFINE_LINE.match(line)
+        if m and not m.group(2).startswith("("):
+            found[m.group(1)] = m.group(2)
+        elif line.strip():
+            return None
+    return found
+
+
+def cuda_arch_hostdev(text: str) -> str:
+    """`#ifdef __CUDA_ARCH__` / `#define Q __host__ __device__` / `#else` / `#define Q` / `#endif` (k2's and
+    fast_rnnt's FT_CUDA_HOSTDEV) -> `#if defined(__CUDA_ARCH__) || defined(__HIP__)`. nvcc's device pass sees
+    the functions as __host__ __device__ and its host pass, which never compiles kernel bodies, as host
+    functions; hipcc never defines __CUDA_ARCH__ (it defines __HIP_DEVICE_COMPILE__), and clang checks kernel
+    bodies in both passes, so the functions would stay host-only and every kernel call fails. clang defines
+    __HIP__ in both passes of a HIP compile; there the qualifiers hold what nvcc's device pass saw."""
+    if "__CUDA_ARCH__" not in text:
+        return text
+    lines = cpp.blank(text).split("\n")
+    out = text.split("\n")
+    for at, line in enumerate(lines):
+        if not ARCH_TEST.match(line):
+            continue
+        ends = []
+        for end in range(at + 1, min(at + 12, len(lines))):
+            m = DIRECTIVE.match(lines[end])
+            if m and m.group(1) in ("else", "endif"):
+                ends.append(end)
+                if m.group(1) == "endif":
+                    break
+            elif m and m.group(1) not in ("define",):
+                break
+        if len(ends) != 2:
+            continue
+        device = _qualifier_defines(lines[at + 1:ends[0]])
+        host = _qualifier_defines(lines[ends[0] + 1:ends[1]])
+        if (device and host is not None and set(device) == set(host)
+                and all(re.search(r"\b__host__\b", v) and re.search(r"\b__device__\b", v) for v in device.values())
+                and not any(re.search(r"\b__(?:device|global)__\b", v) for v in host.values())):
+            out[at] = "#if defined(__CUDA_ARCH__) || defined(__HIP__)"
+    return "\n".join(out)
+
+
 # CUDA's integer min / max functions (math_functions.hpp: __host__ __device__, for unsigned int, long
 # long and unsigned long long); HIP 7.2 declares none of them
 INT_MINMAX = {"umin": "unsigned int", "umax": "unsigned int", "llmin": "long long int", "llmax": "long long int",

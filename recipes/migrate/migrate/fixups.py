@@ -39,6 +39,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         (HIP keeps stream order; its device calls do nothing) (launch.py)
   cuda-arch-branch      `#if __CUDA_ARCH__ >= N` branches whose AMD side only traps (assert(0)) get
                         `|| defined(__AMDGCN__)` where every asm statement in them translates (archbranch.py)
+  cuda-arch-hostdev     `#ifdef __CUDA_ARCH__` around `#define Q __host__ __device__` with an #else that defines Q
+                        without __device__ -> `#if defined(__CUDA_ARCH__) || defined(__HIP__)` (features.py)
   ptx-inline-asm        asm statements whose every PTX instruction has an exact C++ form (lop3, prmt, f16x2
                         arithmetic, cp.async as a completed copy, ld/st with cache hints, ...) -> that C++
                         with helpers inserted once per file, and __cvta_generic_to_shared (absent from HIP)
@@ -560,6 +562,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
         ("cuda-arch-branch", "#if __CUDA_ARCH__ >= N branches whose AMD side only traps also taken in AMD device code",
          lambda t: archbranch.enable(t, undefined, cuda_only)),
+        ("cuda-arch-hostdev", "`#ifdef __CUDA_ARCH__` choosing __host__ __device__ qualifiers -> also taken under hipcc",
+         features.cuda_arch_hostdev),
         ("ptx-inline-asm", "inline PTX whose every instruction has an exact C++ form -> that C++ (ptx.py)",
          lambda t: ptx.rewrite(t, cuda_only, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("event-wait-flags", "cudaEventWait* flags -> hipEventWait*", features.event_wait_flags),

@@ -13,6 +13,8 @@ libeigen3-dev keeps the headers under /usr/include/eigen3, which no compiler sea
 -DEIGEN_USE_HIP (eigen_flags). A unit that includes the Python C API (<Python.h>, pybind11, nanobind, Boost.Python,
 NumPy's C API) gets -isystem for the running interpreter's include folder, and NumPy's where NumPy is installed
 (python_flags), as the project's setup.py / CMake build passes them.
+A unit that includes x86 intrinsics headers (<immintrin.h>, ...) gets the x86 instruction-set flags the
+tree's build files name (-mavx, -mf16c, ...: host_isa_flags).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import shutil
 import subprocess
 import sysconfig
 from collections.abc import Mapping
+from pathlib import Path
 
 from . import includes
 from .fixups import HEADER_LAYOUT
@@ -135,16 +138,48 @@ def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str,
 
 
 def unit_flags(edges: includes.Edges | Mapping[str, list[tuple[str, str]]], texts: dict[str, str], unit: str,
-               system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+               system_dirs: tuple[str, ...] = (), isa: tuple[str, ...] = ()) -> tuple[str, ...]:
     """flags_for over `unit` and every tree file it includes, transitively (edges: IncludeGraph.edges,
-    {rel: [(included rel, -I folder)]})."""
+    {rel: [(included rel, -I folder)]}), then the host ISA flags `isa` (host_isa_flags) where that closure
+    includes an x86 intrinsics header."""
     seen, stack = {unit}, [unit]
     while stack:
         for target, _folder in edges.get(stack.pop(), []):
             if target not in seen:
                 seen.add(target)
                 stack.append(target)
-    return flags_for([texts[r] for r in sorted(seen) if r in texts], system_dirs)
+    closure = [texts[r] for r in sorted(seen) if r in texts]
+    out = flags_for(closure, system_dirs)
+    return out + isa if isa and any(X86_INTRINSICS.search(t) for t in closure) else out
+
+
+# an x86 SIMD intrinsics header (GCC's and clang's <immintrin.h> family)
+X86_INTRINSICS = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:[a-z]*mmintrin|x86intrin|x86gprintrin|cpuid)\.h[>"]', re.M)
+# an x86 instruction-set switch a build passes its C++ compiler (GCC's x86 options); -march=native is left
+# out: it names the building machine, not the project
+ISA_FLAG = re.compile(r"(?<![\w-])-m(avx\w*|fma4?|f16c|sse\d(?:\.\d)?|sse4a|ssse3|bmi2?|popcnt|lzcnt|pclmul|aes|amx-\w+)(?![\w.-])")
+BUILD_NAMES = re.compile(r"^(?:CMakeLists\.txt|[\w.-]+\.cmake|setup\.py|[Mm]akefile|GNUmakefile|[\w.-]+\.mk)$")
+
+
+def host_isa_flags(src: Path) -> tuple[tuple[str, str], ...]:
+    """((flag, "file:line"), ...): the x86 instruction-set flags (-mavx, -mf16c, -mfma, -mavx512f, ...)
+    the tree's build files (CMake, setup.py, Makefiles) name, in the order first met. A unit whose CPU code
+    calls intrinsics of those sets (bmtrain 1.0.1's adam_cpu.hpp: _mm256_cvtph_ps needs F16C) compiles only
+    with them; -march=native is not taken (it means the building machine). () for a single file."""
+    found: dict[str, str] = {}
+    if not src.is_dir():
+        return ()
+    for folder, dirs, files in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(f for f in files if BUILD_NAMES.match(f)):
+            path = Path(folder) / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for m in ISA_FLAG.finditer(text):
+                found.setdefault(m.group(0), f"{path.relative_to(src).as_posix()}:{text.count(chr(10), 0, m.start()) + 1}")
+    return tuple(found.items())
 
 
 HIPBLAS_MAJOR = re.compile(r"^[ \t]*#[ \t]*define[ \t]+hipblasVersionMajor[ \t]+(\d+)", re.M)
