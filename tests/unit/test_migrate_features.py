@@ -918,6 +918,10 @@ def test_an_unused_memcpy_async_header_and_cuda_runtime_headers_take_hips():
     # warp-rnnt 0.7.0 core.cu
     runtime = "#include <device_atomic_functions.h>\n#include <device_launch_parameters.h>\n"
     assert features.builtin_types(runtime) == "#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>\n"
+    # DyNet 2.1.2's init.cc after hipify-perl, which writes `#include <>` for <device_launch_parameters.h>
+    perl = '#if HAVE_CUDA\n#include "dynet/cuda.h"\n#include <>\n# include ""\n#endif\n'
+    assert features.builtin_types(perl) == ('#if HAVE_CUDA\n#include "dynet/cuda.h"\n#include <hip/hip_runtime.h>\n'
+                                            '# include <hip/hip_runtime.h>\n#endif\n')
 
 
 def test_brace_elision_into_a_vector_member_gets_its_braces():

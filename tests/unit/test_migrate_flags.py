@@ -603,6 +603,48 @@ def test_defines_a_cmake_builds_hip_branch_passes_are_taken_where_the_sources_te
     assert not project.hip_switches  # a define of the HIP branch is not the switch to the project's own port
 
 
+# DyNet 2.1.2's dynet/CMakeLists.txt (shortened): its CUDA backend passes HAVE_CUDA to nvcc, under an
+# arch choice whose both branches give it
+DYNET_CMAKE = """if(WITH_CUDA_BACKEND)
+  if(CUDA_ARCH)
+    list(APPEND CUDA_NVCC_FLAGS "-arch=sm_${CUDA_ARCH};-std=c++11;-DVERBOSE;-DEIGEN_USE_GPU;-DHAVE_CUDA;-D_FORCE_INLINES")
+  else()
+    list(APPEND CUDA_NVCC_FLAGS "-gencode;arch=compute_52,code=sm_52;-DVERBOSE;-DEIGEN_USE_GPU;-DHAVE_CUDA")
+  endif()
+  if(CUDNN_FOUND)
+    list(APPEND CUDA_NVCC_FLAGS "-DHAVE_CUDNN")
+  endif()
+  set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -DKERNEL_DEBUG=1 -DWIDTH=${W}")
+  set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -DHOST_ONLY")
+  message(STATUS "pass -DNOT_A_FLAG to nvcc")
+endif()
+"""
+
+
+def test_defines_a_cuda_only_cmake_build_passes_nvcc_are_taken_where_the_sources_test_them(tmp_path):
+    (tmp_path / "dynet").mkdir()
+    (tmp_path / "dynet" / "CMakeLists.txt").write_text(DYNET_CMAKE)
+    # given in a branch that names CUDA (`if(CUDA_ARCH)` counts as one) or in the CUDA backend's branch itself;
+    # not an option's (HAVE_CUDNN), not a host flag or a message
+    assert cmake.cuda_flag_defines(DYNET_CMAKE) == [("VERBOSE", 3), ("EIGEN_USE_GPU", 3), ("HAVE_CUDA", 3), ("_FORCE_INLINES", 3),
+                                                    ("KERNEL_DEBUG=1", 10)]
+    # an unnamed choice counts where every branch, else() included, gives the define
+    choice = ('if(FAST)\n  list(APPEND CUDA_NVCC_FLAGS "-DA -DB")\nelseif(SMALL)\n  list(APPEND CUDA_NVCC_FLAGS -DA)\n'
+              'else()\n  list(APPEND CUDA_NVCC_FLAGS -DA -DC)\nendif()\nif(OPT)\n  list(APPEND CUDA_NVCC_FLAGS -DA -DD)\nendif()\n')
+    assert cmake.cuda_flag_defines(choice) == [("A", 2)]
+    files = {"dynet/cuda.h": "#if HAVE_CUDA\n#define CUDA_CHECK(x) x\n#endif\n#ifdef HOST_ONLY\n#endif\n#if HAVE_CUDNN\n#endif\n",
+             "dynet/gpu-ops.cu": "#if KERNEL_DEBUG\n#endif\n#ifdef NOT_A_FLAG\n#endif\n"}
+    found = flags.cmake_cuda_flag_defines(tmp_path, files, ())
+    assert [d for d, _why in found] == ["HAVE_CUDA", "KERNEL_DEBUG=1"]
+    assert found[0][1] == ("the project's CUDA build passes it to nvcc (dynet/CMakeLists.txt:3) and 1 file tests it "
+                           "(dynet/cuda.h); --undefine HAVE_CUDA leaves it out")
+    project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("KERNEL_DEBUG",))
+    assert "HAVE_CUDA" in project.common.defines and not any(d.startswith("KERNEL_DEBUG") for d in project.common.defines)
+    # a tree whose CMake build has its own HIP branch takes that branch's defines instead
+    (tmp_path / "CMakeLists.txt").write_text("if(USE_ROCM)\n  add_definitions(-DHAVE_ROCM)\nendif()\n")
+    assert flags.cmake_cuda_flag_defines(tmp_path, files, ()) == ()
+
+
 def test_cmake_reading_leaves_negations_messages_and_external_projects(tmp_path):
     # NOT negates a whole comparison; a message or an external project's CMAKE_ARGS are no compile flags
     text = ('if(NOT GPU_LANG STREQUAL "HIP")\n  add_definitions(-DCUDA_ONLY_FEATURE)\nendif()\n'

@@ -169,6 +169,61 @@ def hip_branch_defines(text: str) -> list[tuple[str, int]]:
     return found
 
 
+# a CMake variable of flags for CUDA compiles only (FindCUDA's CUDA_NVCC_FLAGS, CMAKE_CUDA_FLAGS[_<CONFIG>],
+# a project's own CUDA_FLAGS / NVCC_FLAGS)
+CUDA_FLAGS_VARIABLE = re.compile(r"(?:CMAKE_)?(?:CUDA_NVCC|CUDA|NVCC)_FLAGS(?:_[A-Z]+)?")
+
+
+def cuda_flag_defines(text: str) -> list[tuple[str, int]]:
+    """(NAME or NAME=VALUE, line) of the -D words one CMake file puts in a variable of CUDA compile flags
+    (set / list(APPEND) / string(APPEND) on CUDA_FLAGS_VARIABLE) that its CUDA build always passes: outside
+    every if(), in a branch that selects a CUDA build (branch()), or in every branch of an if() chain that
+    ends in else() (DyNet 2.1.2's -DHAVE_CUDA, given under both `if(CUDA_ARCH)` and its else() inside
+    `if(WITH_CUDA_BACKEND)`). One branch of a configuration choice (DyNet's `if(CUDNN_FOUND)` -> -DHAVE_CUDNN)
+    and HIP branches are left out, as are a value naming a variable and a reserved name (`__X`)."""
+    code, structure = code_of(text)
+    found: dict[str, int] = {}
+    # per open if(): [build of the current branch, its defines, the defines of every unknown branch so far
+    # (None before the first), whether an else() was met, whether a branch was not "unknown"]
+    chains: list[list] = []
+
+    def give(defines: dict[str, int]) -> None:
+        target = chains[-1][1] if chains else found
+        for define, line in defines.items():
+            target.setdefault(define, line)
+
+    def close_branch(chain: list) -> None:
+        build, defines = chain[0], chain[1]
+        if build == "cuda":
+            for define, line in defines.items():
+                found.setdefault(define, line)
+        if build == "unknown":
+            chain[2] = dict(defines) if chain[2] is None else {d: n for d, n in chain[2].items() if d in defines}
+        else:
+            chain[4] = True
+
+    for name, args, at in _calls(structure, code):
+        if name == "if":
+            chains.append([branch(args), {}, None, False, False])
+        elif name in ("elseif", "else") and chains:
+            close_branch(chains[-1])
+            chains[-1][0] = branch(args) if name == "elseif" else "unknown"
+            chains[-1][1] = {}
+            chains[-1][3] = chains[-1][3] or name == "else"
+        elif name == "endif" and chains:
+            chain = chains.pop()
+            close_branch(chain)
+            if chain[3] and not chain[4] and chain[2]:
+                give(chain[2])
+        elif name in ("set", "list", "string"):
+            words = args.split()
+            variable = words[1] if name in ("list", "string") and len(words) > 1 else (words[0] if words else "")
+            if CUDA_FLAGS_VARIABLE.fullmatch(variable):
+                line = code.count("\n", 0, at) + 1
+                give({w: line for w in D_WORD.findall(args) if DEFINE_WORD.fullmatch(w) and not w.startswith("__")})
+    return sorted(found.items(), key=lambda item: item[1])
+
+
 def has_hip_branch(text: str) -> bool:
     """Whether a CMake file has an if() / elseif() branch that selects a HIP build."""
     code, _structure = code_of(text)

@@ -894,14 +894,21 @@ def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: Fals
     last two); a quoted include of one of them too (it falls back to CUDA's include path), unless the tree has
     a header of that name (in_tree(name)).
     <cudaTypedefs.h> too in a file that names none of its PFN_ driver entry-point typedefs: it is then
-    included for what it includes (cuda.h, whose CUDA_VERSION a HIP build leaves undefined)."""
+    included for what it includes (cuda.h, whose CUDA_VERSION a HIP build leaves undefined). An `#include <>`
+    (hipify-perl's output for such a header, EMPTY_INCLUDE) too."""
     names = ("builtin_types|vector_functions|device_launch_parameters|device_atomic_functions"
              + ("" if re.search(r"\bPFN_\w", text) else "|cudaTypedefs"))
 
     def sub(m: re.Match[str]) -> str:
         quoted = m.group(2) == '"'
         return m.group(0) if quoted and in_tree(m.group(3)) else m.group(1) + "<hip/hip_runtime.h>"
-    return re.sub(rf'^([ \t]*#[ \t]*include[ \t]*)([<"])((?:{names})\.h)[>"]', sub, text, flags=re.MULTILINE)
+    text = re.sub(rf'^([ \t]*#[ \t]*include[ \t]*)([<"])((?:{names})\.h)[>"]', sub, text, flags=re.MULTILINE)
+    return EMPTY_INCLUDE.sub(r"\1<hip/hip_runtime.h>", text)
+
+
+# hipify-perl maps the headers whose content hip_runtime.h holds (<device_launch_parameters.h>, ...) to ""
+# and writes `#include <>`, which no compiler accepts ("empty filename")
+EMPTY_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)(?:<>|"")', re.MULTILINE)
 
 
 # HIP 7.2 names that are typedefs, where CUDA's are struct tags (`struct cudaGraphicsResource *r;`

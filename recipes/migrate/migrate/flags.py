@@ -776,6 +776,37 @@ def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str,
                  for name, define, where, rels in _tested_once(texts, found))
 
 
+def cmake_cuda_flag_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
+                            build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
+    """((NAME or NAME=VALUE, reason), ...): in a tree whose CMake files have no HIP branch, the macros they
+    put in the CUDA compile flags (cmake.cuda_flag_defines: DyNet 2.1.2's -DHAVE_CUDA, which guards all of
+    dynet/cuda.h) that the sources test in #if / #ifdef lines: a port compiles the same code with them. A
+    tree with its own HIP branch gets that branch's defines instead (cmake_hip_branch_defines). A name given
+    two values, a ROCm switch and the names in `given` (--define, --undefine, the defines inferred before)
+    are left out. texts: {rel: text} of the tree's files; build_files: as in cmake_always_defines."""
+    if not src.is_dir() or not texts:
+        return ()
+    taken = {d.split("=", 1)[0] for d in given}
+    found: dict[str, list[tuple[str, str]]] = {}
+    paths = _build_files(src, cmake_modules=True) if build_files is None else build_files
+    for path in paths:
+        if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if cmake.HIP_WORD.search(text) and cmake.has_hip_branch(text):
+            return ()
+        for define, line in cmake.cuda_flag_defines(text):
+            name = define.split("=", 1)[0]
+            if name not in taken and not HIP_SWITCH.fullmatch(name):
+                found.setdefault(name, []).append((define, f"{path.relative_to(src).as_posix()}:{line}"))
+    return tuple((define, f"the project's CUDA build passes it to nvcc ({where}) and {_testing(rels)} "
+                          f"({first_files(rels)}); --undefine {name} leaves it out")
+                 for name, define, where, rels in _tested_once(texts, found))
+
+
 def _tested_once(texts: dict[str, str], found: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str, list[str]]]:
     """[(name, NAME or NAME=VALUE, first "file:line", the files testing it)] of the defines a build passes
     (found: {name: [(define, where), ...]}) that the tree's files ({rel: text}) test in #if lines and that
@@ -943,7 +974,9 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     """The flags of a run: the compilation database when given, else what the build files name (the
     include folders, the defines that guard whole units: unit_guard_defines over `units`, {rel: text},
     the project's own ROCm build switches: hip_switch_defines over `texts`, {rel: text} of every
-    file, and the defines a CMakeLists.txt always passes that the sources test: cmake_always_defines);
+    file, the defines a CMakeLists.txt always passes that the sources test: cmake_always_defines, those
+    its HIP branch passes: cmake_hip_branch_defines, or in a tree without one those its CUDA build passes
+    nvcc: cmake_cuda_flag_defines; and a setup.py's GPU build's: setup_gpu_defines);
     --include-dir / --define added to every unit, --undefine names taken out of the inferred
     defines and undefined for every unit. Raises InputError for a bad database, an --include-dir that
     is not a folder of the tree, or a malformed --define / --undefine."""
@@ -958,6 +991,7 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     always: tuple[tuple[str, str, str], ...] = ()
     hip_branch: tuple[tuple[str, str], ...] = ()
     setup_gpu: tuple[tuple[str, str], ...] = ()
+    cuda_flags: tuple[tuple[str, str], ...] = ()
     build_files = _build_files(src) if src.is_dir() else []
     if not compile_commands:
         guarded = unit_guard_defines(src, units or {}, defines + undefines)
@@ -969,11 +1003,13 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
             + tuple(d for _folder, d, _why in always))
         setup_gpu = setup_gpu_defines(src, texts or {}, defines + undefines + tuple(d for d, _why in guarded + switches + hip_branch)
                                       + tuple(d for _folder, d, _why in always), build_files)
+        cuda_flags = cmake_cuda_flag_defines(src, texts or {}, defines + undefines + tuple(
+            d for d, _why in guarded + switches + hip_branch + setup_gpu) + tuple(d for _folder, d, _why in always), build_files)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
         units={rel: UnitFlags(dirs) for rel, dirs in builder_include_dirs(src, rels).items()},
         common=UnitFlags(infer_from_build_files(src, build_files),
-                         tuple(d for d, _why in guarded + switches + hip_branch + setup_gpu)),
-        inferred=guarded + switches + hip_branch + setup_gpu + tuple((d, why) for _folder, d, why in always),
+                         tuple(d for d, _why in guarded + switches + hip_branch + setup_gpu + cuda_flags)),
+        inferred=guarded + switches + hip_branch + setup_gpu + cuda_flags + tuple((d, why) for _folder, d, why in always),
         folder_defines=tuple((folder, d) for folder, d, _why in always),
         hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
         source="inferred" if build_files else NO_BUILD_FILES)
