@@ -206,9 +206,14 @@ def test_units_with_x86_intrinsics_get_the_builds_instruction_set_flags(tmp_path
     found = sysdeps.host_isa_flags(tmp_path)
     assert found == (("-mavx", "CMakeLists.txt:4"), ("-mfma", "CMakeLists.txt:4"), ("-mf16c", "CMakeLists.txt:4"),
                      ("-mavx512f", "CMakeLists.txt:4"), ("-msse4.2", "tools/setup.py:1"))
-    isa = tuple(f for f, _where in found)
-    texts = {"bind.cpp": '#include "adam_cpu.hpp"\n', "adam_cpu.hpp": "#include <immintrin.h>\n", "k.cu": "int x;\n"}
+    texts = {"bind.cpp": '#include "adam_cpu.hpp"\n', "adam_cpu.hpp": "#include <immintrin.h>\n", "k.cu": "int x;\n",
+             "tools/t.cpp": "#include <x86intrin.h>\n"}
     edges = {"bind.cpp": [("adam_cpu.hpp", "")]}
-    assert sysdeps.unit_flags(edges, texts, "bind.cpp", (), isa)[-5:] == isa
-    assert sysdeps.unit_flags(edges, texts, "k.cu", (), isa) == ()
+    # each flag for the host pass only; a unit gets the flags of the build files at or above its folder
+    assert sysdeps.unit_flags(edges, texts, "bind.cpp", (), found)[-8:] == (
+        "-Xarch_host", "-mavx", "-Xarch_host", "-mfma", "-Xarch_host", "-mf16c", "-Xarch_host", "-mavx512f")
+    assert sysdeps.unit_flags(edges, texts, "tools/t.cpp", (), found)[-10:-8] == ("-Xarch_host", "-mavx")
+    assert sysdeps.unit_flags(edges, texts, "tools/t.cpp", (), found)[-2:] == ("-Xarch_host", "-msse4.2")
+    assert "-msse4.2" not in sysdeps.unit_flags(edges, texts, "bind.cpp", (), found)
+    assert sysdeps.unit_flags(edges, texts, "k.cu", (), found) == ()
     assert sysdeps.host_isa_flags(tmp_path / "CMakeLists.txt") == ()

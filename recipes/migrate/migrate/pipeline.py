@@ -312,7 +312,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         seen_fingerprints[key] = u.rel
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
                                            for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
-        unit_flags, std = sysdeps.unit_flags(graph.unit_edges(u.rel), final_texts, u.rel, sysdirs, tuple(f for f, _where in isa_flags)) \
+        unit_flags, std = sysdeps.unit_flags(graph.unit_edges(u.rel), final_texts, u.rel, sysdirs, isa_flags) \
             + tuple(f"-U{n}" for n in own.undefines), "c++17"
         if need.torch and torch is not None:
             entry["translator"] = {"name": "torch.utils.hipify", "hipified_path": torch_map[u.rel],
@@ -425,8 +425,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                       "inferred_defines": [{"define": d, "reason": why} for d, why in project.inferred],
                                       "extension_flags": [{"flag": f, "reason": f"the build script's nvcc argument at {where}, "
                                                            "as cpp_extension passes it to hipcc"} for f, where in half_flags],
-                                      "host_isa_flags": [{"flag": f, "reason": f"the build's x86 instruction-set flag at {where}, "
-                                                          "for units that include x86 intrinsics"} for f, where in isa_flags],
+                                      "host_isa_flags": [{"flag": f, "reason": f"the build's x86 instruction-set flag at {where}, for the "
+                                                          "host pass of the units under that folder that include x86 "
+                                                          "intrinsics"} for f, where in isa_flags],
                                       "units": len(project.units),
                                       "outside_tree": list(project.outside),
                                       "unread_options": list(project.unread_options)}},

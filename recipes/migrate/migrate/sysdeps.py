@@ -138,10 +138,12 @@ def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str,
 
 
 def unit_flags(edges: includes.Edges | Mapping[str, list[tuple[str, str]]], texts: dict[str, str], unit: str,
-               system_dirs: tuple[str, ...] = (), isa: tuple[str, ...] = ()) -> tuple[str, ...]:
+               system_dirs: tuple[str, ...] = (), isa: tuple[tuple[str, str], ...] = ()) -> tuple[str, ...]:
     """flags_for over `unit` and every tree file it includes, transitively (edges: IncludeGraph.edges,
-    {rel: [(included rel, -I folder)]}), then the host ISA flags `isa` (host_isa_flags) where that closure
-    includes an x86 intrinsics header."""
+    {rel: [(included rel, -I folder)]}), then, where that closure includes an x86 intrinsics header, the
+    host ISA flags of `isa` (host_isa_flags) named by a build file at or above the unit's folder, each as
+    `-Xarch_host FLAG`: clang's HIP driver gives it to the host pass only (the device passes compile for
+    amdgcn, where x86 features mean nothing)."""
     seen, stack = {unit}, [unit]
     while stack:
         for target, _folder in edges.get(stack.pop(), []):
@@ -150,7 +152,12 @@ def unit_flags(edges: includes.Edges | Mapping[str, list[tuple[str, str]]], text
                 stack.append(target)
     closure = [texts[r] for r in sorted(seen) if r in texts]
     out = flags_for(closure, system_dirs)
-    return out + isa if isa and any(X86_INTRINSICS.search(t) for t in closure) else out
+    if not isa or not any(X86_INTRINSICS.search(t) for t in closure):
+        return out
+    folder = posixpath.dirname(unit)
+    above = [flag for flag, where in isa
+             if (base := posixpath.dirname(where.rsplit(":", 1)[0])) in ("", folder) or folder.startswith(base + "/")]
+    return out + tuple(word for flag in above for word in ("-Xarch_host", flag))
 
 
 # an x86 SIMD intrinsics header (GCC's and clang's <immintrin.h> family)
@@ -163,9 +170,10 @@ BUILD_NAMES = re.compile(r"^(?:CMakeLists\.txt|[\w.-]+\.cmake|setup\.py|[Mm]akef
 
 def host_isa_flags(src: Path) -> tuple[tuple[str, str], ...]:
     """((flag, "file:line"), ...): the x86 instruction-set flags (-mavx, -mf16c, -mfma, -mavx512f, ...)
-    the tree's build files (CMake, setup.py, Makefiles) name, in the order first met. A unit whose CPU code
-    calls intrinsics of those sets (bmtrain 1.0.1's adam_cpu.hpp: _mm256_cvtph_ps needs F16C) compiles only
-    with them; -march=native is not taken (it means the building machine). () for a single file."""
+    the tree's build files (CMake, setup.py, Makefiles) name, in the order first met; unit_flags gives a unit
+    those of the build files at or above its folder (a vendored library's test options stay its own). A unit
+    whose CPU code calls intrinsics of those sets (bmtrain 1.0.1's adam_cpu.hpp: _mm256_cvtph_ps needs F16C)
+    compiles only with them; -march=native is not taken (it means the building machine). () for a single file."""
     found: dict[str, str] = {}
     if not src.is_dir():
         return ()
