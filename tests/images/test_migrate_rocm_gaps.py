@@ -60,3 +60,37 @@ def test_units_meeting_rocm_header_and_clang_gaps_compile(tmp_path: Path) -> Non
     assert "Iterate<N>::Store(p, v);" in hip
     assert "#if defined(__CUDA_ARCH__) || defined(__HIP__)\n#define FT_CUDA_HOSTDEV __host__ __device__" in hip
     assert hip.index("#include <cstring>") < hip.index("tex_obj_input_iterator.hpp")
+
+
+HOST_ISA_UNIT = """#include <cuda_runtime.h>
+#include <immintrin.h>
+// bmtrain 1.0.1's adam_cpu.hpp: half -> float on the CPU with F16C
+float first_half(const unsigned short* p) {
+  __m128 f = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  float out[4];
+  _mm_storeu_ps(out, f);
+  return out[0];
+}
+__global__ void scale(float* x, float s) { x[threadIdx.x] *= s; }
+int main() {
+  unsigned short h[4] = {0x3c00, 0, 0, 0};
+  float* x = nullptr;
+  cudaMalloc(&x, 64 * sizeof(float));
+  scale<<<1, 64>>>(x, first_half(h));
+  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+}
+"""
+
+
+def test_cpu_intrinsics_get_the_instruction_set_flags_the_build_names(tmp_path: Path) -> None:
+    """The CMake build passes -mf16c (bmtrain's AVX_FLAGS); the unit's host pass gets it, so F16C's
+    _mm_cvtph_ps compiles, while the gfx942 and gfx1100 device passes get nothing x86."""
+    image_or_skip()
+    report = migrate_tree_in_image(tmp_path, {"CMakeLists.txt": 'set(AVX_FLAGS "${AVX_FLAGS} -mavx -mf16c")\n',
+                                              "adam.cu": HOST_ISA_UNIT})
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    assert [f["flag"] for f in report["options"]["project_flags"]["host_isa_flags"]] == ["-mavx", "-mf16c"]
+    logs = "".join(p.read_text() for p in (tmp_path / "out" / "run" / "build").rglob("adam.cu*.log"))
+    assert "-Xarch_host -mf16c" in logs
