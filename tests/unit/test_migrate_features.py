@@ -527,6 +527,18 @@ def test_cuda_arch_choice_of_host_device_qualifiers_is_taken_under_hipcc():
         assert features.cuda_arch_hostdev(kept) == kept
 
 
+def test_runtime_included_inside_extern_c_comes_first_too():
+    """Rodinia's b+tree util/cuda/cuda.cu includes cuda.h inside `extern "C" {`: nvcc's implicit cuda_runtime.h
+    made that a no-op; HIP's headers hold templates ("templates must have C++ linkage"), so the unit gets
+    hip_runtime.h first. A closed block, or one in a comment, leaves the unit as it is."""
+    inside = '#include <stdio.h>\n#ifdef __cplusplus\nextern "C" {\n#endif\n#include "hip/hip_runtime.h"\nvoid f(void);\n}\n'
+    out = features.nvcc_implicit_runtime(inside, lambda _name: False)
+    assert out.startswith("#include <hip/hip_runtime.h>") and out.endswith(inside)
+    for kept in ('extern "C" { void g(void); }\n#include "hip/hip_runtime.h"\n',
+                 '// extern "C" {\n#include "hip/hip_runtime.h"\n'):
+        assert features.nvcc_implicit_runtime(kept, lambda _name: False) == kept
+
+
 def test_grid_constant_is_dropped():
     # CUDA samples LargeKernelParameter.cu
     text = "__global__ void kernelLargeParam(__grid_constant__ const param_large_t p, int *result) {}\n"

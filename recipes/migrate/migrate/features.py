@@ -1371,15 +1371,29 @@ def nvcc_implicit_runtime(text: str, in_tree: Callable[[str], bool]) -> str:
     (__CUDA_RUNTIME_H__, __DRIVER_TYPES_H__, which cuda-runtime-guard maps to HIP's) hold in every
     header the unit includes (the CUDA samples' helper_cuda.h defines checkCudaErrors and
     findCudaDevice only then), and a kernel source with no include at all (a driver-API sample's
-    matrixMul_kernel.cu) sees blockIdx and __syncthreads. hipcc's implicit header declares neither."""
+    matrixMul_kernel.cu) sees blockIdx and __syncthreads. hipcc's implicit header declares neither. A unit
+    whose first hip/hip_runtime.h include sits inside an `extern "C" {` block gets it first too."""
     line = "#include <hip/hip_runtime.h>  // nvcc includes cuda_runtime.h first in every .cu unit\n"
     for m in includes.INCLUDE.finditer(text):
         name = m.group(2).strip()
         if name == "hip/hip_runtime.h":
-            return text
+            return line + text if _in_extern_c(text, m.start()) else text
         if in_tree(name):
             return line + text
     return line + text if DEVICE_CODE.search(cpp.blank(text)) else text
+
+
+EXTERN_C = re.compile(r'\bextern\s+"C"\s*\{')
+
+
+def _in_extern_c(text: str, at: int) -> bool:
+    """Whether offset `at` of a source lies inside an `extern "C" {` block (Rodinia's b+tree util/cuda/cuda.cu
+    includes cuda.h there: nvcc's implicit cuda_runtime.h made it a no-op, HIP's templates need C++ linkage)."""
+    blanked = cpp.blank_code(text)  # the same offsets, comments and literals blanked
+    for m in EXTERN_C.finditer(text, 0, at):
+        if blanked.startswith("extern", m.start()) and blanked.count("{", m.end(), at) >= blanked.count("}", m.end(), at):
+            return True
+    return False
 
 
 SHUFFLE_USE = re.compile(r"(?<![\w.:>])__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(")
