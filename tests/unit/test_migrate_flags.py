@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "recipes" / "migrate"))
 
-from migrate import cmake, features, flags, includes, setuppy
+from migrate import cmake, configure, features, flags, includes, setuppy
 from migrate.errors import InputError
 
 
@@ -808,3 +808,69 @@ def test_inferred_folders_come_nearest_first_for_each_unit(tmp_path):
                                "command": "c++ -Iinference/kernels -Icsrc/kernels/includes -c csrc/ops_new/launch_enc_emb.cpp"}]))
     exact = flags.project_flags(src, rels, db, (), ())
     assert exact.for_unit("csrc/ops_new/launch_enc_emb.cpp").include_dirs == ("inference/kernels", "csrc/kernels/includes")
+
+
+# LightGBM 4.7.0's CMakeLists.txt (shortened): configure checks that gate defines
+LIGHTGBM_CHECKS = """include(CheckCXXSourceCompiles)
+check_cxx_source_compiles("
+#include <mm_malloc.h>
+int main() {
+  char *a = (char*)_mm_malloc(8, 16);
+  _mm_free(a);
+  return 0;
+}
+" MM_MALLOC)
+if(${MM_MALLOC})
+  message(STATUS "Using _mm_malloc")
+  add_definitions(-DMM_MALLOC)
+endif()
+check_cxx_source_compiles("int main() { return no_such_function_anywhere(); }" HAVE_NOTHING)
+if(HAVE_NOTHING)
+  add_definitions(-DUSE_NOTHING)
+endif()
+check_include_file(malloc.h HAVE_MALLOC_H)
+if(HAVE_MALLOC_H)
+  add_compile_definitions(HAVE_MALLOC_H)
+else()
+  add_definitions(-DNO_MALLOC_H)
+endif()
+check_symbol_exists(inet_pton "ws2tcpip.h" WIN_INET_PTON_FOUND)
+if(WIN_INET_PTON_FOUND)
+  add_definitions(-DWIN_HAS_INET_PTON)
+endif()
+check_function_exists(${FN} HAVE_FN)
+"""
+
+
+@pytest.mark.skipif(configure.compiler("c++") is None, reason="no host C++ compiler to run configure checks with")
+def test_defines_gated_by_configure_checks_that_pass_here_are_taken(tmp_path):
+    checks = cmake.configure_checks(LIGHTGBM_CHECKS)
+    assert set(checks) == {"MM_MALLOC", "HAVE_NOTHING", "HAVE_MALLOC_H", "WIN_INET_PTON_FOUND"}  # ${FN}: the build's
+    assert checks["HAVE_MALLOC_H"] == ("include", ("malloc.h",), 18)
+    assert checks["MM_MALLOC"][1][0].startswith("\n#include <mm_malloc.h>\nint main() {")
+    assert cmake.check_gated_defines(LIGHTGBM_CHECKS, set(checks)) == [
+        ("MM_MALLOC", "MM_MALLOC", 12), ("HAVE_NOTHING", "USE_NOTHING", 16), ("HAVE_MALLOC_H", "HAVE_MALLOC_H", 20),
+        ("WIN_INET_PTON_FOUND", "WIN_HAS_INET_PTON", 26)]
+    (tmp_path / "CMakeLists.txt").write_text(LIGHTGBM_CHECKS)
+    names = ("MM_MALLOC", "USE_NOTHING", "HAVE_MALLOC_H", "NO_MALLOC_H", "WIN_HAS_INET_PTON")
+    files = {"include/common.h": "".join(f"#if {n}\n#endif\n" for n in names)}
+    found = flags.cmake_check_defines(tmp_path, files, ())
+    # the checks that compile and link here (Linux, glibc); not the one that cannot link, not Windows' header
+    assert [d for d, _why in found] == ["HAVE_MALLOC_H", "MM_MALLOC"]
+    assert found[1][1] == ("the project's CMake build passes it at CMakeLists.txt:12, after its check MM_MALLOC at "
+                           "CMakeLists.txt:2, which passes here, and 1 file tests it (include/common.h); "
+                           "--undefine MM_MALLOC leaves it out")
+    project = flags.project_flags(tmp_path, set(files), None, (), (), {}, files, ("HAVE_MALLOC_H",))
+    assert "MM_MALLOC" in project.common.defines and "HAVE_MALLOC_H" not in project.common.defines
+
+
+def test_configure_checks_find_a_versioned_clang(tmp_path, monkeypatch):
+    """The dev image has Debian's clang++-22 and clang-22 on its PATH, no c++ / cc: those run the checks."""
+    for name in ("clang++-9", "clang++-22", "clang-22"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert configure.compiler("c++") == str(tmp_path / "clang++-22")
+    assert configure.compiler("c") == str(tmp_path / "clang-22")
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    assert configure.compiler("c++") is None and not configure.passes("include", ("stdio.h",))

@@ -224,6 +224,58 @@ def cuda_flag_defines(text: str) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda item: item[1])
 
 
+# CMake's configure checks (the CheckCXXSourceCompiles, CheckIncludeFile, CheckSymbolExists, CheckFunctionExists
+# modules): command -> what it tests
+CHECK_KINDS = {"check_cxx_source_compiles": "cxx-source", "check_c_source_compiles": "c-source",
+               "check_include_file": "include", "check_include_file_cxx": "include", "check_include_files": "include",
+               "check_symbol_exists": "symbol", "check_cxx_symbol_exists": "symbol", "check_function_exists": "function"}
+CMAKE_ESCAPE = re.compile(r"\\(.)")
+
+
+def _unquote(word: str) -> str:
+    """A CMake argument's value: a quoted argument without its quotes and with \\", \\\\, \\n, \\t, \\; resolved."""
+    if len(word) < 2 or not word.startswith('"'):
+        return word
+    return CMAKE_ESCAPE.sub(lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), word[1:-1])
+
+
+def configure_checks(text: str) -> dict[str, tuple[str, tuple[str, ...], int]]:
+    """{result variable: (kind (CHECK_KINDS), its arguments before the variable, unquoted; line)} of the configure
+    checks one CMake file runs (LightGBM 4.7.0: check_cxx_source_compiles("#include <mm_malloc.h> ..." MM_MALLOC)).
+    A check whose arguments name a variable (`${X}`) is left out: its value is the build's."""
+    code, structure = code_of(text)
+    found: dict[str, tuple[str, tuple[str, ...], int]] = {}
+    for name, args, at in _calls(structure, code):
+        words = [_unquote(w) for w in CMAKE_WORD.findall(args) if w]
+        if name in CHECK_KINDS and len(words) >= 2 and not any("${" in w for w in words):
+            found[words[-1]] = (CHECK_KINDS[name], tuple(words[:-1]), code.count("\n", 0, at) + 1)
+    return found
+
+
+def check_gated_defines(text: str, variables: set[str]) -> list[tuple[str, str, int]]:
+    """(result variable, NAME or NAME=VALUE, line) of the defines one CMake file passes
+    (add_definitions(-DX) / add_compile_definitions(X)) in the first branch of an if() whose whole condition is
+    one of `variables` (`if(${MM_MALLOC})`, `if(HAVE_X)`): its build defines X when that configure check passes."""
+    code, structure = code_of(text)
+    found: list[tuple[str, str, int]] = []
+    gates: list[str | None] = []  # per open if(): the variable its current branch requires, or None
+    for name, args, at in _calls(structure, code):
+        if name == "if":
+            m = re.fullmatch(r"\s*(?:\$\{(\w+)\}|(\w+))\s*", args)
+            variable = (m.group(1) or m.group(2)) if m else None
+            gates.append(variable if variable in variables else None)
+        elif name in ("elseif", "else") and gates:
+            gates[-1] = None
+        elif name == "endif" and gates:
+            gates.pop()
+        elif name in ("add_definitions", "add_compile_definitions") and gates and gates[-1]:
+            words = D_WORD.findall(args)
+            if name == "add_compile_definitions":
+                words += [_unquote(w) for w in CMAKE_WORD.findall(args) if w and not w.startswith("-")]
+            found += [(gates[-1], w, code.count("\n", 0, at) + 1) for w in words if DEFINE_WORD.fullmatch(w)]
+    return found
+
+
 def has_hip_branch(text: str) -> bool:
     """Whether a CMake file has an if() / elseif() branch that selects a HIP build."""
     code, _structure = code_of(text)

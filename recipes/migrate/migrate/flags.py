@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cmake, cpp, includes, opbuilders, setuppy
+from . import cmake, configure, cpp, includes, opbuilders, setuppy
 from .errors import InputError
 
 BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py")
@@ -807,6 +807,42 @@ def cmake_cuda_flag_defines(src: Path, texts: dict[str, str], given: tuple[str, 
                  for name, define, where, rels in _tested_once(texts, found))
 
 
+def cmake_check_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
+                        build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
+    """((NAME or NAME=VALUE, reason), ...): the macros the tree's CMake files define in an `if(${CHECK})`
+    branch after a configure check of that name (cmake.check_gated_defines, cmake.configure_checks) whose check
+    passes when run here (configure.passes: LightGBM 4.7.0's MM_MALLOC) and that the sources test in #if /
+    #ifdef lines. A name given two values and the names in `given` (--define, --undefine, the defines inferred
+    before) are left out. texts: {rel: text} of the tree's files; build_files: as in cmake_always_defines."""
+    if not src.is_dir() or not texts:
+        return ()
+    taken = {d.split("=", 1)[0] for d in given}
+    found: dict[str, list[tuple[str, str]]] = {}
+    checks: dict[str, tuple[str, tuple[str, ...], str]] = {}
+    gated: list[tuple[str, str, str]] = []
+    for path in _build_files(src, cmake_modules=True) if build_files is None else build_files:
+        if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        rel = path.relative_to(src).as_posix()
+        here = cmake.configure_checks(text)
+        checks.update({var: (kind, args, f"{rel}:{line}") for var, (kind, args, line) in here.items()})
+        gated += [(var, define, f"{rel}:{line}") for var, define, line in cmake.check_gated_defines(text, set(checks))]
+    tested = tested_in(texts, {define.split("=", 1)[0] for _var, define, _where in gated} - taken)
+    ran: dict[str, bool] = {}
+    for var, define, where in gated:
+        name = define.split("=", 1)[0]
+        if name in tested and ran.setdefault(var, configure.passes(*checks[var][:2])):
+            found.setdefault(name, []).append((define, f"{where}, after its check {var} at {checks[var][2]}, "
+                                                       "which passes here"))
+    return tuple((define, f"the project's CMake build passes it at {where}, and {_testing(rels)} ({first_files(rels)}); "
+                          f"--undefine {name} leaves it out")
+                 for name, define, where, rels in _tested_once(texts, found))
+
+
 def _tested_once(texts: dict[str, str], found: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str, list[str]]]:
     """[(name, NAME or NAME=VALUE, first "file:line", the files testing it)] of the defines a build passes
     (found: {name: [(define, where), ...]}) that the tree's files ({rel: text}) test in #if lines and that
@@ -976,7 +1012,8 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     the project's own ROCm build switches: hip_switch_defines over `texts`, {rel: text} of every
     file, the defines a CMakeLists.txt always passes that the sources test: cmake_always_defines, those
     its HIP branch passes: cmake_hip_branch_defines, or in a tree without one those its CUDA build passes
-    nvcc: cmake_cuda_flag_defines; and a setup.py's GPU build's: setup_gpu_defines);
+    nvcc: cmake_cuda_flag_defines; those its configure checks gate, where the check passes here:
+    cmake_check_defines; and a setup.py's GPU build's: setup_gpu_defines);
     --include-dir / --define added to every unit, --undefine names taken out of the inferred
     defines and undefined for every unit. Raises InputError for a bad database, an --include-dir that
     is not a folder of the tree, or a malformed --define / --undefine."""
@@ -992,6 +1029,7 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
     hip_branch: tuple[tuple[str, str], ...] = ()
     setup_gpu: tuple[tuple[str, str], ...] = ()
     cuda_flags: tuple[tuple[str, str], ...] = ()
+    checked: tuple[tuple[str, str], ...] = ()
     build_files = _build_files(src) if src.is_dir() else []
     if not compile_commands:
         guarded = unit_guard_defines(src, units or {}, defines + undefines)
@@ -1005,11 +1043,14 @@ def project_flags(src: Path, rels: set[str], compile_commands: Path | None, incl
                                       + tuple(d for _folder, d, _why in always), build_files)
         cuda_flags = cmake_cuda_flag_defines(src, texts or {}, defines + undefines + tuple(
             d for d, _why in guarded + switches + hip_branch + setup_gpu) + tuple(d for _folder, d, _why in always), build_files)
+        checked = cmake_check_defines(src, texts or {}, defines + undefines + tuple(
+            d for d, _why in guarded + switches + hip_branch + setup_gpu + cuda_flags) + tuple(d for _folder, d, _why in always),
+            build_files)
     base = load_compile_commands(compile_commands, rels, src if src.is_dir() else src.parent) if compile_commands else ProjectFlags(
         units={rel: UnitFlags(dirs) for rel, dirs in builder_include_dirs(src, rels).items()},
         common=UnitFlags(infer_from_build_files(src, build_files),
-                         tuple(d for d, _why in guarded + switches + hip_branch + setup_gpu + cuda_flags)),
-        inferred=guarded + switches + hip_branch + setup_gpu + cuda_flags + tuple((d, why) for _folder, d, why in always),
+                         tuple(d for d, _why in guarded + switches + hip_branch + setup_gpu + cuda_flags + checked)),
+        inferred=guarded + switches + hip_branch + setup_gpu + cuda_flags + checked + tuple((d, why) for _folder, d, why in always),
         folder_defines=tuple((folder, d) for folder, d, _why in always),
         hip_switches=frozenset(d.split("=", 1)[0] for d, _why in switches),
         source="inferred" if build_files else NO_BUILD_FILES)
