@@ -810,6 +810,21 @@ def test_a_name_only_another_translation_unit_declares_is_named():
     assert made[0] and made[0]["rule"] == "name-declared-in-another-unit"
 
 
+def test_a_program_folder_without_its_main_keeps_its_own_declarations():
+    """Rodinia (as stored): srad/srad_v1/ lacks main.cu, which includes define.c (`#define fp float`) before the
+    kernels; the kernels use `fp`, which b+tree's common.h and lavaMD's lavaMD.h declare too. In a collection of
+    programs the folder is a program of its own, so the failure names its own define.c, not other programs'."""
+    texts = {"srad/srad_v1/extract_kernel.cu": "__global__ void extract(long n, fp* d_I) {}\n",
+             "srad/srad_v1/define.c": "#define fp float\n",
+             "b+tree/common.h": "#define fp float\n", "b+tree/main.c": '#include "common.h"\nint main() {}\n',
+             "lavaMD/lavaMD.h": "#define fp float\n", "lavaMD/main.c": '#include "lavaMD.h"\nint main() {}\n'}
+    where = explain.Location("srad/srad_v1/extract_kernel.cu", 1, "unknown type name 'fp'")
+    assert explain.declared_in_another_unit(texts)("fp", where) == (
+        "`fp` is declared only in srad/srad_v1/define.c, another translation unit of the program, which "
+        "srad/srad_v1/extract_kernel.cu does not include")
+    assert explain.declared_nowhere(texts)("fp", where) == ""
+
+
 def test_a_name_only_an_unincluded_header_declares_is_named():
     """torch-encoding 1.2.1: rectify_cuda.cu uses ScalarConvert, which only common.h (not included by it,
     directly or through its includes) defines; a header reached through another header counts as included,

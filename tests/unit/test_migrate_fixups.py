@@ -583,6 +583,19 @@ def test_a_tree_copy_of_a_cuda_library_header_does_not_keep_the_include():
     assert out == "#include <hipblas/hipblas.h>\n#include <hipblaslt/hipblaslt.h>\n#include <helper_cuda.h>\n"
 
 
+def test_a_relative_project_include_keeps_its_name_where_the_tree_lacks_it():
+    """Rodinia (as stored): kmeans_cuda.cu includes "../../common/cuda/helper_cuda.h", a folder outside the
+    copy; hipify-perl makes it "../../common/cuda/hip/hip_runtime_api.h", a file nobody has. The relative path
+    is the project's, so it keeps its name; a bare name the tree lacks stays hipify's."""
+    from migrate import fixups
+    cuda = '#include "../../common/cuda/helper_cuda.h"\n#include "helper_cuda.h"\n#include <stdlib.h>\n'
+    hip = ('#include "../../common/cuda/hip/hip_runtime_api.h"\n#include "hip/hip_runtime_api.h"\n'
+           "#include <stdlib.h>\n")
+    headers = fixups.HeaderLookup(lambda name: False, lambda name: name.startswith("hip/"), lambda name: False)
+    out = fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 2, 3], headers)
+    assert out == hip.replace("../../common/cuda/hip/hip_runtime_api.h", "../../common/cuda/helper_cuda.h")
+
+
 def test_renamed_project_includes_in_a_run_are_paired_in_order():
     """hipify-clang 7.2.4 on the CUDA samples' fp16ScalarProduct.cu: "cuda_fp16.h" then "helper_cuda.h";
     it adds a blank and hip/hip_runtime.h above them, and the line map pairs the two includes with

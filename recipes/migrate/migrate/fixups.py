@@ -437,7 +437,10 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
       the CUDA samples' own helper_cuda.h to hip/hip_runtime_api.h, which drops the helpers the
       project's header declares).
     The tree's header is itself migrated, so it keeps its name in the migrated tree. A rename to another
-    file of the tree (torch.utils.hipify's x_cuda.h -> x_hip.h) is kept."""
+    file of the tree (torch.utils.hipify's x_cuda.h -> x_hip.h) is kept. A quoted `./` or `../` path is the
+    project's own file even where the tree lacks it (Rodinia's "../../common/cuda/helper_cuda.h", which
+    hipify-perl made "../../common/cuda/hip/hip_runtime_api.h"): it keeps its name, and a failure then
+    names the file the project needs."""
     lines = text.split("\n")
     for i, line in enumerate(cuda_lines):
         m = INCLUDE_NAME.match(line)
@@ -446,9 +449,11 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
             continue
         h = INCLUDE_NAME.match(lines[j])
         old, new = m.group(3).strip(), (h.group(3).strip() if h else "")
-        if not h or new == old or not headers.tree(old) or headers.tree(new):
+        # a quoted ./ or ../ path names a file of the project even where this copy of the tree lacks it
+        relative = m.group(2) == '"' and old.startswith(("./", "../"))
+        if not h or new == old or not (headers.tree(old) or relative) or headers.tree(new):
             continue
-        own = headers.toolkit is not None and not headers.toolkit(old) and not CUDA_LIBRARY_HEADER.match(old)
+        own = relative or (headers.toolkit is not None and not headers.toolkit(old) and not CUDA_LIBRARY_HEADER.match(old))
         if own or not headers.path(new):
             lines[j] = h.group(1) + m.group(2) + m.group(3) + m.group(4) + lines[j][h.end():]
     return "\n".join(lines)

@@ -78,12 +78,14 @@ class Programs:
         interleave-cuda/, each with its own util.h). A benchmark suite's folders never lend each other
         headers or declarations; a library's folders (DeepSpeed's ragged_ops/moe_gather/ and
         top_k_gating/) and an include folder of headers only (the CUDA samples' Common/) serve their
-        neighbours."""
+        neighbours. In a collection, `here` holding sources of its own counts as a program too (Rodinia's
+        srad_v1/ whose main.cu the copy lacks: its kernels' `fp` is not lavaMD's)."""
         if not here or here == there or (here + "/").startswith(there + "/") or (there + "/").startswith(here + "/"):
             return False
-        if here not in self.programs:
+        collection = len(self.programs) > 1
+        if here not in self.programs and not (collection and here in self.sources):
             return False
-        return there in self.programs or (len(self.programs) > 1 and there in self.sources)
+        return there in self.programs or (collection and there in self.sources)
 
 
 class Edges:
