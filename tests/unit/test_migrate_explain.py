@@ -424,6 +424,19 @@ def test_an_error_inside_a_block_chosen_by_a_flagged_test_is_explained_by_it(tmp
     assert explain.explain(after, unit, lambda r: found.get(r, []), checks(tmp_path), lambda r, n: text[n]) == (None, None)
 
 
+def test_an_error_directive_under_a_build_defined_test_is_explained_by_its_info_finding(tmp_path):
+    """deepwave 0.1.0's staggered_grid.h: `#if DW_ACCURACY == 2 ... #else #error DW_ACCURACY must be specified`;
+    the build passes -DDW_ACCURACY (info finding build-defined-branch on the #if), migrate did not."""
+    rel = "src/deepwave/staggered_grid.h"
+    lines = ["#if DW_ACCURACY == 2", "#define A 1", "#elif DW_ACCURACY == 4", "#define A 2", "#else",
+             "#error DW_ACCURACY must be specified", "#endif"]
+    found = {rel: [finding("build-defined-branch", rel, 1, severity="info")]}
+    where = explain.Location(rel, 6, "DW_ACCURACY must be specified")
+    why, made = explain.explain(where, "src/deepwave/scalar.cu", lambda r: found.get(r, []), checks(tmp_path),
+                                lambda r, n: lines[n - 1])
+    assert made is None and (why["rule"], why["line"]) == ("build-defined-branch", 1)
+
+
 def test_a_name_no_file_of_the_tree_declares_is_said_so_and_a_declared_one_is_not_claimed(tmp_path):
     """HeCBench aop-cuda (as stored): main.cu calls my_normcdf, which no file of its folder declares."""
     texts = {"aop-cuda/main.cu": ("#include <cmath>\nfloat f(float d) {\n"

@@ -336,3 +336,22 @@ def test_helpers_precede_their_first_use_where_the_file_includes_more_at_its_end
     helpers = out.index("namespace rocmig_ptx {")
     assert out.index('#include "cutlass/arch/cache_operation.h"') < helpers < out.index("namespace cutlass {")
     assert out.endswith('#include "cutlass/arch/memory_sm75.h"\n#include "cutlass/arch/memory_sm80.h"\n')
+
+
+def test_host_assembly_and_compiler_barriers_are_no_ptx_findings() -> None:
+    """deepwave 0.1.0's common_cpu.h (`fxsave %0`) and catboost 1.2.10's yassert.h (`int $3`), datetime.h
+    (`rdtscp`) and compiler.h (an empty barrier) are CPU headers a unit includes: no inline-ptx-asm error
+    for them; PTX beside them (a predicate block, %laneid) stays a finding."""
+    from migrate import advice, ptx, rules
+    from migrate.archs import Arch
+    cuda = ("#include <cuda_runtime.h>\nstatic inline void save(char* state) {\n"
+            '  __asm__ volatile("fxsave %0" : "=m"(*state));\n}\n'
+            'static inline void stop() { __asm__ volatile("int $3\\n"); }\n'
+            'static inline unsigned long long ticks() { unsigned lo, hi; asm volatile("rdtscp" : "=a"(lo), "=d"(hi) :: "%rcx"); return lo; }\n'
+            'template <class T> void keep(T& x) { __asm__ __volatile__("" : : "m"(x)); }\n'
+            '__global__ void k(int* o) { int id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id)); o[0] = id; }\n')
+    hip = cuda.replace("cuda_runtime.h", "hip/hip_runtime.h")
+    migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert [f.line for f in migrated.findings["k.cu"] if f.rule == "inline-ptx-asm"] == [8]
+    assert ptx.not_ptx('asm("{ .reg .pred p; setp.ne.b32 p, %1, 0; selp.b32 %0, 1, 0, p; }" : "=r"(o) : "r"(i));', 1) == ""
+    assert ptx.not_ptx("asm(MACRO_TEMPLATE : \"=r\"(x));", 1) == ""

@@ -227,6 +227,8 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
             finding = replace(finding, status="fixed",
                               note="the fixup cuda-arch-branch has AMD's device code take the CUDA arch branch, whose PTX "
                                    "is translated (ptx-inline-asm), instead of the stub")
+        if finding.rule == "inline-ptx-asm" and finding.status == "open" and ptx.not_ptx(state.cuda, finding.line):
+            continue  # a compiler barrier or the host's assembly: nothing for the migration to do
         if finding.rule == "inline-ptx-asm" and finding.status == "open" and not finding.note:
             why = ptx.untranslated(state.cuda, finding.line)
             finding = replace(finding, note=f"not translated: {why}") if why else finding

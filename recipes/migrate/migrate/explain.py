@@ -624,7 +624,9 @@ def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], r
     made = _diagnosed(where, unit, line_text(where.rel, where.line) if where.rel and where.line else "", rules)
     if made:
         return _explained(made, "the compiler's error"), made
-    enclosing = _enclosing_conditional(_open(here, ("error", "warning")), where, line_text) if where.line else None
+    # an info finding on the #if counts too: build-defined-branch names the macro the build passes there
+    # (deepwave 0.1.0's `#if DW_ACCURACY == 2 ... #else #error DW_ACCURACY must be specified`)
+    enclosing = _enclosing_conditional(_open(here, ("error", "warning", "info")), where, line_text) if where.line else None
     if enclosing:
         return _explained(enclosing, "a finding on the #if that encloses the error's line"), None
     return None, None

@@ -1020,6 +1020,47 @@ def untranslated(text: str, line: int) -> str:
         cpp.blank(text.split("\n")[line - 1] if 0 < line <= text.count("\n") + 1 else "")) else ""
 
 
+# PTX's instruction names (PTX ISA 8.x, "Instructions"), the part before the first `.`
+PTX_OPCODES = frozenset("""
+abs activemask add addc alloca and applypriority atom bar barrier bfe bfi bfind bmsk bra brev brkpt call clusterlaunchcontrol
+clz cnot copysign cos cp createpolicy cvt cvta discard div dp2a dp4a elect ex2 exit fence fma fns getctarank
+griddepcontrol isspacep istypeof ld ldmatrix ldu lg2 lop3 mad mad24 madc mapa match max mbarrier membar min mma mov
+movmatrix mul mul24 multimem nanosleep neg not or pmevent popc prefetch prefetchu prmt rcp red redux rem ret rsqrt sad
+selp set setmaxnreg setp shf shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix sub subc suld suq sured sust
+szext tanh tcgen05 tensormap testp tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax
+vmax2 vmax4 vmin vmin2 vmin4 vote vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma wmma xor
+""".split())
+MNEMONIC = re.compile(r"^\s*(?:[A-Za-z_$][\w$]*:\s*)?(?:@!?%?\w+\s+)?([A-Za-z_][\w]*)")
+
+
+def not_ptx(text: str, line: int) -> str:
+    """Why the asm statement that starts on 1-based `line` of `text` is not PTX, "" when it may be: an empty
+    template is a compiler barrier (`asm volatile("" ::: "memory")`, valid for AMD too), a template none of
+    whose instructions is a PTX instruction (PTX_OPCODES) is the host's assembly (x86's `fxsave %0`,
+    `int $3`, `rdtscp` in CPU headers a unit includes: deepwave 0.1.0, catboost 1.2.10). A template that is
+    not string literals may be anything: ""."""
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return ""
+    start = sum(len(x) + 1 for x in lines[:line - 1])
+    blanked = cpp.blank(text)
+    m = ASM_START.search(blanked, start, start + len(lines[line - 1]))
+    k = cpp.closing_paren(blanked, m.end()) if m else None
+    if m is None or k is None:
+        return ""
+    template_part = _split_sections(text[m.end():k - 1], blanked[m.end():k - 1])[0]
+    if STRING.sub("", template_part).strip():
+        return ""
+    template = _decode("".join(STRING.findall(template_part)))
+    pieces = [p.strip() for p in re.split(r"[;\n]", template.replace("{", ";").replace("}", ";"))]
+    names = [n.group(1).split(".")[0] for p in pieces if p and not p.startswith(".") and (n := MNEMONIC.match(p))]
+    if not names:
+        return "an empty template: a compiler barrier, which hipcc compiles for AMD too"
+    if not any(n in PTX_OPCODES for n in names):
+        return f"the host's assembly (`{names[0]}` is no PTX instruction), not device code"
+    return ""
+
+
 def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -> str:
     """`text` with every translatable asm statement replaced (see module doc), and the calls of
     __cvta_generic_to_shared / __cvta_shared_to_generic and of cuda_pipeline_primitives.h's
