@@ -341,6 +341,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                           "'c10::BFloat16' for 1st argument)"),
         "build-gated-declaration": "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'",
         "eigen-before-3-4-api": "allocation of incomplete type 'Eigen::CudaStreamDevice'",
+        "cxx20-keyword-older-standard": "unknown type name 'requires'",
         "host-isa-feature": ("always_inline function '_mm256_cvtph_ps' requires target feature 'f16c', but would be "
                              "inlined into function 'operator()' that is compiled without support for 'f16c'"),
         "own-rocm-code-fails": "no viable conversion from '__half' to '__fp16'",

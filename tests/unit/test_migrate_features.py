@@ -81,6 +81,17 @@ def test_simd_calls_renamed_and_helpers_inserted_once():
     assert features.simd_video(out) == out
 
 
+def test_simd_functions_the_file_defines_itself_stay_its_own():
+    """aphrodite-engine 0.10.0's gguf ggml-common.h defines __vcmpeq4 and __vsub4 for its ROCm build: renamed,
+    they collided with the helpers ("redefinition of 'rocmig_vcmpeq4'"); other intrinsics still get helpers."""
+    text = ('#include "hip/hip_runtime.h"\n#if defined(USE_ROCM)\nstatic __device__ __forceinline__ uint32_t __vcmpeq4(const uint32_t a,\n'
+            "    const uint32_t b) {\n  return a ^ b;\n}\n#endif\n"
+            "__device__ unsigned f(unsigned a) { return __vcmpeq4(a, 1u) + __vmaxs4(a, 2u); }\n")
+    out = features.simd_video(text)
+    assert out.count("__vcmpeq4(") == 2 and "rocmig_vcmpeq4" not in out
+    assert out.count("rocmig_vmaxs4(") == 2  # its helper and the call
+
+
 def test_ffs_calls_get_cudas_signature():
     text = "int a = __ffsll(m[i]); int b = __ffs(x & 3); int c = __ffsll((long long)(y));\n"
     assert features.ffs_signature(text) == \

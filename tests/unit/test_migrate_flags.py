@@ -874,3 +874,21 @@ def test_configure_checks_find_a_versioned_clang(tmp_path, monkeypatch):
     assert configure.compiler("c") == str(tmp_path / "clang-22")
     monkeypatch.setenv("PATH", str(tmp_path / "none"))
     assert configure.compiler("c++") is None and not configure.passes("include", ("stdio.h",))
+
+
+def test_the_cxx_standard_a_build_names_is_the_units_when_newer_than_17(tmp_path):
+    """pennylane-lightning-gpu 0.45.0's CMakeLists.txt: set(CMAKE_CXX_STANDARD 20), and its headers use
+    `requires`; a vendored library asking for C++11 below it changes nothing, and a folder with its own
+    setup.py's -std=c++2b gets C++23."""
+    (tmp_path / "CMakeLists.txt").write_text("project(p)\nset(CMAKE_CXX_STANDARD 20)\nset(CMAKE_CUDA_STANDARD 20)\n")
+    (tmp_path / "third_party" / "old").mkdir(parents=True)
+    (tmp_path / "third_party" / "old" / "CMakeLists.txt").write_text("target_compile_features(old PUBLIC cxx_std_11)\n")
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "ext" / "setup.py").write_text("extra_compile_args={'cxx': ['-O3', '-std=c++2b']}\n")
+    standards = flags.build_standards(tmp_path)
+    assert sorted(standards) == [(11, "third_party/old/CMakeLists.txt:1"), (20, "CMakeLists.txt:2"), (23, "ext/setup.py:1")]
+    assert flags.standard_for(standards, "core/utils/Util.cu") == ("c++20", "CMakeLists.txt:2")
+    assert flags.standard_for(standards, "third_party/old/k.cu") == ("c++20", "CMakeLists.txt:2")
+    assert flags.standard_for(standards, "ext/k.cu") == ("c++23", "ext/setup.py:1")
+    assert flags.standard_for((), "k.cu") == ("c++17", "")
+    assert flags.standard_for(((14, "Makefile:3"),), "k.cu") == ("c++17", "")  # an older one is not taken

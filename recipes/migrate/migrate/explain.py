@@ -132,6 +132,11 @@ def _enumerators(blanked: str) -> set[str]:
             for m in [re.match(r"\s*([A-Za-z_]\w*)", item)] if m}
 
 
+# C++20 keywords: a compile with an older -std reads them as names ("unknown type name 'requires'"), which no
+# file declares, however the tree writes them
+CXX20_KEYWORDS = frozenset({"requires", "concept", "co_await", "co_yield", "co_return", "consteval", "constinit", "char8_t"})
+
+
 def _declares(blanked: str, name: str) -> bool:
     """Whether some occurrence of `name` in a blanked text may declare it: `#define name`, an enumerator
     (_enumerators), the name after an identifier or `>` (a type: `float name`, `struct name`), the
@@ -176,7 +181,7 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
     programs = includes.Programs.of(texts)
 
     def check(name: str, where: Location) -> str:
-        if not where.rel:
+        if not where.rel or name in CXX20_KEYWORDS:
             return ""
         users = _program_users(texts, programs, name, where.rel)
         if where.rel not in users or any(_declares(cpp.blank(texts[rel]), name) for rel in users):
@@ -195,7 +200,7 @@ def declared_in_another_unit(texts: Mapping[str, str]) -> Callable[[str, Locatio
     programs = includes.Programs.of(texts)
 
     def check(name: str, where: Location) -> str:
-        if not where.rel or where.rel not in texts:
+        if not where.rel or where.rel not in texts or name in CXX20_KEYWORDS:
             return ""
         declaring = _program_declarers(texts, programs, name, where.rel)
         if not declaring or any(rel == where.rel or not rel.endswith(includes.SOURCE_SUFFIXES)
@@ -217,7 +222,7 @@ def declared_in_unincluded_header(texts: Mapping[str, str], reach: Callable[[str
     programs = includes.Programs.of(texts)
 
     def check(name: str, where: Location) -> str:
-        if not where.rel or where.rel not in texts:
+        if not where.rel or where.rel not in texts or name in CXX20_KEYWORDS:
             return ""
         declaring = _program_declarers(texts, programs, name, where.rel)
         seen = reach(where.rel)

@@ -198,15 +198,27 @@ def insert_after_includes(text: str, block: str, first_use: re.Pattern[str] | No
     return text[:end] + ("" if text[:end].endswith("\n") else "\n") + block + text[end:]
 
 
+def _defines_function(blanked: str, call: re.Match[str]) -> bool:
+    """Whether the `name(` that `call` matched in blanked text starts a function definition: a return type
+    or specifier before it, a body after its parameter list."""
+    close = cpp.closing_paren(blanked, call.end())
+    return close is not None and re.match(r"\s*\{", blanked[close:]) is not None and re.search(
+        r"\b(?:u?int\w*|unsigned|int|auto|__forceinline__|inline)\s*$", blanked[max(0, call.start() - 80):call.start()]) is not None
+
+
 def simd_video(text: str) -> str:
     """__v<op><2|4>(...) -> rocmig_v<op><2|4>(...) with the used helpers inserted (see module doc)."""
     if "__v" not in text:
         return text
     blanked = cpp.blank(text)
-    used = sorted({(m.group(1), int(m.group(2))) for m in SIMD_CALL.finditer(blanked)})
+    # the file's own definitions for its ROCm build stay its own (aphrodite-engine 0.10.0's gguf ggml-common.h
+    # defines __vcmpeq4 and __vsub4 under USE_ROCM): neither they nor their calls are renamed
+    own = {(m.group(1), m.group(2)) for m in SIMD_CALL.finditer(blanked) if _defines_function(blanked, m)}
+    calls = [m for m in SIMD_CALL.finditer(blanked) if (m.group(1), m.group(2)) not in own]
+    used = sorted({(m.group(1), int(m.group(2))) for m in calls})
     if not used:
         return text
-    for m in reversed(list(SIMD_CALL.finditer(blanked))):
+    for m in reversed(calls):
         text = text[:m.start()] + "rocmig_v" + text[m.start() + 3:]
     helpers = "".join(_simd_helper(stem, lanes) for stem, lanes in used)
     if "rocmig_clamp(" in helpers:

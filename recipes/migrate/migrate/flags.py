@@ -843,6 +843,48 @@ def cmake_check_defines(src: Path, texts: dict[str, str], given: tuple[str, ...]
                  for name, define, where, rels in _tested_once(texts, found))
 
 
+# A C++ standard a build file names: CMake's CMAKE_CXX_STANDARD / CMAKE_CUDA_STANDARD / CMAKE_HIP_STANDARD
+# variables and CXX_STANDARD / CUDA_STANDARD properties, compile features cxx_std_NN / cuda_std_NN, and
+# -std=c++NN / gnu++NN flags (Makefiles, setup.py); clang's draft names 1z, 2a, 2b, 2c are 17, 20, 23, 26
+STANDARD = re.compile(r"\b(?:CMAKE_(?:CXX|CUDA|HIP)_STANDARD|(?:CXX|CUDA|HIP)_STANDARD)\s+\"?(\d\d)\b"
+                      r"|\b(?:cxx|cuda)_std_(\d\d)\b|(?<![\w-])-std=(?:c|gnu)\+\+(\d\d|1z|2a|2b|2c)\b")
+DRAFT_STANDARDS = {"1z": 17, "2a": 20, "2b": 23, "2c": 26}
+DEFAULT_STANDARD = 17  # the C++ standard units are compiled with unless their build names a newer one
+
+
+def build_standards(src: Path, build_files: list[Path] | None = None) -> tuple[tuple[int, str], ...]:
+    """((standard, "file:line"), ...): the C++ standards (11, 14, 17, 20, 23, ...) the tree's build files name
+    (STANDARD), first place of each per file. pennylane-lightning-gpu 0.45.0's CMakeLists.txt sets
+    CMAKE_CXX_STANDARD 20, and its headers use `requires` clauses. () for a single file."""
+    if not src.is_dir():
+        return ()
+    found: list[tuple[int, str]] = []
+    for path in _build_files(src, cmake_modules=True) if build_files is None else build_files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        seen: set[int] = set()
+        for m in STANDARD.finditer(text):
+            word = next(g for g in m.groups() if g)
+            year = DRAFT_STANDARDS.get(word) or int(word)
+            if year not in seen:
+                seen.add(year)
+                found.append((year, f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())}"))
+    return tuple(found)
+
+
+def standard_for(standards: tuple[tuple[int, str], ...], rel: str) -> tuple[str, str]:
+    """(the -std value for unit `rel`, the build file line that asks for it or ""): the newest standard that a
+    build file at or above the unit's folder names (build_standards) when newer than DEFAULT_STANDARD, else
+    c++17. An older one is not taken: C++17 compiles their code too, and the HIP headers need it."""
+    folder = posixpath.dirname(rel)
+    above = [(year, where) for year, where in standards
+             if (base := posixpath.dirname(where.rsplit(":", 1)[0])) in ("", folder) or folder.startswith(base + "/")]
+    year, where = max(above, default=(DEFAULT_STANDARD, ""))
+    return (f"c++{year}", where) if year > DEFAULT_STANDARD else (f"c++{DEFAULT_STANDARD}", "")
+
+
 def _tested_once(texts: dict[str, str], found: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str, list[str]]]:
     """[(name, NAME or NAME=VALUE, first "file:line", the files testing it)] of the defines a build passes
     (found: {name: [(define, where), ...]}) that the tree's files ({rel: text}) test in #if lines and that

@@ -208,13 +208,14 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     tree.write_tree(hip_dir, {f.rel: f.text for f in source.files if f.rel in copied})
     semantic_units = {}
     cuda_texts = {f.rel: f.text for f in source.files}
+    standards = flags.build_standards(opts.src)
     for u in units:
         need, own = cuda_graph.closure(u.rel), project.for_unit(u.rel)
         if not need.torch and u.rel not in copied:
             # the system libraries' folders (MPI's) come after the tree's, as in the unit's compile
             system = [Path(f[2:]) for f in sysdeps.unit_flags(cuda_graph.unit_edges(u.rel), cuda_texts, u.rel) if f.startswith("-I")]
             semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)] + system,
-                                     list(own.defines))
+                                     list(own.defines), flags.standard_for(standards, u.rel)[0])
     perl_dir = opts.out / "hipify-perl"
     if tool and semantic_units:
         progress(f"hipify-clang: {report.count(len(semantic_units), 'unit')}")
@@ -313,7 +314,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         per_group = {g[0].wavefront: tuple(f"{d['name']}={d['values'][g[0].name]}" if d["values"][g[0].name] else d["name"]
                                            for d in defines if g[0].name in d["values"]) + own.defines for g in groups}
         unit_flags, std = sysdeps.unit_flags(graph.unit_edges(u.rel), final_texts, u.rel, sysdirs, isa_flags) \
-            + tuple(f"-U{n}" for n in own.undefines), "c++17"
+            + tuple(f"-U{n}" for n in own.undefines), flags.standard_for(standards, u.rel)[0]
         if need.torch and torch is not None:
             entry["translator"] = {"name": "torch.utils.hipify", "hipified_path": torch_map[u.rel],
                                    "reason": f"includes <{need.torch_header}>: hipified as PyTorch's extension build "
@@ -425,6 +426,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                       "inferred_defines": [{"define": d, "reason": why} for d, why in project.inferred],
                                       "extension_flags": [{"flag": f, "reason": f"the build script's nvcc argument at {where}, "
                                                            "as cpp_extension passes it to hipcc"} for f, where in half_flags],
+                                      "standards": [{"std": f"c++{year}", "where": where} for year, where in standards],
                                       "host_isa_flags": [{"flag": f, "reason": f"the build's x86 instruction-set flag at {where}, for the "
                                                           "host pass of the units under that folder that include x86 "
                                                           "intrinsics"} for f, where in isa_flags],

@@ -78,15 +78,16 @@ def find_tool(env: dict[str, str] | None = None) -> tuple[Tool | None, str]:
     return Tool(Path(found), Path(cuda)), ""
 
 
-def command(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], defines: list[str]) -> list[str]:
+def command(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], defines: list[str],
+            std: str = "c++17") -> list[str]:
     """The hipify-clang argument list for one unit: output to `dst`, the preprocessor branches the
     unit's -I and -D flags select (--default-preprocessor), and the clang options after `--` (CUDA
-    mode, C++17, -nocudalib, one device arch, the prelude)."""
+    mode, the unit's C++ standard `std`, -nocudalib, one device arch, the prelude)."""
     args = [str(tool.path), str(src), f"-o={dst}", f"--cuda-path={tool.cuda_path}", "--default-preprocessor"]
     args += [f"-I={d}" for d in include_dirs]
     args += [f"-D={d}" for d in defines]
     # -isystem puts the CUDA headers before /usr/include, which holds ROCm's own thrust/ and hip/.
-    args += ["--", "-x", "cuda", "-std=c++17", "-nocudalib", f"--cuda-gpu-arch={CUDA_ARCH}",
+    args += ["--", "-x", "cuda", f"-std={std}", "-nocudalib", f"--cuda-gpu-arch={CUDA_ARCH}",
              "-isystem", str(tool.cuda_path / "include"), "-include", str(PRELUDE), "-w"]
     return args
 
@@ -119,7 +120,7 @@ def tree_paths(reason: str, src: Path, rel: str, cuda_dir: Path) -> str:
 
 
 def translate(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], defines: list[str],
-              timeout: int, perl: Path) -> Outcome:
+              timeout: int, perl: Path, std: str = "c++17") -> Outcome:
     """Translate `src` into `dst` with hipify-clang, parsing the preprocessor branches the unit's
     defines take; hipify-perl (`perl`, its path) then translates what the branches not taken hold.
     `dst` is only replaced when hipify-clang exits 0 and wrote a non-empty file; otherwise it keeps
@@ -130,7 +131,7 @@ def translate(tool: Tool, src: Path, dst: Path, include_dirs: list[Path], define
 
     tmp = dst.with_name(dst.name + ".hipify-clang")
     started = time.monotonic()
-    code, output = _run(command(tool, src, tmp, include_dirs, defines), timeout)
+    code, output = _run(command(tool, src, tmp, include_dirs, defines, std), timeout)
     try:
         if code == 0 and tmp.is_file() and tmp.stat().st_size > 0:
             rest = bool(CUDA_NAME.search(tmp.read_text(encoding="utf-8", errors="replace")))
@@ -160,9 +161,9 @@ def _exit_text(code: int) -> str:
     return f"{'aborted' if name == 'SIGABRT' else 'stopped'} ({name})"
 
 
-def translate_units(tool: Tool, units: dict[str, tuple[list[Path], list[str]]], cuda_dir: Path, hip_dir: Path,
+def translate_units(tool: Tool, units: dict[str, tuple[list[Path], list[str], str]], cuda_dir: Path, hip_dir: Path,
                     perl_dir: Path, workers: int, timeout: int) -> dict[str, Outcome]:
-    """hipify-clang every unit {rel: (include dirs, defines)} from `cuda_dir` into `hip_dir`, `workers`
+    """hipify-clang every unit {rel: (include dirs, defines, C++ standard)} from `cuda_dir` into `hip_dir`, `workers`
     at a time. hipify-perl's translation of each unit (what `hip_dir` held) is kept under `perl_dir`
     for the per-unit fallback and the baseline. Returns {rel: Outcome}."""
     from concurrent.futures import ThreadPoolExecutor
@@ -175,8 +176,8 @@ def translate_units(tool: Tool, units: dict[str, tuple[list[Path], list[str]]], 
         keep = perl_dir / rel
         keep.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(hip_dir / rel, keep)
-        dirs, defines = units[rel]
-        made = translate(tool, cuda_dir / rel, hip_dir / rel, dirs, defines, timeout, perl)
+        dirs, defines, std = units[rel]
+        made = translate(tool, cuda_dir / rel, hip_dir / rel, dirs, defines, timeout, perl, std)
         return rel, Outcome(made.ok, tree_paths(made.reason, cuda_dir / rel, rel, cuda_dir), made.seconds)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
