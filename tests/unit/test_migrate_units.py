@@ -154,7 +154,10 @@ def test_a_source_that_other_sources_include_is_compiled_within_them(tmp_path):
         "obj/hinge.cu": '#include <cuda_runtime.h>\n__global__ void hinge_k() {}\n',
         # torch-points-kernels 0.7.0: interpolate.cpp reaches the ATen CUDA headers through its utils.h
         "tpk/interpolate.cpp": '#include "utils.h"\nvoid three_nn();\n', "tpk/utils.h": "#include <ATen/cuda/CUDAContext.h>\n",
-        "tpk/host.cpp": '#include "plain.h"\n', "tpk/plain.h": "int g();\n"})
+        "tpk/host.cpp": '#include "plain.h"\n', "tpk/plain.h": "int g();\n",
+        # deepwave 0.1.0: acoustic.c includes a header whose CUDA qualifiers sit under #ifdef __CUDACC__ only
+        "dw/acoustic.c": '#include "kernels.h"\nvoid step(void) {}\n',
+        "dw/kernels.h": "#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\nHD int idx(int i);\n"})
     graph = includes.IncludeGraph({f.rel: f.text for f in found.files})
     units, included = graph.units_through_includes([f.rel for f in found.files if f.kind != "header"], tree.cuda_files(found))
     assert included == {"mult/xgemm.c": ["mult/dgemm.c", "mult/sgemm.c"], "app/kernel.cu": ["app/main.cu"]}
@@ -168,7 +171,7 @@ def test_a_source_that_other_sources_include_is_compiled_within_them(tmp_path):
     files = [_file(u, "cu", True) for u in units] + [
         {**_file(rel, "header" if rel.endswith((".cuh", ".h")) else "cxx", False), "not_compiled": why} for rel, why in reasons.items()]
     summary = report.summarize(_data(files), "error")
-    assert (summary["sources_not_compiled"], summary["sources_included"]) == (2, 2)  # hinge.cc, host.cpp: the host compiler's
+    assert (summary["sources_not_compiled"], summary["sources_included"]) == (3, 2)  # hinge.cc, host.cpp, acoustic.c: the host compiler's
     assert "; 2 sources compiled within the sources that #include them;" in report.summary_line(summary, Path("/o"))
 
 

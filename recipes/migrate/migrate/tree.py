@@ -225,11 +225,28 @@ def units(tree: Tree) -> list[SourceFile]:
     return [f for f in tree.files if f.kind == "cu" or (f.kind == "cxx" and f.uses_cuda)]
 
 
+# macros a host C / C++ compiler leaves undefined, which CUDA and HIP compilers define
+HOST_COMPILER_UNDEFINED = cpp.HIPCC_UNDEFINED | {"__NVCC__", "__CUDA_ARCH__", "__HIPCC__", "__HIP__", "__HIP_DEVICE_COMPILE__"}
+
+
+def host_uses_cuda(text: str) -> bool:
+    """Whether a header uses CUDA (uses_cuda) in code a host C / C++ compiler compiles: deepwave 0.1.0's
+    acoustic_kernels.h writes `__host__ __device__` only under `#ifdef __CUDACC__`, so the .c files that
+    include it are CPU code, which its build compiles with the C compiler."""
+    blanked = cpp.blank(text)
+    dead = cpp.dead_lines(blanked, frozenset(HOST_COMPILER_UNDEFINED))
+    if not dead:
+        return uses_cuda(text)
+    return uses_cuda("\n".join("" if n in dead else line for n, line in enumerate(text.split("\n"), 1)))
+
+
 def cuda_files(tree: Tree) -> set[str]:
-    """Paths of the units (units()) and of the headers that use CUDA by their own text: a C/C++ source
-    that includes one of them is part of the CUDA build too (torch-points-kernels 0.7.0's interpolate.cpp
-    reaches <ATen/cuda/CUDAContext.h> through its utils.h; includes.IncludeGraph.units_through_includes)."""
-    return {f.rel for f in units(tree)} | {f.rel for f in tree.files if f.kind == "header" and f.uses_cuda}
+    """Paths of the units (units()) and of the headers that use CUDA by their own text in code a host
+    compiler compiles (host_uses_cuda): a C/C++ source that includes one of them is part of the CUDA build
+    too (torch-points-kernels 0.7.0's interpolate.cpp reaches <ATen/cuda/CUDAContext.h> through its utils.h;
+    includes.IncludeGraph.units_through_includes)."""
+    return {f.rel for f in units(tree)} | {f.rel for f in tree.files if f.kind == "header" and f.uses_cuda
+                                           and host_uses_cuda(f.text)}
 
 
 def write_tree(dest: Path, texts: dict[str, str]) -> None:
