@@ -55,6 +55,7 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                     flags.build_generated(src)),
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
+                                "uses-void-handle": explain.file_uses(texts or {}, explain.VOID_HANDLES),
                                 "hip-name": explain.redeclares_hip(texts or {}),
                                 "device-code": explain.in_device_code(texts or {}),
                                 "arch-gated": explain.declared_for_nvidia_only(texts or {}),
@@ -274,7 +275,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
      "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit', "
-     "'unincluded-header', 'include-gated')"),
+     "'unincluded-header', 'include-gated', 'uses-void-handle')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -342,6 +343,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "build-gated-declaration": "no member named 'scaled_vec_conversion' in namespace 'vllm::fp8'",
         "eigen-before-3-4-api": "allocation of incomplete type 'Eigen::CudaStreamDevice'",
         "cxx20-keyword-older-standard": "unknown type name 'requires'",
+        "hip-library-handles-void": "class member cannot be redeclared",
         "host-isa-feature": ("always_inline function '_mm256_cvtph_ps' requires target feature 'f16c', but would be "
                              "inlined into function 'operator()' that is compiled without support for 'f16c'"),
         "own-rocm-code-fails": "no viable conversion from '__half' to '__fp16'",
@@ -367,6 +369,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "include-gated": lambda name, where: "x",
                                                         "tree-redefined": lambda name, where: "x",
                                                         "uses-deviceptr": lambda name, where: "x",
+                                                        "uses-void-handle": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
                                                         "device-code": lambda name, where: "x",
                                                         "arch-gated": lambda name, where: "x",

@@ -450,6 +450,14 @@ def _macro_declared(texts: Mapping[str, str], where: Location) -> str:
     return ""
 
 
+# CUDA library handle and descriptor types that are distinct struct pointers in CUDA and all `void*` in HIP 7.2
+# (hipblas.h, hipblaslt.h, hipsolver.h, hipsparse.h: `typedef void* hipblasHandle_t;` ...), so overloads on two
+# of them become one function
+VOID_HANDLES = ("cublasHandle_t", "cublasLtHandle_t", "cusolverDnHandle_t", "cusolverRfHandle_t", "cusolverSpHandle_t",
+                "cusparseHandle_t", "cusparseMatDescr_t", "cusparseDnMatDescr_t", "cusparseDnVecDescr_t",
+                "cusparseSpVecDescr_t")
+
+
 def file_uses(texts: Mapping[str, str], names: tuple[str, ...]) -> Callable[[str, Location], str]:
     """A check over the tree's files ({rel: text}) that holds where the error's file names one of
     `names` (CUdeviceptr: CUDA's integer device address, a pointer in HIP). Returns the note, or ""."""

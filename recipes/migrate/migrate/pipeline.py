@@ -385,7 +385,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "tree-redefined": explain.defined_elsewhere(texts),
                                           "hip-name": explain.redeclares_hip(texts),
                                           "device-code": explain.in_device_code(texts),
-                                          "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",))}),
+                                          "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",)),
+                                          "uses-void-handle": explain.file_uses(texts, explain.VOID_HANDLES)}),
                      texts, unit_fallbacks(rules), {u.rel: cuda_graph.reach(u.rel) for u in units})
     if opts.baseline:
         t0 = time.time()
