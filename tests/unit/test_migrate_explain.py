@@ -937,3 +937,18 @@ def test_a_header_outside_the_builders_include_path_is_named_for_a_failed_unit(t
     pipeline.explain_failures(files_out, [rel], set(), {f"/out/run/hip/{rel}": (rel, identity)}, checks(src),
                               {rel: ""}, pipeline.unit_fallbacks(RULES))
     assert files_out[rel]["compile"]["gfx942"]["explained_by"]["rule"] == "include-outside-build-path"
+
+
+def test_overloads_on_two_cuda_library_handles_are_explained_by_hips_void_handles(tmp_path):
+    """pennylane-lightning-gpu 0.45.0's LinearAlg.hpp: HandleDeleter's operator() for cublasHandle_t and for
+    cusparseHandle_t are one function in HIP (both void*); a file without such handles is not claimed."""
+    rel = "pennylane_lightning/core/utils/cuda_utils/LinearAlg.hpp"
+    texts = {rel: "struct HandleDeleter {\n  void operator()(cublasHandle_t h) const { cublasDestroy(h); }\n"
+                  "  void operator()(cusparseHandle_t h) const { cusparseDestroy(h); }\n};\n",
+             "other.hpp": "struct S {\n  void f(int);\n  void f(int);\n};\n"}
+    where = explain.Location(rel, 3, "class member cannot be redeclared")
+    why, made = explain.explain(where, "AlgorithmsGPU.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+    assert why["rule"] == "hip-library-handles-void" and made["note"] == f"{rel} uses cublasHandle_t"
+    elsewhere = explain.Location("other.hpp", 3, "class member cannot be redeclared")
+    why, _ = explain.explain(elsewhere, "u.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+    assert why is None or why["rule"] != "hip-library-handles-void"
