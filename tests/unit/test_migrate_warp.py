@@ -565,3 +565,19 @@ def test_hip_code_paths_count_only_for_the_files_compiled_with_them(seed):
     cuda = run(LEGACY, "cuda", 32, "legacy", seed)
     for wave in (64, 32):
         assert Machine(final, "hip", wave).launch("legacy", 1, 128, KERNELS["legacy"][4](random.Random(seed), 128)) == cuda
+
+
+def test_a_constant_mask_of_fewer_lanes_is_kept_with_a_note_on_hips_check():
+    """catboost 1.2.10's kernel_helpers.cuh: `__shfl_down_sync(0xFFFFFF, v, s)` in a reduction all 32 lanes run.
+    The rewrite keeps the 24-lane mask on the lane's 32-lane group; the finding says that HIP's debug check
+    traps when other lanes make the call. A full mask gets no such note."""
+    cuda = ("#include <cuda_runtime.h>\n__device__ float r(float v) {\n"
+            "  for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xFFFFFF, v, s);\n"
+            "  for (int s = 16; s > 0; s >>= 1) v += __shfl_down_sync(0xffffffff, v, s);\n  return v;\n}\n")
+    migrated = advice.migrate_tree({"k.cu": (cuda, cuda.replace("cuda_runtime.h", "hip/hip_runtime.h"))},
+                                   rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    notes = {(f.line, f.rule): f.note for f in migrated.findings["k.cu"] if f.rule in advice.MASK_RULES}
+    assert "the mask 0xFFFFFF names 24 of 32 lanes" in notes[(3, "warp-mask-32bit")]
+    assert "traps otherwise" in notes[(3, "warp-sync-intrinsic")]
+    assert notes[(4, "warp-mask-32bit")] == "rewritten by the fixup warp-sync-full-mask"
+    assert "(unsigned)(0xFFFFFF) << (__lane_id() & 32)" in migrated.final["k.cu"]

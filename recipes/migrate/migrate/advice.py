@@ -200,6 +200,27 @@ def _stub_gone(state: FileState, cuda_line: int, final_blanked: str, undefined: 
         and scan.stub_branches(chain, state.final.split("\n")) is None
 
 
+PARTIAL_MASK = re.compile(r"\b__\w+_sync\s*\(\s*(0[xX][0-9a-fA-F]{1,8})[uU]?\s*[,)]")
+
+
+def _partial_mask_note(finding: scan.Finding, cuda_text: str) -> scan.Finding:
+    """A fixed warp finding whose CUDA line passes a constant mask of fewer than 32 lanes (catboost 1.2.10's
+    `__shfl_down_sync(0xFFFFFF, v, s)` in a reduction all 32 lanes run) gets a note: the rewrite keeps the
+    mask, and HIP 7.2's *_sync functions check, in builds without NDEBUG, that the mask names exactly the
+    lanes that make the call (amd_warp_sync_functions.h's __hip_check_mask) and trap otherwise; CUDA leaves
+    a call by lanes the mask does not name undefined."""
+    lines = cuda_text.split("\n")
+    line = lines[finding.line - 1] if 0 < finding.line <= len(lines) else ""
+    m = PARTIAL_MASK.search(line)
+    if not m or int(m.group(1), 16) == 0xFFFFFFFF:
+        return finding
+    lanes = bin(int(m.group(1), 16)).count("1")
+    note = (f"the mask {m.group(1)} names {lanes} of 32 lanes: HIP checks, in builds without NDEBUG, that it names "
+            "exactly the lanes that make the call and traps otherwise (CUDA leaves extra lanes undefined); "
+            "check that only those lanes reach it")
+    return replace(finding, note=f"{finding.note}; {note}" if finding.note else note)
+
+
 def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compiled], states: dict[str, FileState],
            scope: set[str], file_ops: dict[str, list[warp.Op]], full_mask: re.Pattern,
            undefined: frozenset[str], analysed: str) -> list[scan.Finding]:
@@ -232,6 +253,8 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
         if finding.rule == "inline-ptx-asm" and finding.status == "open" and not finding.note:
             why = ptx.untranslated(state.cuda, finding.line)
             finding = replace(finding, note=f"not translated: {why}") if why else finding
+        if finding.rule in MASK_RULES and finding.status == "fixed":
+            finding = _partial_mask_note(finding, state.cuda)
         final = state.final_line(finding.line)
         if finding.status == "fixed" and final is not None and finding.rule.startswith("warp") \
                 and analysed_lines[final] != final_lines[final]:
