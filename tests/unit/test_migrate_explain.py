@@ -355,6 +355,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "name-declared-behind-build-switch": "use of undeclared identifier 'WARNING'",
         "torch-thc-removed": "'THH/THHNumerics.cuh' file not found",
         "tensorrt-no-rocm": "'NvInferPlugin.h' file not found",
+        "cuquantum-no-rocm": "'custatevec.h' file not found",
         "hipify-launch-token-paste": "use of undeclared identifier 'general_hipLaunchKernelGGL'",
         "cub-name-not-in-hipcub": "no member named 'PtxVersion' in namespace 'hipcub'; did you mean 'hipFuncAttributes::ptxVersion'?",
         "device-header-in-host-unit": "/usr/include/rocprim/intrinsics/arch.hpp:46:12: error: use of undeclared identifier "
