@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "recipes" / "migrate"))
 
-from migrate import semantic, sysdeps  # noqa: E402
+from migrate import flags, semantic, sysdeps  # noqa: E402
 
 
 def _layout(root: Path, parts: tuple[str, ...] = semantic.LAYOUT) -> Path:
@@ -203,7 +203,7 @@ def test_units_with_x86_intrinsics_get_the_builds_instruction_set_flags(tmp_path
         'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -mavx")  # again\n')
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "setup.py").write_text("extra_compile_args=['-O3', '-msse4.2', '-mno-avx', '-mcmodel=large']\n")
-    found = sysdeps.host_isa_flags(tmp_path)
+    found = flags.host_isa_flags(tmp_path)
     assert found == (("-mavx", "CMakeLists.txt:4"), ("-mfma", "CMakeLists.txt:4"), ("-mf16c", "CMakeLists.txt:4"),
                      ("-mavx512f", "CMakeLists.txt:4"), ("-msse4.2", "tools/setup.py:1"))
     texts = {"bind.cpp": '#include "adam_cpu.hpp"\n', "adam_cpu.hpp": "#include <immintrin.h>\n", "k.cu": "int x;\n",
@@ -216,4 +216,4 @@ def test_units_with_x86_intrinsics_get_the_builds_instruction_set_flags(tmp_path
     assert sysdeps.unit_flags(edges, texts, "tools/t.cpp", (), found)[-2:] == ("-Xarch_host", "-msse4.2")
     assert "-msse4.2" not in sysdeps.unit_flags(edges, texts, "bind.cpp", (), found)
     assert sysdeps.unit_flags(edges, texts, "k.cu", (), found) == ()
-    assert sysdeps.host_isa_flags(tmp_path / "CMakeLists.txt") == ()
+    assert flags.host_isa_flags(tmp_path / "CMakeLists.txt") == ()

@@ -843,6 +843,37 @@ def cmake_check_defines(src: Path, texts: dict[str, str], given: tuple[str, ...]
                  for name, define, where, rels in _tested_once(texts, found))
 
 
+def covers(where: str, rel: str) -> bool:
+    """Whether the build file of `where` ("file:line", tree-relative) lies at or above the folder of tree path
+    `rel`: its flags are those of rel's build (a vendored library's own build file below covers its files only)."""
+    base, folder = posixpath.dirname(where.rsplit(":", 1)[0]), posixpath.dirname(rel)
+    return base in ("", folder) or folder.startswith(base + "/")
+
+
+# an x86 instruction-set switch a build passes its C++ compiler (GCC's x86 options); -march=native is left
+# out: it names the building machine, not the project
+ISA_FLAG = re.compile(r"(?<![\w-])-m(avx\w*|fma4?|f16c|sse\d(?:\.\d)?|sse4a|ssse3|bmi2?|popcnt|lzcnt|pclmul|aes|amx-\w+)(?![\w.-])")
+
+
+def host_isa_flags(src: Path, build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
+    """((flag, "file:line"), ...): the x86 instruction-set flags (-mavx, -mf16c, -mfma, -mavx512f, ...)
+    the tree's build files (CMake, setup.py, Makefiles) name, in the order first met; sysdeps.unit_flags gives
+    a unit those of the build files that cover it (covers). A unit whose CPU code calls intrinsics of those sets
+    (bmtrain 1.0.1's adam_cpu.hpp: _mm256_cvtph_ps needs F16C) compiles only with them; -march=native is not
+    taken (it means the building machine). () for a single file. build_files: as in cmake_always_defines."""
+    if not src.is_dir():
+        return ()
+    found: dict[str, str] = {}
+    for path in _build_files(src, cmake_modules=True) if build_files is None else build_files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in ISA_FLAG.finditer(text):
+            found.setdefault(m.group(0), f"{path.relative_to(src).as_posix()}:{cpp.line_of(text, m.start())}")
+    return tuple(found.items())
+
+
 # A C++ standard a build file names: CMake's CMAKE_CXX_STANDARD / CMAKE_CUDA_STANDARD / CMAKE_HIP_STANDARD
 # variables and CXX_STANDARD / CUDA_STANDARD properties, compile features cxx_std_NN / cuda_std_NN, and
 # -std=c++NN / gnu++NN flags (Makefiles, setup.py); clang's draft names 1z, 2a, 2b, 2c are 17, 20, 23, 26
@@ -876,12 +907,9 @@ def build_standards(src: Path, build_files: list[Path] | None = None) -> tuple[t
 
 def standard_for(standards: tuple[tuple[int, str], ...], rel: str) -> tuple[str, str]:
     """(the -std value for unit `rel`, the build file line that asks for it or ""): the newest standard that a
-    build file at or above the unit's folder names (build_standards) when newer than DEFAULT_STANDARD, else
+    build file covering the unit (covers) names (build_standards) when newer than DEFAULT_STANDARD, else
     c++17. An older one is not taken: C++17 compiles their code too, and the HIP headers need it."""
-    folder = posixpath.dirname(rel)
-    above = [(year, where) for year, where in standards
-             if (base := posixpath.dirname(where.rsplit(":", 1)[0])) in ("", folder) or folder.startswith(base + "/")]
-    year, where = max(above, default=(DEFAULT_STANDARD, ""))
+    year, where = max(((y, w) for y, w in standards if covers(w, rel)), default=(DEFAULT_STANDARD, ""))
     return (f"c++{year}", where) if year > DEFAULT_STANDARD else (f"c++{DEFAULT_STANDARD}", "")
 
 

@@ -264,7 +264,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     if torch and torch_units:
         progress(f"torch.utils.hipify: {report.count(len(torch_units), 'unit')}")
     half_flags = torch_ext.half_undefines(opts.src) if torch and torch_units else ()
-    isa_flags = sysdeps.host_isa_flags(opts.src)
+    isa_flags = flags.host_isa_flags(opts.src)
     torch_dirs = {rel: tuple(dict.fromkeys(project.for_unit(rel).include_dirs + graph.closure(rel).dirs)) for rel in torch_units}
     torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_dirs) if torch and torch_units else {}
     if torch_map:

@@ -14,7 +14,7 @@ libeigen3-dev keeps the headers under /usr/include/eigen3, which no compiler sea
 NumPy's C API) gets -isystem for the running interpreter's include folder, and NumPy's where NumPy is installed
 (python_flags), as the project's setup.py / CMake build passes them.
 A unit that includes x86 intrinsics headers (<immintrin.h>, ...) gets the x86 instruction-set flags the
-tree's build files name (-mavx, -mf16c, ...: host_isa_flags).
+tree's build files name (-mavx, -mf16c, ...: flags.host_isa_flags).
 """
 
 from __future__ import annotations
@@ -29,9 +29,8 @@ import shutil
 import subprocess
 import sysconfig
 from collections.abc import Mapping
-from pathlib import Path
 
-from . import includes
+from . import flags, includes
 from .fixups import HEADER_LAYOUT
 
 OPENMP = re.compile(r'^[ \t]*#[ \t]*(?:include[ \t]*[<"]omp\.h[>"]|pragma[ \t]+omp\b)', re.M)
@@ -141,7 +140,7 @@ def unit_flags(edges: includes.Edges | Mapping[str, list[tuple[str, str]]], text
                system_dirs: tuple[str, ...] = (), isa: tuple[tuple[str, str], ...] = ()) -> tuple[str, ...]:
     """flags_for over `unit` and every tree file it includes, transitively (edges: IncludeGraph.edges,
     {rel: [(included rel, -I folder)]}), then, where that closure includes an x86 intrinsics header, the
-    host ISA flags of `isa` (host_isa_flags) named by a build file at or above the unit's folder, each as
+    host ISA flags of `isa` (flags.host_isa_flags) named by a build file at or above the unit's folder, each as
     `-Xarch_host FLAG`: clang's HIP driver gives it to the host pass only (the device passes compile for
     amdgcn, where x86 features mean nothing)."""
     seen, stack = {unit}, [unit]
@@ -154,42 +153,11 @@ def unit_flags(edges: includes.Edges | Mapping[str, list[tuple[str, str]]], text
     out = flags_for(closure, system_dirs)
     if not isa or not any(X86_INTRINSICS.search(t) for t in closure):
         return out
-    folder = posixpath.dirname(unit)
-    above = [flag for flag, where in isa
-             if (base := posixpath.dirname(where.rsplit(":", 1)[0])) in ("", folder) or folder.startswith(base + "/")]
-    return out + tuple(word for flag in above for word in ("-Xarch_host", flag))
+    return out + tuple(word for flag, where in isa if flags.covers(where, unit) for word in ("-Xarch_host", flag))
 
 
 # an x86 SIMD intrinsics header (GCC's and clang's <immintrin.h> family)
 X86_INTRINSICS = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:[a-z]*mmintrin|x86intrin|x86gprintrin|cpuid)\.h[>"]', re.M)
-# an x86 instruction-set switch a build passes its C++ compiler (GCC's x86 options); -march=native is left
-# out: it names the building machine, not the project
-ISA_FLAG = re.compile(r"(?<![\w-])-m(avx\w*|fma4?|f16c|sse\d(?:\.\d)?|sse4a|ssse3|bmi2?|popcnt|lzcnt|pclmul|aes|amx-\w+)(?![\w.-])")
-BUILD_NAMES = re.compile(r"^(?:CMakeLists\.txt|[\w.-]+\.cmake|setup\.py|[Mm]akefile|GNUmakefile|[\w.-]+\.mk)$")
-
-
-def host_isa_flags(src: Path) -> tuple[tuple[str, str], ...]:
-    """((flag, "file:line"), ...): the x86 instruction-set flags (-mavx, -mf16c, -mfma, -mavx512f, ...)
-    the tree's build files (CMake, setup.py, Makefiles) name, in the order first met; unit_flags gives a unit
-    those of the build files at or above its folder (a vendored library's test options stay its own). A unit
-    whose CPU code calls intrinsics of those sets (bmtrain 1.0.1's adam_cpu.hpp: _mm256_cvtph_ps needs F16C)
-    compiles only with them; -march=native is not taken (it means the building machine). () for a single file."""
-    found: dict[str, str] = {}
-    if not src.is_dir():
-        return ()
-    for folder, dirs, files in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(f for f in files if BUILD_NAMES.match(f)):
-            path = Path(folder) / name
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            for m in ISA_FLAG.finditer(text):
-                found.setdefault(m.group(0), f"{path.relative_to(src).as_posix()}:{text.count(chr(10), 0, m.start()) + 1}")
-    return tuple(found.items())
-
-
 HIPBLAS_MAJOR = re.compile(r"^[ \t]*#[ \t]*define[ \t]+hipblasVersionMajor[ \t]+(\d+)", re.M)
 
 
