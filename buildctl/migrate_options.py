@@ -29,6 +29,8 @@ RECIPE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--define", {"multiple": True, "help": "NAME or NAME=VALUE for every unit (repeat)"}),
     ("--undefine", {"multiple": True, "help": "NAME undefined for every unit and never inferred, e.g. the "
                     "project's own ROCm switch (repeat)"}),
+    ("--only", {"multiple": True, "metavar": "GLOB", "help": "compile only the units whose path in SRC matches, e.g. "
+                "--only='csrc/quantization/*' (repeat); the whole tree stays for includes"}),
 )
 
 

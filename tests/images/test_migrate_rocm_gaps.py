@@ -12,11 +12,12 @@ Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped w
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.images.test_migrate_cases import image_or_skip, migrate_tree_in_image
+from tests.images.test_migrate_cases import image_or_skip, migrate_tree_in_image, run_recipe
 
 pytestmark = pytest.mark.docker
 
@@ -94,3 +95,23 @@ def test_cpu_intrinsics_get_the_instruction_set_flags_the_build_names(tmp_path: 
     assert [f["flag"] for f in report["options"]["project_flags"]["host_isa_flags"]] == ["-mavx", "-mf16c"]
     logs = "".join(p.read_text() for p in (tmp_path / "out" / "run" / "build").rglob("adam.cu*.log"))
     assert "-Xarch_host -mf16c" in logs
+
+
+def test_only_compiles_the_units_it_names_and_keeps_the_tree_for_includes(tmp_path: Path) -> None:
+    """--only 'kernels/a*': kernels/a.cu compiles (with the shared header of the tree), kernels/b.cu is reported
+    as left out; a glob that matches no source exits 2 with one line naming the flag."""
+    image_or_skip()
+    src = tmp_path / "src"
+    (src / "kernels").mkdir(parents=True)
+    (src / "common.cuh").write_text("__device__ inline float twice(float v) { return 2 * v; }\n")
+    for name in ("a", "b"):
+        (src / "kernels" / f"{name}.cu").write_text(f'#include "../common.cuh"\n__global__ void {name}(float* x) '
+                                                    "{ x[threadIdx.x] = twice(x[threadIdx.x]); }\n")
+    run = run_recipe(src, tmp_path / "out", "/src", "--out", "/out/run", "--arch", "gfx942", "--only", "kernels/a*")
+    assert run.returncode == 0, run.stderr[-2000:]
+    files = {f["path"]: f for f in json.loads((tmp_path / "out" / "run" / "report.json").read_text())["files"]}
+    assert files["kernels/a.cu"]["compile"]["gfx942"]["status"] == "ok"
+    assert not files["kernels/b.cu"].get("compile") and files["kernels/b.cu"]["unit"] is False
+    assert files["kernels/b.cu"]["not_compiled"] == "unit left out by --only: not compiled in this run"
+    bad = run_recipe(src, tmp_path / "out2", "/src", "--out", "/out/run", "--arch", "gfx942", "--only", "csrc/*.cu")
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("migrate: --only csrc/*.cu: matches no source")

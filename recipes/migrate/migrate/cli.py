@@ -51,6 +51,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--include-dir", action="append", default=[],
                    help="include folder for every unit, relative to SRC (repeat)")
     p.add_argument("--define", action="append", default=[], help="NAME or NAME=VALUE for every unit (repeat)")
+    p.add_argument("--only", action="append", default=[], metavar="GLOB",
+                   help="compile only the units whose path in SRC matches (repeat); the whole tree stays for includes")
     p.add_argument("--undefine", action="append", default=[],
                    help="NAME undefined for every unit and never inferred, e.g. the project's own ROCm switch (repeat)")
     return p
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                                 baseline=args.baseline, max_file_bytes=args.max_file_bytes, timeout=args.timeout,
                                 extra_flags=tuple(args.hipcc_flag), opt=f"-{args.opt}",
                                 compile_commands=args.compile_commands, include_dirs=tuple(args.include_dir),
-                                defines=tuple(args.define), undefines=tuple(args.undefine))
+                                defines=tuple(args.define), undefines=tuple(args.undefine), only=tuple(args.only))
         if (args.out / pipeline.MARKER).exists():
             report.remove_reports(args.out)
         data = pipeline.run(opts, rules.load_rules(), progress)

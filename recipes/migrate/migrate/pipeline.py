@@ -13,6 +13,7 @@ Output folder layout (all under --out):
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import os
@@ -72,6 +73,7 @@ class Options:
     include_dirs: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()
     undefines: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
 
 
 def prepare_out(out: Path, src: Path) -> None:
@@ -170,6 +172,9 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     """
     started = time.time()
     source = tree.discover(opts.src, opts.max_file_bytes)
+    if opts.only and not any(selected(f.rel, opts.only) for f in source.files if f.kind != "header"):
+        raise InputError(f"--only {' '.join(opts.only)}: matches no source of {opts.src} (globs on paths relative "
+                         "to SRC, e.g. 'csrc/*.cu')")
     project = flags.project_flags(opts.src, {f.rel for f in source.files}, opts.compile_commands, opts.include_dirs,
                                   opts.defines, {u.rel: u.text for u in tree.units(source)},
                                   {f.rel: f.text for f in source.files}, opts.undefines)
@@ -192,8 +197,12 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     by_rel = {f.rel: f for f in source.files}
     unit_list, included = cuda_graph.units_through_includes([f.rel for f in source.files if f.kind != "header"],
                                                             tree.cuda_files(source))
-    units = [by_rel[rel] for rel in unit_list]
-    unit_rels = set(unit_list)
+    left_out = frozenset(rel for rel in unit_list if opts.only and not selected(rel, opts.only))
+    units = [by_rel[rel] for rel in unit_list if rel not in left_out]
+    if not units:
+        raise InputError(f"--only {' '.join(opts.only)}: matches none of the {report.count(len(unit_list), 'unit')} "
+                         f"of {opts.src}")
+    unit_rels = {u.rel for u in units}
     # a project's own ROCm path (its build's switch, flags.hip_switch_defines) is HIP code already:
     # its CMake / Make ROCm build hands the sources to hipcc as they are, so they are copied, not
     # translated; a PyTorch extension's ROCm build hipifies every source (cpp_extension), so it is not
@@ -404,7 +413,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
             files_out[rel]["translator"] = {**files_out[twin]["translator"], "hipified_path": torch_map[rel]}
         if "host_only" in files_out[twin]:
             files_out[rel]["host_only"] = files_out[twin]["host_only"]
-    reasons = not_compiled(list(source.files), {u.rel: graph.reach(u.rel) for u in units})
+    reasons = not_compiled(list(source.files), {u.rel: graph.reach(u.rel) for u in units}, left_out)
     for rel, why in reasons.items():
         files_out[rel]["not_compiled"] = why
     timings["wall_s"] = round(time.time() - started, 2)
@@ -589,14 +598,24 @@ def compile_progress(step: str, so_far: dict[str, dict[str, Result]], total: int
     return f"{step}: {len(so_far)}/{total} units; {archs}"
 
 
-def not_compiled(files: list[tree.SourceFile], reach: dict[str, set[str]]) -> dict[str, str]:
+def selected(rel: str, globs: tuple[str, ...]) -> bool:
+    """Whether tree path `rel` matches one of the --only globs (fnmatch: `*` also crosses `/`)."""
+    return any(fnmatch.fnmatchcase(rel, glob) for glob in globs)
+
+
+def not_compiled(files: list[tree.SourceFile], reach: dict[str, set[str]],
+                 left_out: frozenset[str] = frozenset()) -> dict[str, str]:
     """{rel: why it was not compiled} for every file that is not a unit. reach: {unit: the files it
-    includes, transitively (IncludeGraph.reach)}. A header, or a source that other sources include, is
-    compiled within the units that include it; a C/C++ source without CUDA use is the host compiler's,
-    so none counts as a failure, but each is named in the report so that no source is left out unseen."""
+    includes, transitively (IncludeGraph.reach)}; left_out: the units --only left out. A header, or a source
+    that other sources include, is compiled within the units that include it; a C/C++ source without CUDA
+    use is the host compiler's, so none counts as a failure, but each is named in the report so that no
+    source is left out unseen."""
     reasons = {}
     for f in files:
         if f.rel in reach:
+            continue
+        if f.rel in left_out:
+            reasons[f.rel] = "unit left out by --only: not compiled in this run"
             continue
         users = sorted(unit for unit, files_in in reach.items() if f.rel in files_in)
         within = (f"compiled within the {report.count(len(users), 'unit')} that include{'s' if len(users) == 1 else ''} "
