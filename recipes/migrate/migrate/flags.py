@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -744,6 +744,18 @@ def cmake_always_defines(src: Path, texts: dict[str, str], units: dict[str, str]
     return tuple(sorted(out, key=lambda entry: entry[1]))
 
 
+def _cmake_texts(src: Path, build_files: list[Path] | None) -> Iterator[tuple[str, str]]:
+    """(tree-relative path, text) of the tree's CMake files (CMakeLists.txt, *.cmake) among `build_files`
+    (None: _build_files(src, cmake_modules=True)); an unreadable file is left out."""
+    for path in _build_files(src, cmake_modules=True) if build_files is None else build_files:
+        if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
+            continue
+        try:
+            yield path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+
+
 def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str, ...],
                              build_files: list[Path] | None = None) -> tuple[tuple[str, str], ...]:
     """((NAME or NAME=VALUE, reason), ...): the macros the tree's CMake files (CMakeLists.txt, *.cmake)
@@ -757,20 +769,13 @@ def cmake_hip_branch_defines(src: Path, texts: dict[str, str], given: tuple[str,
         return ()
     taken = {d.split("=", 1)[0] for d in given}
     found: dict[str, list[tuple[str, str]]] = {}
-    paths = _build_files(src, cmake_modules=True) if build_files is None else build_files
-    for path in paths:
-        if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
-            continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for rel, text in _cmake_texts(src, build_files):
         if not cmake.HIP_WORD.search(text):
             continue
         for define, line in cmake.hip_branch_defines(text):
             name = define.split("=", 1)[0]
             if name not in taken and not HIP_SWITCH.fullmatch(name):
-                found.setdefault(name, []).append((define, f"{path.relative_to(src).as_posix()}:{line}"))
+                found.setdefault(name, []).append((define, f"{rel}:{line}"))
     return tuple((define, f"the project's ROCm build passes it (a HIP branch at {where}) and {_testing(rels)} "
                           f"({first_files(rels)}); --undefine {name} leaves it out")
                  for name, define, where, rels in _tested_once(texts, found))
@@ -788,20 +793,13 @@ def cmake_cuda_flag_defines(src: Path, texts: dict[str, str], given: tuple[str, 
         return ()
     taken = {d.split("=", 1)[0] for d in given}
     found: dict[str, list[tuple[str, str]]] = {}
-    paths = _build_files(src, cmake_modules=True) if build_files is None else build_files
-    for path in paths:
-        if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
-            continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for rel, text in _cmake_texts(src, build_files):
         if cmake.HIP_WORD.search(text) and cmake.has_hip_branch(text):
             return ()
         for define, line in cmake.cuda_flag_defines(text):
             name = define.split("=", 1)[0]
             if name not in taken and not HIP_SWITCH.fullmatch(name):
-                found.setdefault(name, []).append((define, f"{path.relative_to(src).as_posix()}:{line}"))
+                found.setdefault(name, []).append((define, f"{rel}:{line}"))
     return tuple((define, f"the project's CUDA build passes it to nvcc ({where}) and {_testing(rels)} "
                           f"({first_files(rels)}); --undefine {name} leaves it out")
                  for name, define, where, rels in _tested_once(texts, found))
@@ -820,14 +818,7 @@ def cmake_check_defines(src: Path, texts: dict[str, str], given: tuple[str, ...]
     found: dict[str, list[tuple[str, str]]] = {}
     checks: dict[str, tuple[str, tuple[str, ...], str]] = {}
     gated: list[tuple[str, str, str]] = []
-    for path in _build_files(src, cmake_modules=True) if build_files is None else build_files:
-        if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
-            continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        rel = path.relative_to(src).as_posix()
+    for rel, text in _cmake_texts(src, build_files):
         here = cmake.configure_checks(text)
         checks.update({var: (kind, args, f"{rel}:{line}") for var, (kind, args, line) in here.items()})
         gated += [(var, define, f"{rel}:{line}") for var, define, line in cmake.check_gated_defines(text, set(checks))]
