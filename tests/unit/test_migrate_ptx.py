@@ -189,6 +189,17 @@ def test_pipeline_primitives_become_completed_copies() -> None:
     assert ptx.rewrite(own) == own
 
 
+def test_pipeline_header_dropped_where_only_dead_code_uses_it() -> None:
+    # optimum-quanto 0.2.7 awq/v2/gemm_cuda.cu: every __pipeline_ call sits under `#if QUANTO_CUDA_ARCH >= 800`
+    text = ("#include <cuda_pipeline_primitives.h>\n#if defined(ARCH) && ARCH >= 800\n"
+            "__global__ void k() { __pipeline_commit(); __pipeline_wait_prior(0); }\n#endif\n")
+    out = ptx.rewrite(text, dead={3})
+    assert out.startswith("// #include <cuda_pipeline_primitives.h>: HIP lacks it; no line compiled on AMD uses it\n")
+    assert "__pipeline_commit(); __pipeline_wait_prior(0);" in out and "ROCMIG_PTX_HELPERS" not in out
+    live = text.replace("__pipeline_commit();", "__pipeline_arrive_on(b);")
+    assert ptx.rewrite(live).startswith("#include <cuda_pipeline_primitives.h>\n")  # a name the helpers lack
+
+
 @pytest.mark.parametrize(("asm", "expected"), [
     # a .s result fills a wider register with its sign (PTX ISA: ld / cvt sign-extend signed types)
     ('asm("ld.global.s16 %0, [%1];" : "=r"(d) : "l"(p));', "_p0 = (rocmig_ptx::u64)(long long)(short)(_a[0]);"),

@@ -126,6 +126,7 @@ OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 HELPER_CALL = re.compile(r"(?<![\w.:])__(cvta_generic_to_shared|cvta_shared_to_generic|pipeline_memcpy_async|pipeline_commit|"
                        r"pipeline_wait_prior)\s*\(")
+PIPELINE_NAME = re.compile(r"(?<![\w.:])__(pipeline_\w+)\b")  # a cuda_pipeline_primitives.h name left unmapped
 PIPELINE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cuda_pipeline(?:_primitives)?\.h[>"][^\n]*$', re.M)
 CONSTRAINT_WIDTH = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "n": 64, "i": 64}
 UTYPE = {16: "rocmig_ptx::u16", 32: "rocmig_ptx::u32", 64: "rocmig_ptx::u64"}
@@ -1065,8 +1066,9 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
     """`text` with every translatable asm statement replaced (see module doc), and the calls of
     __cvta_generic_to_shared / __cvta_shared_to_generic and of cuda_pipeline_primitives.h's
     __pipeline_memcpy_async / __pipeline_commit / __pipeline_wait_prior (all absent from HIP; the copy is
-    complete on return, as cp.async's) mapped to the helpers, the header's include commented out; the helpers are inserted
-    after the includes when anything changed. dead: 1-based lines not compiled on AMD (left alone)."""
+    complete on return, as cp.async's) mapped to the helpers; the header's include is commented out where no
+    compiled line needs another of its names (calls only in code not compiled on AMD need none). The helpers are
+    inserted after the includes when anything changed. dead: 1-based lines not compiled on AMD (left alone)."""
     if "asm" not in text and "__cvta_" not in text and "__pipeline_" not in text:
         return text
     dead = dead or set()
@@ -1077,8 +1079,11 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
         if cpp.line_of(text, m.start()) not in dead and m.group(1) not in own:
             text = text[:m.start()] + f"rocmig_ptx::{m.group(1)}" + text[m.end() - 1:]
             changed = True
-    if changed and "nvcuda::experimental" not in blanked:
-        text = PIPELINE_INCLUDE.sub(lambda m: "// " + m.group(0).strip() + ": rocmig_ptx's pipeline helpers instead", text)
+    blanked = cpp.blank(text)
+    unmapped = {m.group(1) for m in PIPELINE_NAME.finditer(blanked) if cpp.line_of(text, m.start()) not in dead}
+    if not unmapped - own and "nvcuda::experimental" not in blanked:
+        why = "rocmig_ptx's pipeline helpers instead" if changed else "HIP lacks it; no line compiled on AMD uses it"
+        text = PIPELINE_INCLUDE.sub(lambda m: "// " + m.group(0).strip() + ": " + why, text)
     blanked = cpp.blank(text)
     macros = string_macros(text, cpp.dead_lines(blanked, cpp.HIPCC_UNDEFINED | NVCC_ONLY) | dead)
     for stmt in reversed(statements(text, blanked, macros)):
