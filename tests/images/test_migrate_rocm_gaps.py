@@ -1,10 +1,11 @@
 """CUDA that compiles under nvcc and meets a gap of ROCm 7.2 or clang, through the whole recipe: one unit holds
-libKMCUDA 6.2.3's 3-argument cudaMemcpyToSymbolAsync (HIP declares no default offset and kind), bagua 0.9.2's
+libKMCUDA 6.2.3's 3-argument cudaMemcpyToSymbolAsync (HIP declares no default offset and kind), pytigre 0.1.8's
+3-argument cudaMalloc3DArray (no default flags in HIP), bagua 0.9.2's
 vendored CUB test include of <cub/iterator/tex_obj_input_iterator.cuh> after the runtime header (rocPRIM 7.2's
 texture_cache_iterator.hpp calls memset without <cstring>) and CUB 1.8.0's `X::template f(args)` (clang 19+
 rejects the keyword without template arguments), fast_rnnt 1.3's `#ifdef __CUDA_ARCH__` choice of __host__
 __device__ qualifiers (hipcc never defines __CUDA_ARCH__, and clang checks kernel bodies in both passes). After the
-fixups symbol-async-defaults, texture-iterator-cstring, template-keyword-without-args and cuda-arch-hostdev the unit
+fixups cuda-default-arguments, texture-iterator-cstring, template-keyword-without-args and cuda-arch-hostdev the unit
 compiles for gfx942 (wave64) and gfx1100 (wave32).
 
 Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped when it is not built.
@@ -40,6 +41,9 @@ int main() {
   cudaMemcpyToSymbolAsync(d_changed, &zero, sizeof(zero));
   cudaMemcpyFromSymbolAsync(&back, d_changed, sizeof(back));
   cub::TexObjInputIterator<float> it;
+  cudaArray* volume = nullptr;
+  cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
+  cudaMalloc3DArray(&volume, &desc, make_cudaExtent(8, 8, 8));
   float* x = nullptr;
   mark<<<1, 64>>>(x);
   return cudaStreamSynchronize(0) == cudaSuccess && back == 0 && sizeof(it) > 0 && log_add(0.f, 0.f) > 0.f ? 0 : 1;
@@ -53,11 +57,12 @@ def test_units_meeting_rocm_header_and_clang_gaps_compile(tmp_path: Path) -> Non
     (unit,) = [f for f in report["files"] if f.get("unit")]
     for arch in ("gfx942", "gfx1100"):
         assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
-    assert {"symbol-async-defaults", "texture-iterator-cstring", "template-keyword-without-args",
+    assert {"cuda-default-arguments", "texture-iterator-cstring", "template-keyword-without-args",
             "cuda-arch-hostdev"} <= {f["id"] for f in unit["fixes"]}
     hip = (tmp_path / "out" / "run" / "hip" / "gaps.cu").read_text()
     assert "hipMemcpyToSymbolAsync(HIP_SYMBOL(d_changed), &zero, sizeof(zero), 0, hipMemcpyHostToDevice);" in hip
     assert "hipMemcpyFromSymbolAsync(&back, HIP_SYMBOL(d_changed), sizeof(back), 0, hipMemcpyDeviceToHost);" in hip
+    assert "hipMalloc3DArray(&volume, &desc, make_hipExtent(8, 8, 8), 0);" in hip
     assert "Iterate<N>::Store(p, v);" in hip
     assert "#if defined(__CUDA_ARCH__) || defined(__HIP__)\n#define FT_CUDA_HOSTDEV __host__ __device__" in hip
     assert hip.index("#include <cstring>") < hip.index("tex_obj_input_iterator.hpp")

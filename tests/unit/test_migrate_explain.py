@@ -906,6 +906,32 @@ def test_a_folder_no_build_file_names_is_not_built_and_explains_its_failures(tmp
     assert flags.unbuilt_units(src, units) == {}
 
 
+def test_a_unit_the_cmake_globs_of_its_folder_do_not_match_is_not_built(tmp_path):
+    """qulacs 0.6.14: src/gpusim/CMakeLists.txt compiles `file(GLOB GPUSIM_SRC "*.cu" "*.cuh" "*.h")`, so its
+    stale test.cpp (calling X_gate_host with 3 of 5 arguments) is built by nothing; the root's clang-format
+    GLOB_RECURSE feeds no target, and a configure_file() loop over headers compiles nothing either."""
+    src = tmp_path / "qulacs"
+    files = {
+        "CMakeLists.txt": "file(GLOB_RECURSE header_files ${CMAKE_CURRENT_SOURCE_DIR}/src/*.h)\n"
+                          "file(GLOB_RECURSE ALL_CXX_SOURCE_FILES ${CMAKE_CURRENT_SOURCE_DIR}/src/*.[ch]pp)\n"
+                          "add_custom_target(format COMMAND clang-format -i ${ALL_CXX_SOURCE_FILES})\n",
+        "src/gpusim/CMakeLists.txt": 'file(GLOB GPUSIM_SRC\n    "*.cu"\n    "*.cuh"\n    "*.h")\n'
+                                     "set(ALL_SRC ${GPUSIM_SRC})\nadd_library(gpusim_static STATIC ${ALL_SRC})\n",
+        "src/gpusim/util.cu": "", "src/gpusim/stat_ops.cu": "", "src/gpusim/test.cpp": "",
+        "src/cppsim/CMakeLists.txt": 'file(GLOB_RECURSE CPPSIM_SRC "*.cpp")\nadd_library(cppsim STATIC ${CPPSIM_SRC})\n',
+        "src/cppsim/gate/gate.cpp": "",
+    }
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    units = {"src/gpusim/util.cu", "src/gpusim/stat_ops.cu", "src/gpusim/test.cpp", "src/cppsim/gate/gate.cpp"}
+    notes = flags.unbuilt_units(src, units)
+    assert list(notes) == ["src/gpusim/test.cpp"] and "file(GLOB) patterns" in notes["src/gpusim/test.cpp"]
+    # a pattern under a variable this reading does not resolve: nothing can be said
+    (src / "src/gpusim/CMakeLists.txt").write_text("file(GLOB S ${SRC_DIR}/*.cu)\nadd_library(g ${S})\n")
+    assert flags.unbuilt_units(src, units) == {}
+
+
 def test_a_header_outside_the_builders_include_path_is_named_for_a_failed_unit(tmp_path):
     """lightseq 3.0.1's pybind_op.cpp: its operator builder names csrc/ops_new/includes and csrc/lsflow/includes,
     and it includes normalize_layer.h, which only csrc/ops/includes holds."""

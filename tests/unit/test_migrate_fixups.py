@@ -432,6 +432,17 @@ def test_hipblas_datatype_follows_the_toolchains_hipblas(tmp_path, major, rewrit
     assert ("hipblas-datatype-v3" in [f.id for f in migrated.fixes["blas_utils.h"]]) is rewritten
 
 
+def test_hipblas_complex_types_become_hips_where_no_member_call_needs_the_old_class():
+    """qulacs 0.6.14 gpu_wrapping.h's own HIP branch: `using gpublasDoubleComplex = hipblasDoubleComplex;`,
+    the type its hipblasZdotc / hipblasZgemm calls cast to; hipBLAS 3 (ROCm 7.2) has only hipDoubleComplex."""
+    text = ("using gpublasDoubleComplex = hipblasDoubleComplex;\nhipblasComplex* c;\n"
+            "// hipblasComplex in a comment\nhipblasDatatype_t t;\n")
+    assert features.hipblas_datatype(text) == ("using gpublasDoubleComplex = hipDoubleComplex;\nhipComplex* c;\n"
+                                               "// hipComplex in a comment\nhipDataType t;\n")
+    member = "hipblasComplex z(1.f, 2.f);\nfloat r = z.real();\nhipblasDatatype_t t;\n"
+    assert features.hipblas_datatype(member) == "hipblasComplex z(1.f, 2.f);\nfloat r = z.real();\nhipDataType t;\n"
+
+
 def test_bf16_header_for_a_file_that_names_the_type_without_it():
     """DeepSpeed 0.19.8 cutlass_ops/mixed_gemm/mixed_gemm.cu names __nv_bfloat16 with only c10 headers
     included (they bring cuda_bf16.h for CUDA builds, not hip_bf16.h for ROCm ones): hipcc said
@@ -808,19 +819,26 @@ def test_the_template_keyword_before_a_name_without_arguments_is_dropped():
     assert features.template_keyword_without_args("template <int N> struct S;\n") == "template <int N> struct S;\n"
 
 
-def test_async_symbol_copies_get_cudas_default_offset_and_kind():
-    """libKMCUDA 6.2.3's kmeans.cu: `cudaMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero))`,
-    which CUDA's defaults complete (offset 0, host to device) and HIP 7.2's declarations do not."""
+def test_calls_get_the_arguments_cuda_defaults_and_hip_does_not():
+    """libKMCUDA 6.2.3's kmeans.cu: `cudaMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero))`;
+    pytigre 0.1.8's Siddon_projection.cu and astra-toolbox 1.8b5's util3d.cu:
+    `cudaMalloc3DArray(&d_imagedata, &channelDesc, extent)`. CUDA's defaults complete them, HIP 7.2's
+    declarations do not."""
     text = ("CUCH(hipMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero)),\n     kmcudaMemoryCopyError);\n"
             "hipMemcpyFromSymbolAsync(&h, HIP_SYMBOL(d_passed), sizeof(f(a, b)), 4);\n"
-            "hipMemcpyToSymbolAsync(s, p, n, 0, hipMemcpyDeviceToDevice, stream);\n")
-    assert features.symbol_async_defaults(text) == (
+            "hipMemcpyToSymbolAsync(s, p, n, 0, hipMemcpyDeviceToDevice, stream);\n"
+            "hipMalloc3DArray(&d_imagedata, &channelDesc, extent);\nhipMalloc3DArray(&a, &d, e, hipArraySurfaceLoadStore);\n"
+            "hipLaunchCooperativeKernel(k, grid, block, args);\nhipLaunchCooperativeKernel(k, grid, block, args, smem);\n")
+    assert features.cuda_default_arguments(text) == (
         "CUCH(hipMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero), 0, hipMemcpyHostToDevice),\n"
         "     kmcudaMemoryCopyError);\n"
         "hipMemcpyFromSymbolAsync(&h, HIP_SYMBOL(d_passed), sizeof(f(a, b)), 4, hipMemcpyDeviceToHost);\n"
-        "hipMemcpyToSymbolAsync(s, p, n, 0, hipMemcpyDeviceToDevice, stream);\n")
+        "hipMemcpyToSymbolAsync(s, p, n, 0, hipMemcpyDeviceToDevice, stream);\n"
+        "hipMalloc3DArray(&d_imagedata, &channelDesc, extent, 0);\nhipMalloc3DArray(&a, &d, e, hipArraySurfaceLoadStore);\n"
+        "hipLaunchCooperativeKernel(k, grid, block, args, 0, 0);\nhipLaunchCooperativeKernel(k, grid, block, args, smem, 0);\n")
     own = "hipError_t hipMemcpyToSymbolAsync(const void* s, const void* p, size_t n);\nhipMemcpyToSymbolAsync(s, p, n);\n"
-    assert features.symbol_async_defaults(own) == own
+    assert features.cuda_default_arguments(own) == own
+    assert features.cuda_default_arguments("hipMalloc3DArray(&a, &d);\n") == "hipMalloc3DArray(&a, &d);\n"
 
 
 def test_standard_headers_older_libstdcxx_included_transitively_are_added():

@@ -9,6 +9,7 @@ sources a CUDA branch lists (listed_sources).
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from collections.abc import Iterator
@@ -306,3 +307,73 @@ def listed_sources(text: str, folder: str) -> tuple[dict[str, int], set[str]]:
             else:
                 elsewhere.add(rel)
     return cuda, elsewhere
+
+
+# commands that compile the sources in their arguments
+TARGET_COMMANDS = frozenset({"add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable",
+                             "hip_add_library", "hip_add_executable", "pybind11_add_module", "python_add_library",
+                             "nanobind_add_module"})
+GLOB_OPTIONS = frozenset({"LIST_DIRECTORIES", "TRUE", "FALSE", "ON", "OFF", "CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS"})
+FOLDER_VARIABLE = re.compile(r"^\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/?")
+
+
+def _compiled_variables(calls: list[tuple[str, str, int]]) -> set[str]:
+    """Names of the variables whose value reaches a target command (TARGET_COMMANDS): named there as
+    ${NAME}, or set() / list(APPEND) into such a variable (followed until nothing changes)."""
+    compiled = {v for name, args, _at in calls if name in TARGET_COMMANDS for v in re.findall(r"\$\{(\w+)\}", args)}
+    while True:
+        more = set()
+        for name, args, _at in calls:
+            words = args.split()
+            if name == "list" and len(words) > 1 and words[0].upper() == "APPEND":
+                words = words[1:]
+            elif name != "set" or not words:
+                continue
+            if words[0] in compiled:
+                more |= set(re.findall(r"\$\{(\w+)\}", " ".join(words[1:])))
+        if more <= compiled:
+            return compiled
+        compiled |= more
+
+
+def glob_sources(text: str, folder: str, files: set[str]) -> tuple[set[str], set[str], bool]:
+    """(the `files` (tree-relative paths) that one CMakeLists.txt in tree-relative `folder` compiles through
+    file(GLOB ...) / file(GLOB_RECURSE ...), the folders those globs list without recursing, whether every
+    such glob was read). A glob counts when its variable reaches a target command (_compiled_variables);
+    one that feeds a clang-format target or a configure_file() loop does not. Patterns are read relative
+    to `folder` or under ${CMAKE_CURRENT_SOURCE_DIR}; a pattern with another variable is not read (False).
+    qulacs 0.6.14's src/gpusim compiles `file(GLOB GPUSIM_SRC "*.cu" "*.cuh" "*.h")`: its test.cpp is not
+    built."""
+    code, structure = code_of(text)
+    calls = _calls(structure, code)
+    compiled = _compiled_variables(calls)
+    matched: set[str] = set()
+    listed: set[str] = set()
+    complete = True
+    for name, args, _at in calls:
+        words = [_unquote(w.group(0)) for w in CMAKE_WORD.finditer(args) if w.group(0)]
+        if name != "file" or len(words) < 3 or words[0].upper() not in ("GLOB", "GLOB_RECURSE") or words[1] not in compiled:
+            continue
+        recurse = words[0].upper() == "GLOB_RECURSE"
+        patterns = words[2:]
+        if "RELATIVE" in (w.upper() for w in patterns):
+            complete = False
+            continue
+        for pattern in (p for p in patterns if p.upper() not in GLOB_OPTIONS):
+            pattern = FOLDER_VARIABLE.sub("", pattern)
+            if "$" in pattern or pattern.startswith("/"):
+                complete = False
+                continue
+            where, leaf = posixpath.split(posixpath.normpath(posixpath.join(folder, pattern)))
+            where = "" if where == "." else where
+            if any(c in where for c in "*?["):
+                complete = False
+                continue
+            if not recurse:
+                listed.add(where)
+            for rel in files:
+                here = posixpath.dirname(rel)
+                inside = here == where or (recurse and (not where or here.startswith(where + "/")))
+                if inside and fnmatch.fnmatchcase(posixpath.basename(rel), leaf):
+                    matched.add(rel)
+    return matched, listed, complete

@@ -795,15 +795,24 @@ def merged_error_overloads(text: str) -> str:
 
 
 HIPBLAS_DATATYPE = re.compile(r"\bhipblasDatatype_t\b")
+HIPBLAS_COMPLEX = re.compile(r"\bhipblas(Double)?Complex\b")
+COMPLEX_MEMBER_CALL = re.compile(r"(?:\.|->)\s*(?:real|imag)\s*\(")
 
 
 def hipblas_datatype(text: str) -> str:
-    """hipblasDatatype_t -> hipDataType, for hipBLAS 3 and later (ROCm 7), which removed the type:
-    its GEMM-Ex API takes hipDataType and its HIPBLAS_R_* / HIPBLAS_C_* names are macros for the
-    HIP_R_* / HIP_C_* values of hipDataType (hipblas.h, "Macros used before hipBLAS version 3.0").
-    torch.utils.hipify 2.14 still maps cublasDataType_t to hipblasDatatype_t, and ports written for
-    ROCm 5-6 name it (DeepSpeed 0.19.8 blas_utils.h)."""
-    return HIPBLAS_DATATYPE.sub("hipDataType", text)
+    """hipblasDatatype_t -> hipDataType, hipblasComplex -> hipComplex and hipblasDoubleComplex ->
+    hipDoubleComplex, for hipBLAS 3 and later (ROCm 7), which removed these types: its GEMM-Ex API takes
+    hipDataType, its HIPBLAS_R_* / HIPBLAS_C_* names are macros for the HIP_R_* / HIP_C_* values of
+    hipDataType (hipblas.h, "Macros used before hipBLAS version 3.0"), and its complex functions take
+    hipComplex / hipDoubleComplex (the HIPBLAS_V2 API, the only one in 3.0). torch.utils.hipify 2.14
+    still maps cublasDataType_t to hipblasDatatype_t, and ports written for ROCm 5-6 name these types
+    (DeepSpeed 0.19.8 blas_utils.h; qulacs 0.6.14 gpu_wrapping.h's `using gpublasDoubleComplex =
+    hipblasDoubleComplex`). The complex types are left in a file that calls .real() / .imag(): hipBLAS
+    2's C++ class had those members, HIP's float2 / double2 complex types do not."""
+    text = HIPBLAS_DATATYPE.sub("hipDataType", text)
+    if HIPBLAS_COMPLEX.search(text) and not COMPLEX_MEMBER_CALL.search(cpp.blank(text)):
+        text = HIPBLAS_COMPLEX.sub(lambda m: "hipDoubleComplex" if m.group(1) else "hipComplex", text)
+    return text
 
 
 GEMM_EX = re.compile(r"(?<![\w.:>])hipblasGemm(?:StridedBatched|Batched)?Ex(?:_v2)?\s*\(")
@@ -1884,33 +1893,44 @@ def template_keyword_without_args(text: str) -> str:
     return text
 
 
-# CUDA's runtime declares `offset = 0` and the copy's kind as defaults of cudaMemcpyToSymbolAsync /
-# cudaMemcpyFromSymbolAsync (cuda_runtime.h's C++ overloads); HIP 7.2 declares a default for the
-# stream only (hip_runtime_api.h), so a 3- or 4-argument call finds no candidate
-SYMBOL_ASYNC = re.compile(r"(?<![\w.:>])(hipMemcpyToSymbolAsync|hipMemcpyFromSymbolAsync)\s*\(")
-SYMBOL_ASYNC_KIND = {"hipMemcpyToSymbolAsync": "hipMemcpyHostToDevice", "hipMemcpyFromSymbolAsync": "hipMemcpyDeviceToHost"}
+# Trailing parameters that CUDA's runtime declares with a default and HIP 7.2 without one, so that a call
+# leaving them out finds no HIP candidate: name -> (index of the first such parameter, CUDA's defaults from
+# there on). Read from CUDA 12's cuda_runtime_api.h (`__dv(...)`) and cuda_runtime.h (C++ template
+# overloads) against ROCm 7.2.4's hip_runtime_api.h (`__dparm(...)`); a default HIP does declare (the
+# symbol copies' stream) is left to HIP.
+CUDA_DEFAULTS = {
+    "hipMemcpyToSymbolAsync": (3, ("0", "hipMemcpyHostToDevice")),
+    "hipMemcpyFromSymbolAsync": (3, ("0", "hipMemcpyDeviceToHost")),
+    "hipMalloc3DArray": (3, ("0",)),
+    "hipMemcpy2DArrayToArray": (8, ("hipMemcpyDeviceToDevice",)),
+    "hipLaunchCooperativeKernel": (4, ("0", "0")),
+    "hipLaunchCooperativeKernelMultiDevice": (2, ("0",)),
+    "hipSignalExternalSemaphoresAsync": (3, ("0",)),
+    "hipWaitExternalSemaphoresAsync": (3, ("0",)),
+    "hipGraphInstantiateWithFlags": (2, ("0",)),
+}
+DEFAULTED_CALL = re.compile(r"(?<![\w.:>])(" + "|".join(CUDA_DEFAULTS) + r")\s*\(")
 
 
-def symbol_async_defaults(text: str) -> str:
-    """hipMemcpyToSymbolAsync(symbol, src, count) -> (..., count, 0, hipMemcpyHostToDevice), and the same
-    with the kind alone after a 4th argument (the offset); hipMemcpyFromSymbolAsync likewise with
-    hipMemcpyDeviceToHost: the arguments CUDA's declarations default (SYMBOL_ASYNC). Calls with 5 or 6
-    arguments, and a file that declares either name itself, are left."""
-    if "SymbolAsync" not in text:
+def cuda_default_arguments(text: str) -> str:
+    """Calls of the HIP APIs in CUDA_DEFAULTS that leave out trailing arguments CUDA defaults get CUDA's
+    defaults appended: hipMalloc3DArray(&a, &desc, extent) -> hipMalloc3DArray(&a, &desc, extent, 0);
+    hipMemcpyToSymbolAsync(symbol, src, count) -> (..., count, 0, hipMemcpyHostToDevice). Calls that pass
+    every argument, calls with fewer than CUDA's required ones, and names the file declares or #defines
+    itself are left."""
+    if not any(name in text for name in CUDA_DEFAULTS):
         return text
     blanked = cpp.blank(text)
-    if re.search(r"(?:hipError_t|#\s*define)\s+hipMemcpy(?:To|From)SymbolAsync\b", blanked):
-        return text
+    own = set(re.findall(r"(?:hipError_t|#\s*define)\s+(hip\w+)\b", blanked))
     edits = []
-    for m in SYMBOL_ASYNC.finditer(blanked):
+    for m in DEFAULTED_CALL.finditer(blanked):
+        first, defaults = CUDA_DEFAULTS[m.group(1)]
         end = cpp.closing_paren(blanked, m.end())
-        if end is None:
+        if m.group(1) in own or end is None:
             continue
-        args = cpp.split_args(text[m.end():end - 1], blanked[m.end():end - 1])
-        added = {3: f", 0, {SYMBOL_ASYNC_KIND[m.group(1)]}", 4: f", {SYMBOL_ASYNC_KIND[m.group(1)]}"}.get(len(args))
-        if added:
-            close = blanked.rindex(")", m.end(), end)
-            edits.append((close, added))
+        given = len(cpp.split_args(text[m.end():end - 1], blanked[m.end():end - 1]))
+        if first <= given < first + len(defaults):
+            edits.append((blanked.rindex(")", m.end(), end), "".join(", " + d for d in defaults[given - first:])))
     for at, added in reversed(edits):
         text = text[:at] + added + text[at:]
     return text

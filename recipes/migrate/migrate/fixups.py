@@ -27,8 +27,9 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA), except in functions that use
                         WMMA, whose rocWMMA fragments belong to the whole wavefront
-  hipblas-datatype-v3   hipblasDatatype_t -> hipDataType when the toolchain's hipBLAS is 3 or later (it
-                        removed the type; HIPBLAS_R_* are hipDataType values there)
+  hipblas-datatype-v3   hipblasDatatype_t -> hipDataType, hipblasComplex / hipblasDoubleComplex -> hipComplex /
+                        hipDoubleComplex when the toolchain's hipBLAS is 3 or later (it removed the types;
+                        HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   cg-reduce, cg-memcpy-header, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
@@ -52,8 +53,9 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         which calls memset without including it (nvcc's implicit runtime gave CUB <string.h>)
   nvcc-implicit-headers a .cu unit using memcpy / printf / malloc / clock / assert gets the C header nvcc's
                         implicit cuda_runtime.h includes (string.h, stdio.h, stdlib.h, time.h, assert.h)
-  symbol-async-defaults hipMemcpyToSymbolAsync / hipMemcpyFromSymbolAsync called with 3 or 4 arguments get
-                        CUDA's default offset 0 and copy kind (HIP 7.2 defaults only the stream)
+  cuda-default-arguments  calls that leave out trailing arguments CUDA's runtime defaults and HIP 7.2 does not
+                        (hipMalloc3DArray's flags, hipMemcpyToSymbolAsync's offset and kind, hipLaunchCooperativeKernel's
+                        shared memory and stream, ...) get CUDA's defaults (features.CUDA_DEFAULTS)
   std-headers           the standard header of std:: names a file uses without including it (std::logic_error ->
                         <stdexcept>, std::string -> <string>, ...): older libstdc++ included them transitively
   template-keyword-without-args `X::template f(args)` -> `X::f(args)` where no template argument list follows
@@ -598,7 +600,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.mixed_minmax),
         ("merged-error-overloads", "a function's CUresult and cudaError_t overloads (both hipError_t) -> its first "
          "definition", features.merged_error_overloads),
-        ("hipblas-datatype-v3", "hipblasDatatype_t -> hipDataType (hipBLAS >= 3 removed the type)",
+        ("hipblas-datatype-v3", "hipblasDatatype_t -> hipDataType, hipblas(Double)Complex -> hip(Double)Complex "
+         "(hipBLAS >= 3 removed the types)",
          lambda t: features.hipblas_datatype(t) if hipblas_major is not None and hipblas_major >= 3 else t),
         ("gemm-ex-compute-type", "GemmEx compute type given as a data type (HIP_R_32F) -> HIPBLAS_COMPUTE_32F (hipBLAS >= 3)",
          lambda t: features.gemm_ex_compute_type(t) if hipblas_major is not None and hipblas_major >= 3 else t),
@@ -629,8 +632,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.func_pointer_cast),
         ("hip-macro-undef", "#undef of HIP header macros (MASK1, HW_ID, ...) whose names the file uses as identifiers",
          lambda t: features.hip_macros_undone(t, hip_macros)),
-        ("symbol-async-defaults", "hipMemcpyTo/FromSymbolAsync with 3 or 4 arguments get CUDA's default offset and kind",
-         features.symbol_async_defaults),
+        ("cuda-default-arguments", "HIP calls that leave out arguments CUDA's runtime defaults get CUDA's defaults",
+         features.cuda_default_arguments),
         ("out-pointer-cast", "T** out arguments of hipHostGetDevicePointer / hipMallocHost -> void**",
          features.out_pointer_cast),
         ("nvcc-implicit-headers", "the C headers nvcc's implicit cuda_runtime.h gives every .cu unit, where it uses them",

@@ -947,6 +947,7 @@ def cuda_only_units(src: Path, units: set[str]) -> dict[str, str]:
 DIRECTORY_SCAN = re.compile(r"\bglob\.i?glob\s*\(|\.r?glob\s*\(|\blistdir\s*\(|\bos\.walk\s*\(|\bscandir\s*\("
                             r"|\bfile\s*\(\s*GLOB|\$\(wildcard|\$\(shell\s+find", re.I)
 LINE_COMMENT = re.compile(r"#.*$", re.MULTILINE)
+CMAKE_GLOB_CALL = re.compile(r"\bfile\s*\(\s*GLOB(?:_RECURSE)?\b[^)]*\)", re.I)  # read by cmake.glob_sources
 
 
 def _named_sources(texts: list[tuple[str, str]], units: set[str]) -> set[str]:
@@ -971,26 +972,47 @@ def _named_sources(texts: list[tuple[str, str]], units: set[str]) -> set[str]:
     return named
 
 
+def _scans_folders(rel: str, text: str) -> bool:
+    """Whether build file `rel` finds sources by listing folders (DIRECTORY_SCAN) in a way
+    cmake.glob_sources does not read: a CMakeLists.txt's file(GLOB) calls are read there."""
+    text = LINE_COMMENT.sub("", text)
+    return bool(DIRECTORY_SCAN.search(CMAKE_GLOB_CALL.sub("", text) if posixpath.basename(rel) == "CMakeLists.txt" else text))
+
+
 def unbuilt_units(src: Path, units: set[str]) -> dict[str, str]:
     """{unit: why} of the `units` (tree-relative) that the project's build does not compile: a whole
     folder of units that no build file names, where the build names its other sources one by one
     (lightseq 3.0.1's csrc/ops/, the generation its op builders replaced by csrc/ops_new/: their lines
-    in the builders are commented out). Build files: CMakeLists.txt, *.cmake, Makefiles, setup.py and
-    the tree's other Python files. Empty when the build lists folders instead (glob, file(GLOB),
-    $(wildcard)), names no unit, or has no files; a folder with a build file of its own is left out."""
+    in the builders are commented out), and a unit that the CMake file(GLOB) patterns compiling its
+    folder do not match and nothing names (qulacs 0.6.14's src/gpusim/test.cpp beside `*.cu`: cmake.glob_sources).
+    Build files: CMakeLists.txt, *.cmake, Makefiles, setup.py and the tree's other Python files. Empty
+    when the build lists folders some other way (a Python glob, $(wildcard), a file(GLOB) not read), names
+    no unit, or has no files; a folder with a build file of its own is left out unless its globs list it."""
     if not src.is_dir() or not units:
         return {}
     texts = _build_texts(src, cmake_modules=True) + _python_texts(src)
-    if not texts or any(DIRECTORY_SCAN.search(LINE_COMMENT.sub("", text)) for _rel, text in texts):
+    globbed: set[str] = set()
+    glob_folders: set[str] = set()
+    for rel, text in texts:
+        if posixpath.basename(rel) == "CMakeLists.txt" and "GLOB" in text.upper():
+            matched, listed, complete = cmake.glob_sources(text, posixpath.dirname(rel), units)
+            if not complete:
+                return {}
+            globbed |= matched
+            glob_folders |= listed
+    if not texts or any(_scans_folders(rel, text) for rel, text in texts):
         return {}
-    named = _named_sources(texts, units)
+    named = _named_sources(texts, units) | globbed
     if not named:
         return {}
     build_folders = {posixpath.dirname(rel) for rel, _text in texts if not rel.endswith(".py")}
     built_folders = {posixpath.dirname(u) for u in named}
-    return {u: "no build file of the project names it or its folder's other sources (CMakeLists.txt, Makefiles, "
-               "setup.py, the Python build modules), while the build names its sources one by one"
-            for u in sorted(units - named) if posixpath.dirname(u) not in built_folders | build_folders}
+    found = {u: "no build file of the project names it or its folder's other sources (CMakeLists.txt, Makefiles, "
+                "setup.py, the Python build modules), while the build names its sources one by one"
+             for u in sorted(units - named) if posixpath.dirname(u) not in built_folders | build_folders}
+    found |= {u: "the file(GLOB) patterns that compile its folder do not match it, and no build file names it"
+              for u in sorted(units - named) if posixpath.dirname(u) in glob_folders}
+    return found
 
 
 def first_files(rels: list[str]) -> str:
