@@ -819,6 +819,24 @@ def test_the_template_keyword_before_a_name_without_arguments_is_dropped():
     assert features.template_keyword_without_args("template <int N> struct S;\n") == "template <int N> struct S;\n"
 
 
+def test_templated_call_operator_keeps_its_template_keyword(tmp_path):
+    """vLLM 0.34.0 csrc/gdn/fused_gdn_decode_kernel.cu: `split_v == 4 ? launch.template operator()<4>() : ...`
+    on a generic lambda inside a function template. The keyword is needed there (the template argument list
+    follows `operator()`), so template-keyword-without-args must leave it: without it the host C++ compiler,
+    like clang, rejects the call."""
+    text = ("template <typename T> int run(T split) {\n"
+            "  auto launch = [&]<int N>() { return N * static_cast<int>(split); };\n"
+            "  return split == 4 ? launch.template operator()<4>() : (&launch)->template operator() <1>();\n}\n"
+            "int main() { return run(4) - 16; }\n")
+    assert features.template_keyword_without_args(text) == text
+    for name, source, ok in (("kept", text, True), ("dropped", text.replace("template operator", "operator"), False)):
+        unit = tmp_path / f"{name}.cc"
+        unit.write_text(source)
+        built = subprocess.run(["c++", "-std=c++20", str(unit), "-o", str(tmp_path / name)], capture_output=True, text=True)
+        assert (built.returncode == 0) is ok, built.stderr
+    assert subprocess.run([str(tmp_path / "kept")]).returncode == 0
+
+
 def test_calls_get_the_arguments_cuda_defaults_and_hip_does_not():
     """libKMCUDA 6.2.3's kmeans.cu: `cudaMemcpyToSymbolAsync(d_changed_number, &zero, sizeof(zero))`;
     pytigre 0.1.8's Siddon_projection.cu and astra-toolbox 1.8b5's util3d.cu:

@@ -1876,7 +1876,8 @@ CUDART_CALLING = re.compile(r"\b(?:CUDART_CB|CUDARTAPI|CUDAAPI)\b[ \t]*")
 # `X::template name(args)` / `x.template name(args)`: the keyword before a name without template
 # arguments, which nvcc's front end and clang before 19 accept; clang 19 and later reject it by default
 # (-Wmissing-template-arg-list-after-template-kw, [temp.names]/5 since CWG 96). CUB 1.8's thread_store.cuh
-TEMPLATE_WITHOUT_ARGS = re.compile(r"(::|\.|->)(\s*)template\s+([A-Za-z_]\w*)(?=\s*\()")
+# (not `x.template operator()<N>()`, a templated call operator with its argument list after the `()`)
+TEMPLATE_WITHOUT_ARGS = re.compile(r"(::|\.|->)(\s*)template\s+(?!operator\b)([A-Za-z_]\w*)(?=\s*\()")
 
 
 def template_keyword_without_args(text: str) -> str:
