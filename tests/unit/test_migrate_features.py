@@ -262,6 +262,24 @@ def test_half_shuffles_only_in_pytorch_files_and_not_a_warp_operation():
     assert decided(torch) == decided(plain)
 
 
+def test_torch_units_keep_a_tree_header_torch_hipify_did_not_reach(tmp_path):
+    """transformer-engine-torch 2.20.2: csrc/extensions/gemm.cpp includes the project's own
+    "common/util/cuda_runtime.h", which torch.utils.hipify rewrote to "common/util/hip/hip_runtime.h" and so
+    never reached (the header is not among its files); the include keeps the tree's name."""
+    from migrate import torch_ext
+    cuda = '#include <torch/extension.h>\n#include "common/util/cuda_runtime.h"\nint f();\n'
+    hipified = '#include <torch/extension.h>\n#include "common/util/hip/hip_runtime.h"\nint f();\n'
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "gemm_hip.cpp").write_text(hipified)
+    tree = {"csrc/gemm.cpp": cuda, "common_headers/common/util/cuda_runtime.h": "namespace te { namespace cuda {} }\n"}
+    archs = [Arch("gfx942", "CDNA3", 64, 65536)]
+    done = torch_ext.apply_fixups(
+        {"csrc/gemm.cpp": "csrc/gemm_hip.cpp"}, tree, tmp_path,
+        lambda part: advice.migrate_tree(part, rules.load_rules(), archs, tree_cuda=tree, pytorch_files=frozenset(part)))
+    assert '#include "common/util/cuda_runtime.h"' in (tmp_path / "csrc" / "gemm_hip.cpp").read_text()
+    assert "tree-include-kept" in [x.id for x in done.fixes["csrc/gemm_hip.cpp"]]
+
+
 def test_fixups_run_on_torch_hipify_output_under_its_names(tmp_path):
     """torch.utils.hipify renames csrc/cuda/utils.cuh to csrc/hip/utils.cuh; the fixups run on that file
     (with the tree-wide facts of the CUDA tree) and the findings name the original file."""
@@ -272,7 +290,7 @@ def test_fixups_run_on_torch_hipify_output_under_its_names(tmp_path):
     archs = [Arch("gfx942", "CDNA3", 64, 65536)]
     done = torch_ext.apply_fixups(
         {"csrc/cuda/utils.cuh": "csrc/hip/utils.cuh"}, {"csrc/cuda/utils.cuh": SCATTER_UTILS}, tmp_path,
-        lambda part: advice.migrate_tree(part, rules.load_rules(), archs, tree_cuda=[SCATTER_UTILS],
+        lambda part: advice.migrate_tree(part, rules.load_rules(), archs, tree_cuda={"utils.cuh": SCATTER_UTILS},
                                          pytorch_files=frozenset(part)))
     written = (tmp_path / "csrc" / "hip" / "utils.cuh").read_text()
     assert written == done.final["csrc/hip/utils.cuh"] and "ROCMIG_HALF_SHUFFLES" in written
@@ -1058,7 +1076,7 @@ def test_a_torch_hipified_unit_including_its_own_header_first_gets_the_hip_runti
     cuda = {"src/cuda/dcn_v2_im2col_cuda.h": header, "src/cuda/dcn_v2_cuda.cu": unit}
     archs = [Arch("gfx942", "CDNA3", 64, 65536)]
     done = torch_ext.apply_fixups(mapped, cuda, tmp_path,
-                                  lambda part: advice.migrate_tree(part, rules.load_rules(), archs, tree_cuda=list(cuda.values()),
+                                  lambda part: advice.migrate_tree(part, rules.load_rules(), archs, tree_cuda=cuda,
                                                                    pytorch_files=frozenset(part)))
     assert done.final["src/hip/dcn_v2_hip.hip"] == "#include <hip/hip_runtime.h>  // nvcc includes cuda_runtime.h first in every .cu unit\n" + hip_unit
     assert done.final["src/hip/dcn_v2_im2col_hip.h"] == hip_header

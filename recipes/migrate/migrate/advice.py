@@ -337,7 +337,7 @@ UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
 
 def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: list[Arch],
                  include_dirs: tuple[str, ...] = (), system_dirs: tuple[str, ...] = (),
-                 tree_cuda: list[str] | None = None, pytorch_files: frozenset[str] = frozenset(),
+                 tree_cuda: Mapping[str, str] | None = None, pytorch_files: frozenset[str] = frozenset(),
                  defines: frozenset[str] = frozenset(), copied: frozenset[str] = frozenset(),
                  toolkit_dirs: tuple[str, ...] | None = None,
                  unit_dirs: Mapping[str, tuple[str, ...]] | None = None) -> Migrated:
@@ -347,8 +347,9 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     translator is hipify-perl, hipify-clang or torch.utils.hipify (the fixups only rewrite what has one
     correct HIP form, so they hold on each one's output); rules: rules.load_rules(); archs: the
     selected offload archs (for the LDS check); include_dirs / system_dirs: see includes.IncludeGraph;
-    tree_cuda: the CUDA texts of the whole tree when `texts` is a part of it (the tree-wide facts:
-    macros, full-mask names, whether the tree has HIP code paths, come from the whole tree);
+    tree_cuda: {tree-relative path: CUDA text} of the whole tree when `texts` is a part of it (the
+    tree-wide facts: macros, full-mask names, whether the tree has HIP code paths, and which #include
+    names are the tree's own headers, come from the whole tree);
     pytorch_files: the keys of `texts` whose includes reach PyTorch's headers (non-empty: `texts` is
     compiled as a PyTorch extension, which defines USE_ROCM); defines: macro names the compile of
     `texts` defines (--define): without PyTorch, USE_ROCM is undefined unless it is one of them;
@@ -357,7 +358,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     toolkit's include folders (hipify-clang's CUDA headers), which tell a project's own header from a
     toolkit header (None: not known); unit_dirs: each unit's own include folders (includes.IncludeGraph)."""
     blanked_of = {rel: cpp.blank(cuda) for rel, (cuda, _hip) in texts.items()}
-    blanked = [cpp.blank(cuda) for cuda in tree_cuda] if tree_cuda is not None else list(blanked_of.values())
+    blanked = [cpp.blank(cuda) for cuda in tree_cuda.values()] if tree_cuda is not None else list(blanked_of.values())
     ctx = scan.tree_context(blanked, archs)
     if not pytorch_files:
         ctx = replace(ctx, undefined=ctx.undefined | (cpp.ROCM_BUILD_MACROS - defines))
@@ -386,7 +387,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     bf16_anywhere = any(all(h not in files for other, files in reach.items() if other != h) for h in bf16_headers)
     states: dict[str, FileState] = {}
     by_name: dict[str, list[str]] = {}
-    for path in texts:
+    for path in sorted(set(texts) | set(tree_cuda or ())):  # the translations' names and the whole tree's
         by_name.setdefault(posixpath.basename(path), []).append(path)
 
     def in_tree(name: str) -> bool:

@@ -281,7 +281,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         by_torch = torch_ext.apply_fixups(
             torch_map, cuda_texts, torch_dir,
             lambda part: advice.migrate_tree(part, rules, list(opts.archs), project.all_dirs(), sysdirs,
-                                             tree_cuda=list(cuda_texts.values()), toolkit_dirs=toolkit_dirs,
+                                             tree_cuda=cuda_texts, toolkit_dirs=toolkit_dirs,
                                              pytorch_files=frozenset(path for rel, path in torch_map.items()
                                                                      if graph.closure(rel).torch)))
         _torch_entries(files_out, torch_map, by_torch, torch_units,
