@@ -280,6 +280,27 @@ def test_torch_units_keep_a_tree_header_torch_hipify_did_not_reach(tmp_path):
     assert "tree-include-kept" in [x.id for x in done.fixes["csrc/gemm_hip.cpp"]]
 
 
+def test_headers_torch_hipify_never_reached_get_the_trees_translation(tmp_path):
+    """transformer-engine-torch 2.20.2: after tree-include-kept, gemm_hip.cpp includes the project's
+    common/util/cuda_runtime.h, which torch.utils.hipify never reached (its copy is still CUDA:
+    `#include <cuda_runtime_api.h>`); the extension build compiles the tree's translation of it instead.
+    A header torch.utils.hipify mapped, one no extension unit reaches and one it changed are left."""
+    from migrate import torch_ext
+    cuda = {"common/util/cuda_runtime.h": "#include <cuda_runtime_api.h>\n", "csrc/gemm.cpp": "int g();\n",
+            "csrc/util.h": "#include <cuda.h>\n", "other/alone.h": "#include <cuda.h>\n"}
+    for rel, text in cuda.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "csrc" / "util.h").write_text("#include <hip/hip_runtime.h>\n")  # torch.utils.hipify's own
+    translated = {rel: text.replace("cuda_runtime_api.h", "hip/hip_runtime_api.h").replace("cuda.h", "hip/hip_runtime.h")
+                  for rel, text in cuda.items()}
+    written = torch_ext.fill_unreached(tmp_path, {"csrc/gemm.cpp": "csrc/gemm.cpp"},
+                                       {"common/util/cuda_runtime.h", "csrc/gemm.cpp", "csrc/util.h"}, cuda, translated)
+    assert written == ["common/util/cuda_runtime.h"]
+    assert (tmp_path / "common/util/cuda_runtime.h").read_text() == "#include <hip/hip_runtime_api.h>\n"
+    assert (tmp_path / "other/alone.h").read_text() == "#include <cuda.h>\n"
+
+
 def test_fixups_run_on_torch_hipify_output_under_its_names(tmp_path):
     """torch.utils.hipify renames csrc/cuda/utils.cuh to csrc/hip/utils.cuh; the fixups run on that file
     (with the tree-wide facts of the CUDA tree) and the findings name the original file."""

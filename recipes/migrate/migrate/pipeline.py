@@ -276,6 +276,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     isa_flags = flags.host_isa_flags(opts.src)
     torch_dirs = {rel: tuple(dict.fromkeys(project.for_unit(rel).include_dirs + graph.closure(rel).dirs)) for rel in torch_units}
     torch_map = torch_ext.hipify_units(torch, cuda_dir, torch_dir, torch_dirs) if torch and torch_units else {}
+    filled: list[str] = []
     if torch_map:
         cuda_texts = {f.rel: f.text for f in source.files}
         by_torch = torch_ext.apply_fixups(
@@ -286,6 +287,13 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                                                      if graph.closure(rel).torch)))
         _torch_entries(files_out, torch_map, by_torch, torch_units,
                        {u.rel: graph.reach(u.rel) for u in units}, torch.origin if torch else "")
+        reached = set().union(*(cuda_graph.reach(rel) for rel in torch_units))
+        filled = torch_ext.fill_unreached(torch_dir, torch_map, reached, cuda_texts, final_texts)
+        for rel in filled:
+            entry = files_out[rel]
+            entry["torch"] = {"translator": {"name": entry["translator"]["name"], "reason": (
+                "torch.utils.hipify did not reach it (an include it renamed to a HIP header); the extension units "
+                "compile this translation of it")}, "fixes": entry["fixes"], "findings": entry["findings"]}
     # after _torch_entries, which gives files seen only by extension units their torch findings
     if not opts.compile_commands:
         compiled = compiled_files(cuda_graph, units)
@@ -374,6 +382,10 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     read = {os.path.normpath(hip_dir / f.rel): (f.rel, migrated.states[f.rel].cuda_line if f.rel in migrated.states
                                                   else lambda line: line) for f in source.files}
     if torch_map:
+        # files torch.utils.hipify did not reach: their CUDA text, or the tree's translation (filled)
+        read.update({os.path.normpath(torch_dir / f.rel): (f.rel, migrated.states[f.rel].cuda_line if f.rel in filled
+                                                            and f.rel in migrated.states else lambda line: line)
+                     for f in source.files if f.rel not in torch_map})
         read.update({os.path.normpath(torch_dir / path): (rel, by_torch.states[path].cuda_line)
                      for rel, path in torch_map.items() if path in by_torch.states})
     texts = {f.rel: f.text for f in source.files}

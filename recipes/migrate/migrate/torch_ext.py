@@ -132,6 +132,32 @@ def apply_fixups(mapped: dict[str, str], cuda_texts: dict[str, str], out_dir: Pa
     return replace(migrated, findings=findings)
 
 
+def fill_unreached(out_dir: Path, mapped: dict[str, str], reached: set[str], cuda_texts: dict[str, str],
+                   translated: dict[str, str]) -> list[str]:
+    """Write into `out_dir` (torch.utils.hipify's copy of the tree) the tree's own translation (`translated`:
+    {rel: hipify-clang / hipify-perl text after the fixups}) of each file that extension units reach
+    (`reached`: tree-relative, through the CUDA tree's includes) and torch.utils.hipify left untouched
+    because it never reached it: an include it renamed to a HIP header (transformer-engine-torch 2.20.2's
+    own "common/util/cuda_runtime.h" became "common/util/hip/hip_runtime.h"), which tree-include-kept
+    then put back, so the unit would otherwise compile the header's CUDA text. A file torch.utils.hipify
+    mapped, or whose copy in `out_dir` is no longer its CUDA text, is left. Returns the files written,
+    sorted."""
+    written = []
+    for rel in sorted(reached - set(mapped)):
+        cuda, hip = cuda_texts.get(rel), translated.get(rel)
+        if cuda is None or hip is None or hip == cuda:
+            continue
+        path = out_dir / rel
+        try:
+            if path.read_text(encoding="utf-8", errors="replace") != cuda:
+                continue
+        except OSError:
+            continue
+        written.append(rel)
+    tree.write_tree(out_dir, {rel: translated[rel] for rel in written})
+    return written
+
+
 # The -U flags of the half / bfloat16 operator switches in a build script's nvcc arguments
 # (DeepSpeed's op_builder, apex, flash-attn, mamba-ssm: '-U__CUDA_NO_HALF_OPERATORS__', ...).
 # DeepSpeed's ROCm branch names the HIP ones itself ('-U__HIP_NO_HALF_OPERATORS__').
