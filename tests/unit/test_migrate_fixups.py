@@ -594,6 +594,22 @@ def test_a_tree_copy_of_a_cuda_library_header_does_not_keep_the_include():
     assert out == "#include <hipblas/hipblas.h>\n#include <hipblaslt/hipblaslt.h>\n#include <helper_cuda.h>\n"
 
 
+def test_a_quoted_include_of_a_file_beside_the_includer_is_the_trees_whatever_its_name():
+    """transformer-engine-torch 2.20.2's common/util/pybind_helper.h includes "cuda_runtime.h": the
+    preprocessor finds its own common/util/cuda_runtime.h beside it first (namespace transformer_engine::cuda);
+    torch.utils.hipify made it "hip/hip_runtime.h". The same name in angle brackets, or quoted in a folder
+    without such a file, is CUDA's, and hipify's HIP header stands."""
+    from migrate import fixups
+    cuda = '#include <pybind11/pybind11.h>\n#include "cuda_runtime.h"\n#include <cuda_runtime.h>\n'
+    hip = '#include <pybind11/pybind11.h>\n#include "hip/hip_runtime.h"\n#include <hip/hip_runtime.h>\n'
+    tree = {"common_headers/common/util/cuda_runtime.h", "common_headers/common/util/pybind_helper.h"}
+    headers = fixups.HeaderLookup(lambda name: any(("/" + p).endswith("/" + name) for p in tree),
+                                  lambda name: name.startswith(("hip/", "pybind11/")), lambda name: name == "cuda_runtime.h")
+    out = fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 2, 3], headers, "common_headers/common/util")
+    assert out == '#include <pybind11/pybind11.h>\n#include "cuda_runtime.h"\n#include <hip/hip_runtime.h>\n'
+    assert fixups.tree_includes_kept(hip, cuda.split("\n"), [0, 1, 2, 3], headers, "csrc") == hip
+
+
 def test_a_relative_project_include_keeps_its_name_where_the_tree_lacks_it():
     """Rodinia (as stored): kmeans_cuda.cu includes "../../common/cuda/helper_cuda.h", a folder outside the
     copy; hipify-perl makes it "../../common/cuda/hip/hip_runtime_api.h", a file nobody has. The relative path

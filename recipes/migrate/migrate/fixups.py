@@ -90,6 +90,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -430,7 +431,8 @@ NVTX_HEADER = re.compile(r"^(?:nvToolsExt|nvtx3/)")
 INCLUDE_LINE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)([<"])([^>"\n]+)([>"])', re.M)
 
 
-def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | None], headers: HeaderLookup) -> str:
+def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | None], headers: HeaderLookup,
+                       folder: str = "") -> str:
     """Put back an #include of the tree's own header that the translator renamed:
     - to a name found nowhere (hipify-perl's cuda_stream -> hip_stream turns XGBoost's "cuda_stream.h"
       into "hip_stream.h");
@@ -442,7 +444,10 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
     file of the tree (torch.utils.hipify's x_cuda.h -> x_hip.h) is kept. A quoted `./` or `../` path is the
     project's own file even where the tree lacks it (Rodinia's "../../common/cuda/helper_cuda.h", which
     hipify-perl made "../../common/cuda/hip/hip_runtime_api.h"): it keeps its name, and a failure then
-    names the file the project needs."""
+    names the file the project needs. A quoted name that the tree holds beside the includer (`folder`, the
+    includer's tree folder) is the tree's file whatever its name, as the preprocessor looks there first
+    (transformer-engine-torch's common/util/pybind_helper.h includes "cuda_runtime.h", its own
+    common/util/cuda_runtime.h, which torch.utils.hipify made "hip/hip_runtime.h")."""
     lines = text.split("\n")
     for i, line in enumerate(cuda_lines):
         m = INCLUDE_NAME.match(line)
@@ -455,7 +460,9 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
         relative = m.group(2) == '"' and old.startswith(("./", "../"))
         if not h or new == old or not (headers.tree(old) or relative) or headers.tree(new):
             continue
-        own = relative or (headers.toolkit is not None and not headers.toolkit(old) and not CUDA_LIBRARY_HEADER.match(old))
+        beside = m.group(2) == '"' and headers.tree(posixpath.normpath(posixpath.join(folder, old)))
+        own = relative or beside or (headers.toolkit is not None and not headers.toolkit(old)
+                                     and not CUDA_LIBRARY_HEADER.match(old))
         if own or not headers.path(new):
             lines[j] = h.group(1) + m.group(2) + m.group(3) + m.group(4) + lines[j][h.end():]
     return "\n".join(lines)
@@ -465,11 +472,13 @@ def _include_line(i: int, mapping: list[int | None], lines: list[str], cuda_line
     """The output line (0-based) of CUDA include line i: its mapped line when that is an #include the
     translator did not add; else, within the run of CUDA #include lines around i (up to the nearest
     mapped lines that are no #include), the output #include lines other than an added
-    hip/hip_runtime.h in the same span, paired in order when the two runs have the same length
+    hip/hip_runtime.h (one mapped from a CUDA runtime include is its translation) in the same span,
+    paired in order when the two runs have the same length
     (hipify-clang adds hip_runtime.h and a blank line above the first include, and the line map may
     pair the renamed includes with those)."""
     j = mapping[i] if i < len(mapping) else None
-    if j is not None and j < len(lines) and INCLUDE_NAME.match(lines[j]) and not ADDED_RUNTIME.match(lines[j]):
+    if j is not None and j < len(lines) and INCLUDE_NAME.match(lines[j]) and (
+            not ADDED_RUNTIME.match(lines[j]) or CUDA_RUNTIME_INCLUDE.match(cuda_lines[i])):
         return j
 
     def anchor(k: int) -> bool:
@@ -484,6 +493,8 @@ def _include_line(i: int, mapping: list[int | None], lines: list[str], cuda_line
 
 
 ADDED_RUNTIME = re.compile(r'[ \t]*#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"]')
+# a CUDA line whose own translation is that include (not one a translator added)
+CUDA_RUNTIME_INCLUDE = re.compile(r'[ \t]*#[ \t]*include[ \t]*[<"](?:[\w./-]*/)?cuda_runtime(?:_api)?\.h[>"]')
 
 
 def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str],
@@ -529,7 +540,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          "HIP keeps stream order)",
          lambda t: launch.rename(t, cuda_text, mapping, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("tree-include-kept", "#include of the tree's own header renamed by the translator -> its own name",
-         lambda t: tree_includes_kept(t, cuda_lines, mapping, headers) if headers else t),
+         lambda t: tree_includes_kept(t, cuda_lines, mapping, headers, posixpath.dirname(rel)) if headers else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
          lambda t: features.own_hip_branch(t, cuda_lines, mapping)),
         ("translator-self-define", "#define N N lines the translator made from the project's #define cudaX N commented out",
