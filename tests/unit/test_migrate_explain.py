@@ -326,6 +326,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "hip-name-redeclared": "typedef redefinition with different types ('unsigned long long' vs 'void *')",
         "cg-shuffle-type": "no matching function for call to '__shfl_xor'",
         "tree-defines-twice": "static declaration of 'cublas_handle' follows non-static declaration",
+        "merge-conflict-markers": "version control conflict marker in file",
         "cu-deviceptr-integer": ("incompatible integer to pointer conversion assigning to 'hipDeviceptr_t' "
                                  "(aka 'void *') from 'size_t' (aka 'unsigned long')"),
         "hip-overloaded-api-address": "address of overloaded function 'hipMalloc' does not match required type 'void'",
