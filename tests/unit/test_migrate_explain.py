@@ -56,6 +56,7 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "tree-redefined": explain.defined_elsewhere(texts or {}),
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
                                 "uses-void-handle": explain.file_uses(texts or {}, explain.VOID_HANDLES),
+                                "tree-arity": explain.declared_with_other_arity(texts or {}),
                                 "hip-name": explain.redeclares_hip(texts or {}),
                                 "device-code": explain.in_device_code(texts or {}),
                                 "arch-gated": explain.declared_for_nvidia_only(texts or {}),
@@ -275,7 +276,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
      "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit', "
-     "'unincluded-header', 'include-gated', 'uses-void-handle')"),
+     "'unincluded-header', 'include-gated', 'uses-void-handle', 'tree-arity')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -327,6 +328,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "cg-shuffle-type": "no matching function for call to '__shfl_xor'",
         "tree-defines-twice": "static declaration of 'cublas_handle' follows non-static declaration",
         "merge-conflict-markers": "version control conflict marker in file",
+        "tree-call-arity": "too many arguments to function call, expected 5, have 7",
         "cu-deviceptr-integer": ("incompatible integer to pointer conversion assigning to 'hipDeviceptr_t' "
                                  "(aka 'void *') from 'size_t' (aka 'unsigned long')"),
         "hip-overloaded-api-address": "address of overloaded function 'hipMalloc' does not match required type 'void'",
@@ -372,6 +374,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "tree-redefined": lambda name, where: "x",
                                                         "uses-deviceptr": lambda name, where: "x",
                                                         "uses-void-handle": lambda name, where: "x",
+                                                        "tree-arity": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
                                                         "device-code": lambda name, where: "x",
                                                         "arch-gated": lambda name, where: "x",
@@ -931,6 +934,29 @@ def test_a_unit_the_cmake_globs_of_its_folder_do_not_match_is_not_built(tmp_path
     # a pattern under a variable this reading does not resolve: nothing can be said
     (src / "src/gpusim/CMakeLists.txt").write_text("file(GLOB S ${SRC_DIR}/*.cu)\nadd_library(g ${S})\n")
     assert flags.unbuilt_units(src, units) == {}
+
+
+def test_a_call_with_another_count_than_the_trees_declaration_is_explained(tmp_path):
+    """altis (file by file from the store): dwt.cu's `dwt_cuda::fdwt53(in, out, width, height, levels, verbose,
+    quiet)` against dwt_cuda/dwt.h's five-parameter declaration. A count no tree declaration has (a HIP API
+    called with CUDA's arguments) is not this finding."""
+    texts = {"dwt2d/dwt.cu": ('#include "dwt_cuda/dwt.h"\ninline float fdwt(int *in, int *out, int width, int height, int levels,'
+                              ' bool verbose, bool quiet)\n{\n        return dwt_cuda::fdwt53(in, out, width, height, levels,'
+                              ' verbose, quiet);\n}\n'),
+             "dwt2d/dwt_cuda/dwt.h": ("namespace dwt_cuda {\n  float fdwt53(int * in, int * out, int sizeX, int sizeY, int levels);\n"
+                                      "  void rdwt53(int * in, int * out, int sizeX, int sizeY, int levels = 1);\n}\n")}
+    check = explain.declared_with_other_arity(texts)
+    where = explain.Location("dwt2d/dwt.cu", 4, "too many arguments to function call, expected 5, have 7")
+    assert check("5", where) == ("`fdwt53` is declared in dwt2d/dwt_cuda/dwt.h with 5 parameters; dwt2d/dwt.cu calls it "
+                                 "with another count (the files come from different versions of the project)")
+    assert check("4", where) == "" and check("5", explain.Location("", 4, "")) == ""
+    assert [explain._parameter_count(p) for p in ("", "void", "int a", "std::map<int, int> m, int b = f(1, 2)")] == [0, 0, 1, 2]
+    rel, error = "dwt2d/dwt.cu", "/out/run/hip/dwt2d/dwt.cu:4:65: error: too many arguments to function call, expected 5, have 7"
+    files_out = {rel: {"path": rel, "kind": "cu", "unit": True, "findings": [], "fixes": [], "compile": {
+        "gfx942": {"status": "failed", "first_error": error}}}}
+    pipeline.explain_failures(files_out, [rel], set(), {f"/out/run/hip/{rel}": (rel, identity)}, checks(tmp_path, texts),
+                              {rel: ""}, pipeline.unit_fallbacks(RULES))
+    assert files_out[rel]["compile"]["gfx942"]["explained_by"]["rule"] == "tree-call-arity"
 
 
 def test_a_header_outside_the_builders_include_path_is_named_for_a_failed_unit(tmp_path):

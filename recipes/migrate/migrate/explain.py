@@ -190,6 +190,44 @@ def declared_nowhere(texts: Mapping[str, str]) -> Callable[[str, Location], str]
     return check
 
 
+CALLEE = re.compile(r"([A-Za-z_]\w*)\s*\(")
+
+
+def _parameter_count(params: str) -> int:
+    """The parameters of a declaration's blanked parameter list text (`int * in, int levels`: 2; `void`: 0),
+    counting top-level commas only (a default `f(a, b)` or a template argument is one parameter)."""
+    depth, count = 0, 0
+    for ch in params:
+        depth += ch in "(<[{"
+        depth -= ch in ")>]}"
+        count += ch == "," and depth == 0
+    return 0 if params.strip() in ("", "void") else count + 1
+
+
+def declared_with_other_arity(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "tree-arity" check over the tree's files ({rel: text}): a call on the erring line (the error lies
+    in the tree; `expected` is the parameter count clang's "too many / too few arguments to function call,
+    expected N" names) of a function that a file of the tree declares with exactly that many parameters:
+    the caller and the declaration come from different versions of the project (altis' dwt.cu calls
+    `dwt_cuda::fdwt53` with 7 arguments; the dwt.h beside it declares 5), and nvcc fails the same way.
+    Returns the note naming the function and its declaring file, or ""."""
+    def check(expected: str, where: Location) -> str:
+        if not where.rel or where.rel not in texts or not where.line:
+            return ""
+        lines = cpp.blank(texts[where.rel]).split("\n")
+        line = lines[where.line - 1] if where.line <= len(lines) else ""
+        for callee in dict.fromkeys(m.group(1) for m in CALLEE.finditer(line)):
+            declaration = re.compile(rf"[\w*&>]\s+(?:\w+::)*{re.escape(callee)}\s*\(([^;{{}}()]*(?:\([^()]*\)[^;{{}}()]*)*)\)\s*[;{{]")
+            for rel, text in sorted(texts.items()):
+                if callee not in text:
+                    continue
+                if any(_parameter_count(m.group(1)) == int(expected) for m in declaration.finditer(cpp.blank(text))):
+                    return (f"`{callee}` is declared in {rel} with {expected} parameters; {where.rel} calls it with "
+                            f"another count (the files come from different versions of the project)")
+        return ""
+    return check
+
+
 def declared_in_another_unit(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "other-unit" check over the tree's files ({rel: text}): an undeclared name (the error lies in
     the tree) that only other sources of the same program declare (_declares; not other programs' files,
