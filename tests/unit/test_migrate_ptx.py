@@ -249,32 +249,34 @@ def test_string_macros_in_templates_are_expanded_from_the_live_definition() -> N
     assert "cp.async.cg.shared.global.L2::128B [%0]" in stmt.template.replace("\x00", "%")
 
 
+def _migrated_for_gfx942(rel: str, cuda: str):
+    """advice.migrate_tree over one file whose translation only renames cuda_runtime.h, for gfx942."""
+    from migrate import advice, rules
+    from migrate.archs import Arch
+    return advice.migrate_tree({rel: (cuda, cuda.replace("cuda_runtime.h", "hip/hip_runtime.h"))}, rules.load_rules(),
+                               [Arch("gfx942", "CDNA3", 64, 65536)])
+
+
 def test_inserted_helpers_do_not_count_as_the_trees_warp_code() -> None:
     # llm.c's llmc/cuda_utils.cuh: a stochastic-rounding asm beside 32-lane warp reductions; the helpers'
     # own `__lane_id() & 31` (and a translated %laneid) made the reductions "mixed" (warp-width-mixed)
-    from migrate import advice, rules
-    from migrate.archs import Arch
     cuda = ("#include <cuda_runtime.h>\n__device__ unsigned sr(unsigned a, unsigned b) {\n  unsigned d;\n"
             '  asm("prmt.b32 %0, %1, %2, 0x5140;" : "=r"(d) : "r"(a), "r"(b));\n'
             '  unsigned l;\n  asm("mov.u32 %0, %%laneid;" : "=r"(l));\n  return d + l;\n}\n'
             "__device__ float warpReduceSum(float val) {\n  for (int offset = 16; offset > 0; offset /= 2) {\n"
             "    val += __shfl_xor_sync(0xFFFFFFFF, val, offset);\n  }\n  return val;\n}\n")
-    hip = cuda.replace("cuda_runtime.h", "hip/hip_runtime.h")
-    migrated = advice.migrate_tree({"u.cuh": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    migrated = _migrated_for_gfx942("u.cuh", cuda)
     assert "#define ROCMIG_PTX_HELPERS" in migrated.final["u.cuh"]
     assert not [f for f in migrated.findings["u.cuh"] if f.rule == "warp-width-mixed" and f.status == "open"]
 
 
 def test_an_open_finding_names_what_blocked_the_translation_and_async_copies_warn() -> None:
-    from migrate import advice, rules
-    from migrate.archs import Arch
     cuda = ("#include <cuda_runtime.h>\n__global__ void k(unsigned long long* t, const int4* g) {\n"
             "  __shared__ int4 s[32];\n"
             '  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t[0]));\n'
             '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(&s[0])), "l"(g));\n'
             "  __pipeline_memcpy_async(&s[1], g + 1, 16);\n}\n")
-    hip = cuda.replace("cuda_runtime.h", "hip/hip_runtime.h")
-    migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    migrated = _migrated_for_gfx942("k.cu", cuda)
     by_rule = {(f.rule, f.line): f for f in migrated.findings["k.cu"]}
     assert by_rule[("inline-ptx-asm", 4)].status == "open"
     assert by_rule[("inline-ptx-asm", 4)].note == "not translated: operand '%globaltimer'"
@@ -353,16 +355,14 @@ def test_host_assembly_and_compiler_barriers_are_no_ptx_findings() -> None:
     """deepwave 0.1.0's common_cpu.h (`fxsave %0`) and catboost 1.2.10's yassert.h (`int $3`), datetime.h
     (`rdtscp`) and compiler.h (an empty barrier) are CPU headers a unit includes: no inline-ptx-asm error
     for them; PTX beside them (a predicate block, %laneid) stays a finding."""
-    from migrate import advice, ptx, rules
-    from migrate.archs import Arch
+    from migrate import ptx
     cuda = ("#include <cuda_runtime.h>\nstatic inline void save(char* state) {\n"
             '  __asm__ volatile("fxsave %0" : "=m"(*state));\n}\n'
             'static inline void stop() { __asm__ volatile("int $3\\n"); }\n'
             'static inline unsigned long long ticks() { unsigned lo, hi; asm volatile("rdtscp" : "=a"(lo), "=d"(hi) :: "%rcx"); return lo; }\n'
             'template <class T> void keep(T& x) { __asm__ __volatile__("" : : "m"(x)); }\n'
             '__global__ void k(int* o) { int id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id)); o[0] = id; }\n')
-    hip = cuda.replace("cuda_runtime.h", "hip/hip_runtime.h")
-    migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    migrated = _migrated_for_gfx942("k.cu", cuda)
     assert [f.line for f in migrated.findings["k.cu"] if f.rule == "inline-ptx-asm"] == [8]
     assert ptx.not_ptx('asm("{ .reg .pred p; setp.ne.b32 p, %1, 0; selp.b32 %0, 1, 0, p; }" : "=r"(o) : "r"(i));', 1) == ""
     assert ptx.not_ptx("asm(MACRO_TEMPLATE : \"=r\"(x));", 1) == ""

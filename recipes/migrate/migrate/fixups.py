@@ -458,7 +458,9 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
         old, new = m.group(3).strip(), (h.group(3).strip() if h else "")
         # a quoted ./ or ../ path names a file of the project even where this copy of the tree lacks it
         relative = m.group(2) == '"' and old.startswith(("./", "../"))
-        if not h or new == old or not (headers.tree(old) or relative) or headers.tree(new):
+        # translators keep an include's delimiters: a pair that differs in them is the line map's mistake
+        # (torch.utils.hipify's two added head lines shift a run of rewritten includes)
+        if not h or h.group(2) != m.group(2) or new == old or not (headers.tree(old) or relative) or headers.tree(new):
             continue
         beside = m.group(2) == '"' and headers.tree(posixpath.normpath(posixpath.join(folder, old)))
         own = relative or beside or (headers.toolkit is not None and not headers.toolkit(old)

@@ -124,9 +124,11 @@ HELPER_USE = re.compile(r"\brocmig_ptx::")  # where the translated code first ne
 ASM_START = re.compile(r"(?<![\w.])(?:asm|__asm__|__asm)\s*((?:volatile|__volatile__)\s*)?\(")
 OPERAND = re.compile(r'^\s*"([=+&]*)([a-zA-Z]+)"\s*\((.*)\)\s*$', re.S)
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-HELPER_CALL = re.compile(r"(?<![\w.:])__(cvta_generic_to_shared|cvta_shared_to_generic|pipeline_memcpy_async|pipeline_commit|"
-                       r"pipeline_wait_prior)\s*\(")
-PIPELINE_NAME = re.compile(r"(?<![\w.:])__(pipeline_\w+)\b")  # a cuda_pipeline_primitives.h name left unmapped
+# cuda_pipeline_primitives.h's names (less the __) that rocmig_ptx has helpers for
+PIPELINE_HELPERS = frozenset({"pipeline_memcpy_async", "pipeline_commit", "pipeline_wait_prior"})
+HELPER_CALL = re.compile(r"(?<![\w.:])__(" + "|".join(sorted(PIPELINE_HELPERS | {"cvta_generic_to_shared", "cvta_shared_to_generic"}))
+                         + r")\s*\(")
+PIPELINE_NAME = re.compile(r"(?<![\w.:])__(pipeline_\w+)\b")  # a cuda_pipeline_primitives.h name
 PIPELINE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cuda_pipeline(?:_primitives)?\.h[>"][^\n]*$', re.M)
 CONSTRAINT_WIDTH = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "n": 64, "i": 64}
 UTYPE = {16: "rocmig_ptx::u16", 32: "rocmig_ptx::u32", 64: "rocmig_ptx::u64"}
@@ -1075,13 +1077,15 @@ def rewrite(text: str, cuda_warps: bool = False, dead: set[int] | None = None) -
     blanked = cpp.blank(text)
     changed = False
     own = set(re.findall(r"\b__(pipeline_\w+|cvta_\w+)\s*\([^;{]*\)\s*\{", blanked))  # the file defines it
+    # live names of the header that no helper maps (the file's own definitions aside)
+    unmapped = {m.group(1) for m in PIPELINE_NAME.finditer(blanked) if cpp.line_of(text, m.start()) not in dead} \
+        - PIPELINE_HELPERS - own
+    experimental = "nvcuda::experimental" in blanked
     for m in reversed(list(HELPER_CALL.finditer(blanked))):
         if cpp.line_of(text, m.start()) not in dead and m.group(1) not in own:
             text = text[:m.start()] + f"rocmig_ptx::{m.group(1)}" + text[m.end() - 1:]
             changed = True
-    blanked = cpp.blank(text)
-    unmapped = {m.group(1) for m in PIPELINE_NAME.finditer(blanked) if cpp.line_of(text, m.start()) not in dead}
-    if not unmapped - own and "nvcuda::experimental" not in blanked:
+    if not unmapped and not experimental:
         why = "rocmig_ptx's pipeline helpers instead" if changed else "HIP lacks it; no line compiled on AMD uses it"
         text = PIPELINE_INCLUDE.sub(lambda m: "// " + m.group(0).strip() + ": " + why, text)
     blanked = cpp.blank(text)
