@@ -38,6 +38,10 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
                         (HIP keeps stream order; its device calls do nothing) (launch.py)
+  texture-soft          texture objects, CUDA arrays and their fetches -> cuda_texture_soft.h's (texels in device
+                        memory, CUDA's addressing and filtering in code, checked against NVIDIA's texture units)
+                        in every file of a tree that fetches from texture objects and uses nothing the header
+                        lacks (surfaces, texture references, mipmaps, gathers) (texture.py)
   cuda-arch-branch      `#if __CUDA_ARCH__ >= N` branches whose AMD side only traps (assert(0)) get
                         `|| defined(__AMDGCN__)` where every asm statement in them translates (archbranch.py)
   cuda-arch-hostdev     `#ifdef __CUDA_ARCH__` around `#define Q __host__ __device__` with an #else that defines Q
@@ -95,7 +99,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import archbranch, cpp, features, fp8, launch, linemap, ptx, rounding, warp
+from . import archbranch, cpp, features, fp8, launch, linemap, ptx, rounding, texture, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -510,7 +514,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               hip_macros: frozenset[str] = frozenset(),
               include_map: dict[str, str] | None = None,
               constant_map: dict[str, str] | None = None,
-              wmma_used: bool = True,
+              wmma_used: bool = True, soft_textures: bool = False,
               cub_namespaces: frozenset[str] = frozenset()) -> tuple[str, list[Fix], list[int | None]]:
     """Apply every fixup in order to one file's hipify output.
 
@@ -528,6 +532,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     include_map: hipify-perl's CUDA -> HIP header names (hipify.include_map; None: that step is skipped);
     constant_map: its CUDART_* -> HIP_* constant names (hipify.math_constant_map; None: skipped);
     wmma_used: some file of the tree uses WMMA (features.wmma_used); without, <mma.h> is left out;
+    soft_textures: the tree takes cuda_texture_soft.h's texture objects (texture.soft_textures);
     cub_namespaces: the namespaces the tree wraps CUB in (features.cub_namespaces).
     Returns (fixed text, the fixes that changed something, each with its lines and diff, for each 0-based
     line of the fixed text the 0-based hipify output line it came from or None for a line a fixup added),
@@ -672,8 +677,12 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.syncwarp_mask),
         ("half-ldg", "__ldg on c10::Half pointers -> a plain load (PyTorch's overload is for CUDA compilers only)",
          lambda t: features.half_ldg(t) if pytorch else t),
+        ("texture-soft", "texture objects, arrays and fetches -> cuda_texture_soft.h's (texels in device memory, "
+         "CUDA's addressing and filtering in code: gfx94x has no image instructions)",
+         lambda t: texture.rename(t, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED)) if soft_textures else t),
         ("fp8-ocp", "cuda_fp8_ocp.h in place of the cuda_fp8.h include", fp8.header),
         ("launch-ex", "cuda_launch_ex.h before the first #include", launch.header),
+        ("texture-soft", "cuda_texture_soft.h before the first #include", texture.header),
     ]
     fixes: list[Fix] = []
     text = hip_text

@@ -76,10 +76,7 @@ def rename(text: str, cuda_text: str, mapping: list[int | None],
     if not NEEDS_HEADER.search(cuda_blanked):
         return text
     lines, blanked = text.split("\n"), cpp.blank(text).split("\n")
-    first = next((cpp.line_of(text, m.start()) - 1 for m in cpp.top_level_includes("\n".join(blanked))
-                  if cpp.line_of(text, m.start()) not in dead), None)
-    if first is None:
-        first = next((k for k, line in enumerate(blanked) if PRAGMA_ONCE.match(line) and k + 1 not in dead), None)
+    first = first_live_include(text, blanked, dead)
     if first is None:
         return text
     from_cuda = {mapping[i] for i, line in enumerate(cuda_blanked.split("\n"))
@@ -99,12 +96,28 @@ def rename(text: str, cuda_text: str, mapping: list[int | None],
 def header(text: str) -> str:
     """`text` with cuda_launch_ex.h before the #include line rename() marked, or after its #pragma once
     line (the last fixup step, after every step that maps the translator's lines)."""
-    at = text.find(MARK)
+    return place(text, MARK, header_text())
+
+
+def first_live_include(text: str, blanked: list[str], dead: set[int] | frozenset[int]) -> int | None:
+    """The 0-based line of `text`'s first #include outside every #if (cpp.top_level_includes) that is not in
+    `dead` (1-based lines not compiled on AMD), else of its first live `#pragma once`; None without either."""
+    first = next((cpp.line_of(text, m.start()) - 1 for m in cpp.top_level_includes("\n".join(blanked))
+                  if cpp.line_of(text, m.start()) not in dead), None)
+    if first is None:
+        first = next((k for k, line in enumerate(blanked) if PRAGMA_ONCE.match(line) and k + 1 not in dead), None)
+    return first
+
+
+def place(text: str, mark: str, block: str) -> str:
+    """`text` with `block` (a header's text) before the line that ends in `mark`, or after it where that
+    line is a `#pragma once`; the mark itself is removed. `text` without the mark is returned as it is."""
+    at = text.find(mark)
     if at < 0:
         return text
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
     end = len(text) if end < 0 else end
-    line, block = text[start:at] + text[at + len(MARK):end], header_text().rstrip("\n")
+    line, block = text[start:at] + text[at + len(mark):end], block.rstrip("\n")
     placed = line + "\n" + block if PRAGMA_ONCE.match(line) else block + "\n" + line
     return text[:start] + placed + text[end:]

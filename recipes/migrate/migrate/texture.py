@@ -1,0 +1,88 @@
+"""CUDA texture objects in software: the fixup texture-soft.
+
+HIP marks its texture fetches unavailable on GPUs without image instructions (gfx940 and later CDNA, where
+hipcc sets __HIP_NO_IMAGE_SUPPORT), so a unit that calls tex2D<T>(obj, x, y) does not compile for gfx942;
+ROCm's runtime also refuses texture setups CUDA accepts on other CDNA parts (linear filtering of float
+texels on gfx90a, ROCm/clr#276; normalized or filtered Pitch2D resources, ROCm/rocm-systems#5540).
+cuda_texture_soft.h keeps the texels in plain device memory and fetches them with CUDA's addressing and
+filtering rules, checked against an NVIDIA H200's texture units (bench/texture_reference.py).
+
+A tree takes it whole or not at all: texture objects are made on the host (hipCreateTextureObject,
+hipMallocArray, the array copies) and read in kernels, often in different files, and both sides must
+agree on what a hipTextureObject_t points to. So the fixup applies where some CUDA file of the tree fetches
+from a texture object (uses_texture_objects) and none uses what the header does not emulate
+(BLOCKERS: texture references, surfaces, mipmapped arrays, gathers, cube maps, gradients, the driver
+API's arrays); every file naming one of the calls gets them renamed to rocmig_tex's and the header
+before its first live #include.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from . import cpp, launch
+
+HEADER = Path(__file__).with_name("cuda_texture_soft.h")
+MARK = "  // rocmig: cuda_texture_soft.h below"
+
+FETCHES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "tex1DLod", "tex2DLod",
+           "tex3DLod", "tex1DLayeredLod", "tex2DLayeredLod")
+# HIP runtime call -> rocmig_tex's (cuda_texture_soft.h)
+HOST_CALLS = {f"hip{name}": name for name in (
+    "MallocArray", "Malloc3DArray", "FreeArray", "GetChannelDesc", "Memcpy2DToArray", "Memcpy2DToArrayAsync",
+    "Memcpy2DFromArray", "Memcpy2DFromArrayAsync", "MemcpyToArray", "MemcpyToArrayAsync", "MemcpyFromArray",
+    "MemcpyFromArrayAsync", "Memcpy3D", "Memcpy3DAsync", "CreateTextureObject", "DestroyTextureObject")}
+FETCH_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(FETCHES, key=len, reverse=True)) + r")(?=\s*[<(])")
+HOST_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(HOST_CALLS, key=len, reverse=True)) + r")\b")
+OBJECT_FETCH = re.compile(r"\b(?:" + "|".join(FETCHES) + r")\s*(?:<[^;(){}]*>)?\s*\(")
+# what cuda_texture_soft.h does not emulate (CUDA names: the tree's own text is read before translation)
+BLOCKERS = re.compile(
+    r"(?:^|[^\w:])(?:texture|surface)\s*<"
+    r"|\b(?:cuda|hip)(?:Bind|Unbind)(?:Texture|Surface)\w*|\b(?:textureReference|surfaceReference)\b"
+    r"|\b(?:cuda|hip)\w*Surface\w*|\bsurf(?:[123]D|[12]DLayered|Cubemap)\w*"
+    r"|\b(?:cuda|hip)\w*Mipmapped\w*"
+    r"|\btex2Dgather\b|\btexCubemap\w*|\btex[123]DGrad\b|\btex[12]DLayeredGrad\b"
+    r"|\b(?:cuda|hip)(?:ArrayGetInfo|ArrayGetPlane|ArrayGetSparseProperties|ArrayGetMemoryRequirements"
+    r"|Memcpy2DArrayToArray|MemcpyArrayToArray|GetTextureObject\w+|Graphics\w*MappedArray)\b"
+    r"|\bcu(?:Array\w*|TexObject\w*|TexRef\w*|Surf\w*)\s*\(|\bCUarray\b",
+    re.MULTILINE)
+
+
+@functools.cache
+def header_text() -> str:
+    """The text of cuda_texture_soft.h, read once per run."""
+    return HEADER.read_text(encoding="utf-8")
+
+
+def soft_textures(blanked_cuda: list[str]) -> bool:
+    """Whether a tree's CUDA files (comments and strings blanked) fetch from texture objects and use
+    nothing of the texture API that cuda_texture_soft.h lacks (BLOCKERS): then every file takes the
+    software textures (rename)."""
+    return any(OBJECT_FETCH.search(t) for t in blanked_cuda) and not any(BLOCKERS.search(t) for t in blanked_cuda)
+
+
+def rename(text: str, dead: set[int] | frozenset[int] = frozenset()) -> str:
+    """`text` (a HIP translation) with texture fetches (FETCHES) and HIP's texture and array calls
+    (HOST_CALLS) renamed to rocmig_tex's, never in comments or strings, and MARK on its first live #include
+    (launch.first_live_include; `dead`: 1-based lines not compiled on AMD), else on its first line, for
+    header(); a file without either kind of name is left as it was."""
+    blanked = cpp.blank(text).split("\n")
+    if not any(FETCH_CALL.search(line) or HOST_CALL.search(line) for line in blanked):
+        return text
+    first = launch.first_live_include(text, blanked, dead)
+    first = 0 if first is None else first
+    lines = text.split("\n")
+    for k, line in enumerate(blanked):
+        for m in sorted([*FETCH_CALL.finditer(line), *HOST_CALL.finditer(line)], key=lambda m: m.start(), reverse=True):
+            name = m.group(1)
+            lines[k] = lines[k][:m.start(1)] + "rocmig_tex::" + HOST_CALLS.get(name, name) + lines[k][m.end(1):]
+    if MARK not in text:
+        lines[first] += MARK
+    return "\n".join(lines)
+
+
+def header(text: str) -> str:
+    """`text` with cuda_texture_soft.h placed at the line rename() marked (the last fixup steps)."""
+    return launch.place(text, MARK, header_text())

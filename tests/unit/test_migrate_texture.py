@@ -1,0 +1,48 @@
+"""texture.py: which trees take cuda_texture_soft.h, and the renames in each file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "recipes" / "migrate"))
+
+from migrate import cpp, texture  # noqa: E402
+
+KERNEL = "__global__ void k(cudaTextureObject_t t, float* o) { o[0] = tex2D<float>(t, 0.5f, 0.5f); }\n"
+
+
+def test_a_tree_that_fetches_from_texture_objects_takes_the_software_textures() -> None:
+    assert texture.soft_textures([cpp.blank(KERNEL), cpp.blank("int main() { return 0; }\n")])
+    assert texture.soft_textures([cpp.blank("void f(float* p, cudaTextureObject_t t) { tex1Dfetch(p, t, 3); }\n")])
+
+
+def test_a_tree_without_fetches_or_with_what_the_header_lacks_keeps_hip_textures() -> None:
+    assert not texture.soft_textures([cpp.blank("cudaMallocArray(&a, &d, 4, 4);\n")])
+    assert not texture.soft_textures([cpp.blank("// tex2D<float>(t, x, y)\nint x;\n")])
+    for other in ("texture<float, 2> ref;\n", "surf2Dwrite(v, s, x, y);\n", "cudaMallocMipmappedArray(&m, &d, e, 4);\n",
+                  "float4 g = tex2Dgather<float4>(t, x, y, 0);\n", "cuArrayCreate(&a, &d);\n",
+                  "cudaCreateSurfaceObject(&s, &r);\n"):
+        assert not texture.soft_textures([cpp.blank(KERNEL), cpp.blank(other)]), other
+
+
+def test_rename_moves_fetches_and_runtime_calls_and_marks_the_first_include() -> None:
+    text = ('#include <hip/hip_runtime.h>\n#include "kernel.h"\n'
+            "// hipMallocArray in a comment stays\n"
+            'void run(hipArray_t a, Obj o) { hipMallocArray(&a, &d, 8, 8); o.tex2D<float>(1); puts("tex2D<"); }\n'
+            "__device__ float f(hipTextureObject_t t) { return tex2D<float>(t, 1, 2) + tex1Dfetch<float>(t, 3); }\n")
+    out = texture.rename(text).split("\n")
+    assert out[0] == "#include <hip/hip_runtime.h>" + texture.MARK
+    assert out[2] == "// hipMallocArray in a comment stays"
+    assert "rocmig_tex::MallocArray(&a, &d, 8, 8)" in out[3] and "o.tex2D<float>(1)" in out[3] and '"tex2D<"' in out[3]
+    assert out[4].count("rocmig_tex::") == 2 and "rocmig_tex::tex1Dfetch<float>(t, 3)" in out[4]
+    placed = texture.header("\n".join(out))
+    assert texture.MARK not in placed
+    assert placed.index("#define ROCMIG_TEXTURE_SOFT_H") < placed.index("#include <hip/hip_runtime.h>\n#include \"kernel.h\"")
+
+
+def test_rename_leaves_files_without_texture_names_and_puts_the_header_first_where_nothing_is_included() -> None:
+    assert texture.rename("#include <cstdio>\nint main() { return 0; }\n") == "#include <cstdio>\nint main() { return 0; }\n"
+    placed = texture.header(texture.rename("float f(hipTextureObject_t t) { return tex2D<float>(t, 0, 0); }\n"))
+    assert placed.startswith("// rocmig: CUDA texture objects in software")
+    assert placed.endswith("float f(hipTextureObject_t t) { return rocmig_tex::tex2D<float>(t, 0, 0); }\n")
