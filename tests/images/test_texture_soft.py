@@ -133,6 +133,46 @@ void run(const unsigned char *voxels, cudaExtent extent, const float4 *d_table, 
 }
 """
 
+# astra-toolbox 1.8's fan-beam back projection, cut down: a typedef'd 2D texture reference bound to pitched
+# memory, linear filtering, border addressing; and pytigre's 3D reference bound to an array
+REFERENCE_CU = """\
+#include <cuda_runtime.h>
+
+typedef texture<float, 2, cudaReadModeElementType> texture2D;
+static texture2D gT_FanProjTexture;
+texture<float, cudaTextureType3D, cudaReadModeElementType> tex;
+
+bool bindProjDataTexture(float* data, unsigned int pitch, unsigned int width, unsigned int height,
+                         cudaTextureAddressMode mode = cudaAddressModeBorder) {
+  cudaChannelFormatDesc channelDesc = cudaCreateChannelDesc<float>();
+  gT_FanProjTexture.addressMode[0] = mode;
+  gT_FanProjTexture.addressMode[1] = mode;
+  gT_FanProjTexture.filterMode = cudaFilterModeLinear;
+  gT_FanProjTexture.normalized = false;
+  cudaBindTexture2D(0, gT_FanProjTexture, (const void*)data, channelDesc, width, height, sizeof(float) * pitch);
+  return true;
+}
+
+__global__ void devFanBP(float* D_volData, unsigned int volPitch, float fT, float fA) {
+  float fVal = tex2D(gT_FanProjTexture, fT, fA);
+  fVal += tex3D(tex, fT + 0.5, fA + 0.5, 0.5);
+  D_volData[threadIdx.x * volPitch] += fVal;
+}
+
+void bindVolume(cudaArray* d_imagedata) {
+  tex.normalized = false;
+  tex.filterMode = cudaFilterModePoint;
+  tex.addressMode[0] = cudaAddressModeBorder;
+  cudaChannelFormatDesc channelDesc = cudaCreateChannelDesc<float>();
+  cudaBindTextureToArray(tex, d_imagedata, channelDesc);
+}
+
+void unbind() {
+  cudaUnbindTexture(gT_FanProjTexture);
+  cudaUnbindTexture(tex);
+}
+"""
+
 SURFACE_CU = """\
 #include <cuda_runtime.h>
 
@@ -178,6 +218,20 @@ def test_texture_object_tree_compiles_for_gfx942_with_software_textures(tmp_path
     assert "// the texture the kernel reads" in main
     volume = (hip / "volume.cu").read_text(encoding="utf-8")
     assert "rocmig_tex::Memcpy3D(&copy)" in volume and "rocmig_tex::tex1Dfetch<float4>(table, i)" in volume
+
+
+def test_texture_reference_tree_compiles_for_gfx942_with_software_textures(tmp_path: Path) -> None:
+    image_or_skip()
+    report = migrate_tree_in_image(tmp_path, {"fan_bp.cu": REFERENCE_CU})
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    rules = {(f["rule"], f["status"]) for f in unit["findings"] if f["rule"].startswith("texture-")}
+    assert rules and all(status == "fixed" for _rule, status in rules), unit["findings"]
+    migrated = (tmp_path / "out" / "run" / "hip" / "fan_bp.cu").read_text(encoding="utf-8")
+    assert "static texture2D gT_FanProjTexture;" in migrated
+    assert "rocmig_tex::BindTexture2D(0, gT_FanProjTexture," in migrated and "rocmig_tex::tex3D(tex, " in migrated
+    assert "rocmig_tex::BindTextureToArray(tex, d_imagedata, channelDesc)" in migrated
 
 
 def test_tree_with_surfaces_keeps_hip_textures(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ def test_a_tree_that_fetches_from_texture_objects_takes_the_software_textures() 
 def test_a_tree_without_fetches_or_with_what_the_header_lacks_keeps_hip_textures() -> None:
     assert not texture.soft_textures([cpp.blank("cudaMallocArray(&a, &d, 4, 4);\n")])
     assert not texture.soft_textures([cpp.blank("// tex2D<float>(t, x, y)\nint x;\n")])
-    for other in ("texture<float, 2> ref;\n", "surf2Dwrite(v, s, x, y);\n", "cudaMallocMipmappedArray(&m, &d, e, 4);\n",
+    for other in ("surface<void, 2> out;\n", "surf2Dwrite(v, s, x, y);\n", "cudaGetTextureReference(&r, &tex);\n", "cudaMallocMipmappedArray(&m, &d, e, 4);\n",
                   "float4 g = tex2Dgather<float4>(t, x, y, 0);\n", "cuArrayCreate(&a, &d);\n",
                   "cudaCreateSurfaceObject(&s, &r);\n"):
         assert not texture.soft_textures([cpp.blank(KERNEL), cpp.blank(other)]), other
@@ -46,3 +46,17 @@ def test_rename_leaves_files_without_texture_names_and_puts_the_header_first_whe
     placed = texture.header(texture.rename("float f(hipTextureObject_t t) { return tex2D<float>(t, 0, 0); }\n"))
     assert placed.startswith("// rocmig: CUDA texture objects in software")
     assert placed.endswith("float f(hipTextureObject_t t) { return rocmig_tex::tex2D<float>(t, 0, 0); }\n")
+
+
+def test_texture_references_take_the_software_textures_and_keep_their_declarations() -> None:
+    cuda = ("typedef texture<float, 2, cudaReadModeElementType> texture2D;\nstatic texture2D gT;\n"
+            "__global__ void k(float* o) { o[0] = tex2D(gT, 0.5f, 0.5f); }\n")
+    assert texture.soft_textures([cpp.blank(cuda)])
+    hip = ('#include <hip/hip_runtime.h>\n'
+           "typedef texture<float, 2, hipReadModeElementType> texture2D;\n#define TEX(T) texture<T, 1> \\\n  t\n"
+           "static texture2D gT;\n__global__ void k(float* o) { o[0] = tex2D(gT, 0.5f, 0.5f); }\n"
+           "void bind(const float* p, hipChannelFormatDesc d) { hipBindTexture2D(0, gT, p, d, 16, 8, 64); }\n")
+    out = texture.rename(hip).split("\n")
+    assert out[1].endswith(texture.REFERENCE_NOTE) and out[1].startswith("typedef texture<float, 2,")
+    assert out[2].endswith("\\")  # a macro line keeps its continuation
+    assert "rocmig_tex::tex2D(gT, 0.5f, 0.5f)" in out[5] and "rocmig_tex::BindTexture2D(0, gT, p, d, 16, 8, 64)" in out[6]

@@ -6,7 +6,8 @@
 // addresses and filters them with CUDA's rules (CUDA C++ Programming Guide, "Texture Fetching": point
 // and linear filtering, linear weights in 9-bit fixed point with 8 fractional bits, wrap / clamp /
 // mirror / border addressing), the same on every AMD target. Arrays (hipMallocArray, hipMalloc3DArray)
-// become dense device buffers that the rocmig_tex copy functions fill.
+// become dense device buffers that the rocmig_tex copy functions fill; texture references keep HIP's
+// texture<> variables, bound to such texture objects.
 #ifndef ROCMIG_TEXTURE_SOFT_H
 #define ROCMIG_TEXTURE_SOFT_H
 #include <math.h>
@@ -277,6 +278,7 @@ ROCMIG_TEX_HD void fetch_raw(const Texture& t, int i, int out[4]) {
 
 #if (defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)) && !defined(ROCMIG_TEXTURE_FETCH_ONLY)
 #include <hip/hip_runtime_api.h>
+#include <limits.h>
 #include <new>
 
 namespace rocmig_tex {
@@ -482,6 +484,95 @@ inline hipError_t DestroyTextureObject(hipTextureObject_t object) {
   return object ? hipFree(reinterpret_cast<void*>(object)) : hipSuccess;
 }
 
+// Texture references (texture<T, dim, readMode>, HIP's deprecated form of CUDA's): the variable stays
+// HIP's (a host object with a device copy the runtime registers); binding makes a software texture
+// object from the reference's fields, stores it in textureObject and copies the reference to its
+// device copy, which the fetches below read.
+inline hipError_t bind(const textureReference* ref, const hipResourceDesc& res, hipTextureReadMode read_mode) {
+  textureReference* r = const_cast<textureReference*>(ref);
+  hipTextureDesc td{};
+  for (int a = 0; a < 3; ++a) td.addressMode[a] = r->addressMode[a];
+  td.filterMode = r->filterMode;
+  td.readMode = read_mode;
+  td.normalizedCoords = r->normalized;
+  if (r->textureObject) (void)DestroyTextureObject(r->textureObject);
+  r->textureObject = nullptr;
+  hipError_t status = CreateTextureObject(&r->textureObject, &res, &td, nullptr);
+  if (status != hipSuccess) return status;
+  return hipMemcpyToSymbol(ref, r, sizeof(textureReference));
+}
+
+inline hipError_t BindTexture(size_t* offset, const textureReference* ref, const void* ptr,
+                              const hipChannelFormatDesc* desc, size_t size = UINT_MAX) {
+  if (offset) *offset = 0;
+  hipResourceDesc res{};
+  res.resType = hipResourceTypeLinear;
+  res.res.linear.devPtr = const_cast<void*>(ptr);
+  res.res.linear.desc = *desc;
+  res.res.linear.sizeInBytes = size;
+  return bind(ref, res, ref->readMode);
+}
+
+inline hipError_t BindTexture2D(size_t* offset, const textureReference* ref, const void* ptr,
+                                const hipChannelFormatDesc* desc, size_t width, size_t height, size_t pitch) {
+  if (offset) *offset = 0;
+  hipResourceDesc res{};
+  res.resType = hipResourceTypePitch2D;
+  res.res.pitch2D.devPtr = const_cast<void*>(ptr);
+  res.res.pitch2D.desc = *desc;
+  res.res.pitch2D.width = width;
+  res.res.pitch2D.height = height;
+  res.res.pitch2D.pitchInBytes = pitch;
+  return bind(ref, res, ref->readMode);
+}
+
+inline hipError_t BindTextureToArray(const textureReference* ref, hipArray_const_t array,
+                                     const hipChannelFormatDesc* = nullptr) {
+  hipResourceDesc res{};
+  res.resType = hipResourceTypeArray;
+  res.res.array.array = const_cast<hipArray_t>(array);
+  return bind(ref, res, ref->readMode);
+}
+
+inline hipError_t UnbindTexture(const textureReference* ref) {
+  textureReference* r = const_cast<textureReference*>(ref);
+  hipError_t status = DestroyTextureObject(r->textureObject);
+  r->textureObject = nullptr;
+  return status;
+}
+
+template <class T, int D, enum hipTextureReadMode M>
+hipError_t BindTexture(size_t* offset, const texture<T, D, M>& ref, const void* ptr, size_t size = UINT_MAX) {
+  return BindTexture(offset, &ref, ptr, &ref.channelDesc, size);
+}
+template <class T, int D, enum hipTextureReadMode M>
+hipError_t BindTexture(size_t* offset, const texture<T, D, M>& ref, const void* ptr, const hipChannelFormatDesc& desc,
+                       size_t size = UINT_MAX) {
+  return BindTexture(offset, &ref, ptr, &desc, size);
+}
+template <class T, int D, enum hipTextureReadMode M>
+hipError_t BindTexture2D(size_t* offset, const texture<T, D, M>& ref, const void* ptr, size_t width, size_t height,
+                         size_t pitch) {
+  return BindTexture2D(offset, &ref, ptr, &ref.channelDesc, width, height, pitch);
+}
+template <class T, int D, enum hipTextureReadMode M>
+hipError_t BindTexture2D(size_t* offset, const texture<T, D, M>& ref, const void* ptr, const hipChannelFormatDesc& desc,
+                         size_t width, size_t height, size_t pitch) {
+  return BindTexture2D(offset, &ref, ptr, &desc, width, height, pitch);
+}
+template <class T, int D, enum hipTextureReadMode M>
+hipError_t BindTextureToArray(const texture<T, D, M>& ref, hipArray_const_t array) {
+  return BindTextureToArray(&ref, array);
+}
+template <class T, int D, enum hipTextureReadMode M>
+hipError_t BindTextureToArray(const texture<T, D, M>& ref, hipArray_const_t array, const hipChannelFormatDesc&) {
+  return BindTextureToArray(&ref, array);
+}
+template <class T, int D, enum hipTextureReadMode M>
+hipError_t UnbindTexture(const texture<T, D, M>& ref) {
+  return UnbindTexture(&ref);
+}
+
 }  // namespace rocmig_tex
 #endif
 
@@ -576,6 +667,39 @@ template <class T> __device__ void tex2DLod(T* out, hipTextureObject_t o, float 
 }
 template <class T> __device__ void tex3DLod(T* out, hipTextureObject_t o, float x, float y, float z, float level) {
   *out = rocmig_tex::tex3DLod<T>(o, x, y, z, level);
+}
+
+// fetches through a texture reference: T for element reads, floats of T's channel count for
+// normalized reads (CUDA's texture<uchar4, 2, cudaReadModeNormalizedFloat> gives float4)
+template <class T, enum hipTextureReadMode M> struct RefResult { using type = T; };
+template <class T> struct RefResult<T, hipReadModeNormalizedFloat> { using type = float; };
+template <class S, unsigned N> struct RefResult<HIP_vector_type<S, N>, hipReadModeNormalizedFloat> {
+  using type = HIP_vector_type<float, N>;
+};
+
+template <class T, int D, enum hipTextureReadMode M>
+__device__ typename RefResult<T, M>::type tex1Dfetch(texture<T, D, M> ref, int x) {
+  return rocmig_tex::tex1Dfetch<typename RefResult<T, M>::type>(ref.textureObject, x);
+}
+template <class T, int D, enum hipTextureReadMode M>
+__device__ typename RefResult<T, M>::type tex1D(texture<T, D, M> ref, float x) {
+  return rocmig_tex::tex1D<typename RefResult<T, M>::type>(ref.textureObject, x);
+}
+template <class T, int D, enum hipTextureReadMode M>
+__device__ typename RefResult<T, M>::type tex2D(texture<T, D, M> ref, float x, float y) {
+  return rocmig_tex::tex2D<typename RefResult<T, M>::type>(ref.textureObject, x, y);
+}
+template <class T, int D, enum hipTextureReadMode M>
+__device__ typename RefResult<T, M>::type tex3D(texture<T, D, M> ref, float x, float y, float z) {
+  return rocmig_tex::tex3D<typename RefResult<T, M>::type>(ref.textureObject, x, y, z);
+}
+template <class T, int D, enum hipTextureReadMode M>
+__device__ typename RefResult<T, M>::type tex1DLayered(texture<T, D, M> ref, float x, int layer) {
+  return rocmig_tex::tex1DLayered<typename RefResult<T, M>::type>(ref.textureObject, x, layer);
+}
+template <class T, int D, enum hipTextureReadMode M>
+__device__ typename RefResult<T, M>::type tex2DLayered(texture<T, D, M> ref, float x, float y, int layer) {
+  return rocmig_tex::tex2DLayered<typename RefResult<T, M>::type>(ref.textureObject, x, y, layer);
 }
 
 }  // namespace rocmig_tex

@@ -8,11 +8,13 @@ cuda_texture_soft.h keeps the texels in plain device memory and fetches them wit
 filtering rules, checked against an NVIDIA H200's texture units (bench/texture_reference.py).
 
 A tree takes it whole or not at all: texture objects are made on the host (hipCreateTextureObject,
-hipMallocArray, the array copies) and read in kernels, often in different files, and both sides must
-agree on what a hipTextureObject_t points to. So the fixup applies where some CUDA file of the tree fetches
-from a texture object (uses_texture_objects) and none uses what the header does not emulate
-(BLOCKERS: texture references, surfaces, mipmapped arrays, gathers, cube maps, gradients, the driver
-API's arrays); every file naming one of the calls gets them renamed to rocmig_tex's and the header
+hipMallocArray, the array copies, the texture reference binds) and read in kernels, often in different
+files, and both sides must agree on what a hipTextureObject_t points to. Texture references keep HIP's
+texture<> variables (host objects with a registered device copy); binding one makes a software texture
+object and copies the reference to the device, and the fetches read its textureObject. So the fixup applies where some CUDA file of the tree fetches
+from a texture object or reference (soft_textures) and none uses what the header does not emulate
+(BLOCKERS: surfaces, mipmapped arrays, gathers, cube maps, gradients, the driver API's arrays and
+texture references); every file naming one of the calls gets them renamed to rocmig_tex's and the header
 before its first live #include.
 """
 
@@ -33,14 +35,18 @@ FETCHES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayere
 HOST_CALLS = {f"hip{name}": name for name in (
     "MallocArray", "Malloc3DArray", "FreeArray", "GetChannelDesc", "Memcpy2DToArray", "Memcpy2DToArrayAsync",
     "Memcpy2DFromArray", "Memcpy2DFromArrayAsync", "MemcpyToArray", "MemcpyToArrayAsync", "MemcpyFromArray",
-    "MemcpyFromArrayAsync", "Memcpy3D", "Memcpy3DAsync", "CreateTextureObject", "DestroyTextureObject")}
+    "MemcpyFromArrayAsync", "Memcpy3D", "Memcpy3DAsync", "CreateTextureObject", "DestroyTextureObject",
+    "BindTexture", "BindTexture2D", "BindTextureToArray", "UnbindTexture")}
 FETCH_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(FETCHES, key=len, reverse=True)) + r")(?=\s*[<(])")
 HOST_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(HOST_CALLS, key=len, reverse=True)) + r")\b")
 OBJECT_FETCH = re.compile(r"\b(?:" + "|".join(FETCHES) + r")\s*(?:<[^;(){}]*>)?\s*\(")
-# what cuda_texture_soft.h does not emulate (CUDA names: the tree's own text is read before translation)
+# a texture reference's declaration or typedef (HIP's texture<T, dim, readMode>, kept)
+REFERENCE = re.compile(r"(?<![\w:])texture\s*<")
+REFERENCE_NOTE = "  // rocmig: fetched through cuda_texture_soft.h"
+# what cuda_texture_soft.h does not emulate (CUDA names: the tree's own text is read before translation);
+# texture references are emulated (their declarations stay HIP's texture<>), surface references are not
 BLOCKERS = re.compile(
-    r"(?:^|[^\w:])(?:texture|surface)\s*<"
-    r"|\b(?:cuda|hip)(?:Bind|Unbind)(?:Texture|Surface)\w*|\b(?:textureReference|surfaceReference)\b"
+    r"(?:^|[^\w:])surface\s*<|\bsurfaceReference\b|\b(?:cuda|hip)GetTextureReference\b"
     r"|\b(?:cuda|hip)\w*Surface\w*|\bsurf(?:[123]D|[12]DLayered|Cubemap)\w*"
     r"|\b(?:cuda|hip)\w*Mipmapped\w*"
     r"|\btex2Dgather\b|\btexCubemap\w*|\btex[123]DGrad\b|\btex[12]DLayeredGrad\b"
@@ -65,16 +71,20 @@ def soft_textures(blanked_cuda: list[str]) -> bool:
 
 def rename(text: str, dead: set[int] | frozenset[int] = frozenset()) -> str:
     """`text` (a HIP translation) with texture fetches (FETCHES) and HIP's texture and array calls
-    (HOST_CALLS) renamed to rocmig_tex's, never in comments or strings, and MARK on its first live #include
+    (HOST_CALLS) renamed to rocmig_tex's, never in comments or strings, a texture reference's live
+    declaration (kept: HIP's texture<>) noted with REFERENCE_NOTE, and MARK on its first live #include
     (launch.first_live_include; `dead`: 1-based lines not compiled on AMD), else on its first line, for
     header(); a file without either kind of name is left as it was."""
     blanked = cpp.blank(text).split("\n")
-    if not any(FETCH_CALL.search(line) or HOST_CALL.search(line) for line in blanked):
+    if not any(FETCH_CALL.search(line) or HOST_CALL.search(line) or REFERENCE.search(line) for line in blanked):
         return text
     first = launch.first_live_include(text, blanked, dead)
     first = 0 if first is None else first
     lines = text.split("\n")
     for k, line in enumerate(blanked):
+        if (REFERENCE.search(line) and k + 1 not in dead and REFERENCE_NOTE not in lines[k]
+                and not lines[k].rstrip().endswith("\\")):
+            lines[k] += REFERENCE_NOTE
         for m in sorted([*FETCH_CALL.finditer(line), *HOST_CALL.finditer(line)], key=lambda m: m.start(), reverse=True):
             name = m.group(1)
             lines[k] = lines[k][:m.start(1)] + "rocmig_tex::" + HOST_CALLS.get(name, name) + lines[k][m.end(1):]
