@@ -10,8 +10,11 @@ from collections import Counter
 def map_lines(old: list[str], new: list[str]) -> list[int | None]:
     """For each 0-based line of `old`, the 0-based line of `new` it became, or None when deleted.
 
-    Equal runs map one to one; a replaced run maps line by line while both sides last (hipify and
-    the fixups rewrite within lines), and the rest of the longer side maps to None. Lines compare
+    Equal runs map one to one; a replaced run of equal length maps line by line (hipify and the fixups
+    rewrite within lines); in a replaced run of unequal length (a translator or fixup also added or
+    removed lines: torch.utils.hipify's banner and hip_runtime.h include above a changed include) each
+    line pairs with the most similar line in order (_pair_by_similarity), and the lines between two
+    such pairs pair from the top as far as both sides last. Lines compare
     without a trailing carriage return: a CRLF input's migrated text has LF line ends (it is read
     back with Python's universal newlines), and its lines are the same lines.
 
@@ -43,15 +46,56 @@ def _align(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int, resul
         if not anchors:
             matcher = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False)
             for tag, k1, k2, l1, l2 in matcher.get_opcodes():
-                if tag in ("equal", "replace"):
-                    for k in range(min(k2 - k1, l2 - l1)):
+                if tag == "equal" or (tag == "replace" and k2 - k1 == l2 - l1):
+                    for k in range(k2 - k1):
                         result[i1 + k1 + k] = j1 + l1 + k
+                elif tag == "replace":
+                    for k, m in _pair_by_similarity(a[i1 + k1:i1 + k2], b[j1 + l1:j1 + l2]):
+                        result[i1 + k1 + k] = j1 + l1 + m
             continue
         for i, j in anchors:
             work.append((i1, i, j1, j))
             result[i] = j
             i1, j1 = i + 1, j + 1
         work.append((i1, i2, j1, j2))
+
+
+# a replaced run this large (lines x lines) pairs from the top instead: similarity is quadratic in it
+SIMILARITY_CELLS = 2500
+# the least difflib ratio at which two lines of a replaced run pair
+SIMILAR = 0.5
+
+
+def _pair_by_similarity(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """(k, m) pairs, increasing in both, that pair lines of a replaced run a -> b: the order-keeping
+    matching of greatest total similarity (difflib ratio of the stripped lines) among pairs at least
+    SIMILAR alike, and between two of those (and before the first, after the last) the remaining lines
+    from the top as far as both sides last; a run of more than SIMILARITY_CELLS line pairs pairs from
+    the top only."""
+    if len(a) * len(b) > SIMILARITY_CELLS:
+        return [(k, k) for k in range(min(len(a), len(b)))]
+    score = [[difflib.SequenceMatcher(None, x.strip(), y.strip()).ratio() for y in b] for x in a]
+    best = [[0.0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for k in range(len(a) - 1, -1, -1):
+        for m in range(len(b) - 1, -1, -1):
+            take = best[k + 1][m + 1] + score[k][m] if score[k][m] >= SIMILAR else -1.0
+            best[k][m] = max(take, best[k + 1][m], best[k][m + 1])
+    similar, k, m = [], 0, 0
+    while k < len(a) and m < len(b):
+        if score[k][m] >= SIMILAR and best[k][m] == best[k + 1][m + 1] + score[k][m]:
+            similar.append((k, m))
+            k, m = k + 1, m + 1
+        elif best[k][m] == best[k + 1][m]:
+            k += 1
+        else:
+            m += 1
+    pairs, k, m = [], 0, 0
+    for k_end, l_end in [*similar, (len(a), len(b))]:
+        pairs.extend((k + n, m + n) for n in range(min(k_end - k, l_end - m)))
+        if k_end < len(a):
+            pairs.append((k_end, l_end))
+        k, m = k_end + 1, l_end + 1
+    return pairs
 
 
 def _anchors(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int) -> list[tuple[int, int]]:
