@@ -9,7 +9,9 @@ sequence, so every build sees the same inputs). On a machine with nvcc and an NV
 
 builds the harness with nvcc, fetches each configuration through the hardware and through the header's
 functions on the same GPU, prints how far they are apart per configuration class, and writes the
-hardware's fetches. tests/images/test_texture_soft.py builds the harness for the host and compares the
+hardware's fetches. It then builds bench/texture_api_check.cu, which runs the header's arrays, copies and
+texture objects (its HIP code under CUDA's names) beside CUDA's own, and prints its "api" lines; the exit
+status is that program's (1: a fetch or copy differs). tests/images/test_texture_soft.py builds the harness for the host and compares the
 header's host results with that file (compare() below).
 """
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "bench" / "texture_harness.cpp"
+API_CHECK = ROOT / "bench" / "texture_api_check.cu"
 HEADER_DIR = ROOT / "recipes" / "migrate" / "migrate"
 # the span of texel values per format of texture_harness.cpp (floats in [-4, 4], halves within +-2^7,
 # normalized 8-bit [0, 1] and 16-bit [-1, 1]): linear fetches may differ by two steps of the filter's
@@ -97,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["nvcc", "-x", "cu", f"-arch={args.arch}", "-O2", "-std=c++17", "-I", str(HEADER_DIR),
                         str(HARNESS), "-o", str(exe)], check=True)
         output = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+        api_exe = Path(tmp) / "texture_api_check"
+        subprocess.run(["nvcc", f"-arch={args.arch}", "-O2", "-std=c++17", "-I", str(HEADER_DIR), str(API_CHECK),
+                        "-o", str(api_exe)], check=True)
+        api = subprocess.run([str(api_exe)], capture_output=True, text=True)
     hardware, software = parse(output, "hw"), parse(output, "soft")
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
@@ -108,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"texture_reference: {len(hardware)} configurations on {gpu} -> {args.out}")
-    return 0
+    print(api.stdout + api.stderr, end="")
+    return api.returncode
 
 
 if __name__ == "__main__":

@@ -276,8 +276,14 @@ ROCMIG_TEX_HD void fetch_raw(const Texture& t, int i, int out[4]) {
 
 }  // namespace rocmig_tex
 
-#if (defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)) && !defined(ROCMIG_TEXTURE_FETCH_ONLY)
+// ROCMIG_TEXTURE_CUDA_CHECK: the includer maps HIP's names to CUDA's (bench/texture_api_check.cu runs the
+// arrays, copies and texture objects below against CUDA's own on an NVIDIA GPU); texture references,
+// which CUDA 12 removed, and HIP's vector types are then left out
+#if (defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(ROCMIG_TEXTURE_CUDA_CHECK)) && \
+    !defined(ROCMIG_TEXTURE_FETCH_ONLY)
+#ifndef ROCMIG_TEXTURE_CUDA_CHECK
 #include <hip/hip_runtime_api.h>
+#endif
 #include <limits.h>
 #include <new>
 
@@ -384,8 +390,9 @@ inline hipError_t MemcpyFromArrayAsync(void* dst, hipArray_const_t src, size_t w
   return hipMemcpyAsync(dst, at(src, w_offset, h_offset), count, kind, stream);
 }
 
-// a hipMemcpy3DParms with arrays given as pitched pointers: positions and the extent's width, in texels
-// where an array takes part (CUDA's rule), become bytes
+// a hipMemcpy3DParms with arrays given as pitched pointers: an array's position and, where an array takes
+// part, the extent's width are in the array's texels (CUDA's rule for cudaMemcpy3D; a pointer's position
+// is in bytes) and become bytes
 inline hipMemcpy3DParms pitched(const hipMemcpy3DParms& p) {
   hipMemcpy3DParms q = p;
   size_t texel = 0;
@@ -404,8 +411,6 @@ inline hipMemcpy3DParms pitched(const hipMemcpy3DParms& p) {
     q.dstArray = nullptr;
   }
   if (texel) {
-    if (!p.srcArray) q.srcPos.x *= texel;
-    if (!p.dstArray) q.dstPos.x *= texel;
     q.extent.width *= texel;
     q.extent.height = q.extent.height ? q.extent.height : 1;
     q.extent.depth = q.extent.depth ? q.extent.depth : 1;
@@ -484,6 +489,7 @@ inline hipError_t DestroyTextureObject(hipTextureObject_t object) {
   return object ? hipFree(reinterpret_cast<void*>(object)) : hipSuccess;
 }
 
+#ifndef ROCMIG_TEXTURE_CUDA_CHECK
 // Texture references (texture<T, dim, readMode>, HIP's deprecated form of CUDA's): the variable stays
 // HIP's (a host object with a device copy the runtime registers); binding makes a software texture
 // object from the reference's fields, stores it in textureObject and copies the reference to its
@@ -572,12 +578,15 @@ template <class T, int D, enum hipTextureReadMode M>
 hipError_t UnbindTexture(const texture<T, D, M>& ref) {
   return UnbindTexture(&ref);
 }
+#endif  // ROCMIG_TEXTURE_CUDA_CHECK
 
 }  // namespace rocmig_tex
 #endif
 
-#if defined(__HIP__) && !defined(ROCMIG_TEXTURE_FETCH_ONLY)
+#if (defined(__HIP__) || defined(ROCMIG_TEXTURE_CUDA_CHECK)) && !defined(ROCMIG_TEXTURE_FETCH_ONLY)
+#ifndef ROCMIG_TEXTURE_CUDA_CHECK
 #include <hip/hip_runtime.h>
+#endif
 
 namespace rocmig_tex {
 
@@ -587,6 +596,7 @@ template <class T> struct Result {
   static constexpr bool is_float = (T)0.5f != (T)0;
   template <class V> __device__ static T make(const V* v) { return (T)v[0]; }
 };
+#ifndef ROCMIG_TEXTURE_CUDA_CHECK
 template <class S, unsigned N> struct Result<HIP_vector_type<S, N>> {
   static constexpr bool is_float = (S)0.5f != (S)0;
   template <class V> __device__ static HIP_vector_type<S, N> make(const V* v) {
@@ -595,6 +605,7 @@ template <class S, unsigned N> struct Result<HIP_vector_type<S, N>> {
     return r;
   }
 };
+#endif
 
 __device__ inline const Texture& texture_of(hipTextureObject_t object) {
   return *reinterpret_cast<const Texture*>(object);
@@ -669,6 +680,7 @@ template <class T> __device__ void tex3DLod(T* out, hipTextureObject_t o, float 
   *out = rocmig_tex::tex3DLod<T>(o, x, y, z, level);
 }
 
+#ifndef ROCMIG_TEXTURE_CUDA_CHECK
 // fetches through a texture reference: T for element reads, floats of T's channel count for
 // normalized reads (CUDA's texture<uchar4, 2, cudaReadModeNormalizedFloat> gives float4)
 template <class T, enum hipTextureReadMode M> struct RefResult { using type = T; };
@@ -702,6 +714,7 @@ __device__ typename RefResult<T, M>::type tex2DLayered(texture<T, D, M> ref, flo
   return rocmig_tex::tex2DLayered<typename RefResult<T, M>::type>(ref.textureObject, x, y, layer);
 }
 
+#endif  // ROCMIG_TEXTURE_CUDA_CHECK
 }  // namespace rocmig_tex
 #endif
 #endif  // ROCMIG_TEXTURE_SOFT_H
