@@ -12,18 +12,22 @@ from migrate import cpp, texture  # noqa: E402
 KERNEL = "__global__ void k(cudaTextureObject_t t, float* o) { o[0] = tex2D<float>(t, 0.5f, 0.5f); }\n"
 
 
+def _soft(tree: dict[str, str]) -> frozenset[str]:
+    return texture.soft_files({rel: cpp.blank(text) for rel, text in tree.items()})
+
+
 def test_a_tree_that_fetches_from_texture_objects_takes_the_software_textures() -> None:
-    assert texture.soft_textures([cpp.blank(KERNEL), cpp.blank("int main() { return 0; }\n")])
-    assert texture.soft_textures([cpp.blank("void f(float* p, cudaTextureObject_t t) { tex1Dfetch(p, t, 3); }\n")])
+    assert _soft({"k.cu": KERNEL, "main.cpp": "int main() { return 0; }\n"}) == {"k.cu", "main.cpp"}
+    assert _soft({"f.cu": "void f(float* p, cudaTextureObject_t t) { tex1Dfetch(p, t, 3); }\n"}) == {"f.cu"}
 
 
 def test_a_tree_without_fetches_or_with_what_the_header_lacks_keeps_hip_textures() -> None:
-    assert not texture.soft_textures([cpp.blank("cudaMallocArray(&a, &d, 4, 4);\n")])
-    assert not texture.soft_textures([cpp.blank("// tex2D<float>(t, x, y)\nint x;\n")])
+    assert not _soft({"a.cu": "cudaMallocArray(&a, &d, 4, 4);\n"})
+    assert not _soft({"a.cu": "// tex2D<float>(t, x, y)\nint x;\n"})
     for other in ("surface<void, 2> out;\n", "surf2Dwrite(v, s, x, y);\n", "cudaGetTextureReference(&r, &tex);\n", "cudaMallocMipmappedArray(&m, &d, e, 4);\n",
                   "float4 g = tex2Dgather<float4>(t, x, y, 0);\n", "cuArrayCreate(&a, &d);\n",
                   "cudaCreateSurfaceObject(&s, &r);\n"):
-        assert not texture.soft_textures([cpp.blank(KERNEL), cpp.blank(other)]), other
+        assert not _soft({"k.cu": KERNEL, "other.cu": other}), other
 
 
 def test_rename_moves_fetches_and_runtime_calls_and_marks_the_first_include() -> None:
@@ -51,7 +55,7 @@ def test_rename_leaves_files_without_texture_names_and_puts_the_header_first_whe
 def test_texture_references_take_the_software_textures_and_keep_their_declarations() -> None:
     cuda = ("typedef texture<float, 2, cudaReadModeElementType> texture2D;\nstatic texture2D gT;\n"
             "__global__ void k(float* o) { o[0] = tex2D(gT, 0.5f, 0.5f); }\n")
-    assert texture.soft_textures([cpp.blank(cuda)])
+    assert _soft({"fan_bp.cu": cuda}) == {"fan_bp.cu"}
     hip = ('#include <hip/hip_runtime.h>\n'
            "typedef texture<float, 2, hipReadModeElementType> texture2D;\n#define TEX(T) texture<T, 1> \\\n  t\n"
            "static texture2D gT;\n__global__ void k(float* o) { o[0] = tex2D(gT, 0.5f, 0.5f); }\n"
@@ -60,3 +64,16 @@ def test_texture_references_take_the_software_textures_and_keep_their_declaratio
     assert out[1].endswith(texture.REFERENCE_NOTE) and out[1].startswith("typedef texture<float, 2,")
     assert out[2].endswith("\\")  # a macro line keeps its continuation
     assert "rocmig_tex::tex2D(gT, 0.5f, 0.5f)" in out[5] and "rocmig_tex::BindTexture2D(0, gT, p, d, 16, 8, 64)" in out[6]
+
+
+def test_in_a_collection_of_programs_one_that_writes_surfaces_keeps_hip_textures_alone() -> None:
+    make = "void run(cudaTextureObject_t* t) { cudaCreateTextureObject(t, &r, &d, NULL); }\n"
+    tree = {"Samples/simpleTexture/kernel.cu": KERNEL, "Samples/simpleTexture/main.cu": make,
+            "Samples/simpleSurfaceWrite/surf.cu": KERNEL + make + "void w() { surf2Dwrite(v, s, 0, 0); }\n",
+            "Samples/split/kernels/k.cu": KERNEL, "Samples/split/host/h.cu": make,
+            "Common/helper_cuda.h": "int helper();\n"}
+    # a self-contained folder away from the surface program takes them; the program split over two folders
+    # keeps HIP's on both sides (its objects would cross from one folder into the other)
+    assert _soft(tree) == {"Samples/simpleTexture/kernel.cu", "Samples/simpleTexture/main.cu"}
+    tree["surf_at_root.cu"] = "void w() { surf2Dwrite(v, s, 0, 0); }\n"
+    assert not _soft(tree)

@@ -532,7 +532,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     include_map: hipify-perl's CUDA -> HIP header names (hipify.include_map; None: that step is skipped);
     constant_map: its CUDART_* -> HIP_* constant names (hipify.math_constant_map; None: skipped);
     wmma_used: some file of the tree uses WMMA (features.wmma_used); without, <mma.h> is left out;
-    soft_textures: the tree takes cuda_texture_soft.h's texture objects (texture.soft_textures);
+    soft_textures: the file takes cuda_texture_soft.h's texture objects (texture.soft_files);
     cub_namespaces: the namespaces the tree wraps CUB in (features.cub_namespaces).
     Returns (fixed text, the fixes that changed something, each with its lines and diff, for each 0-based
     line of the fixed text the 0-based hipify output line it came from or None for a line a fixup added),

@@ -5,23 +5,26 @@ hipcc sets __HIP_NO_IMAGE_SUPPORT), so a unit that calls tex2D<T>(obj, x, y) doe
 ROCm's runtime also refuses texture setups CUDA accepts on other CDNA parts (linear filtering of float
 texels on gfx90a, ROCm/clr#276; normalized or filtered Pitch2D resources, ROCm/rocm-systems#5540).
 cuda_texture_soft.h keeps the texels in plain device memory and fetches them with CUDA's addressing and
-filtering rules, checked against an NVIDIA H200's texture units (bench/texture_reference.py).
+filtering rules, checked against an NVIDIA H100's texture units (bench/texture_reference.py).
 
-A tree takes it whole or not at all: texture objects are made on the host (hipCreateTextureObject,
+A program takes it whole or not at all: texture objects are made on the host (hipCreateTextureObject,
 hipMallocArray, the array copies, the texture reference binds) and read in kernels, often in different
 files, and both sides must agree on what a hipTextureObject_t points to. Texture references keep HIP's
 texture<> variables (host objects with a registered device copy); binding one makes a software texture
-object and copies the reference to the device, and the fetches read its textureObject. So the fixup applies where some CUDA file of the tree fetches
-from a texture object or reference (soft_textures) and none uses what the header does not emulate
-(BLOCKERS: surfaces, mipmapped arrays, gathers, cube maps, gradients, the driver API's arrays and
-texture references); every file naming one of the calls gets them renamed to rocmig_tex's and the header
+object and copies the reference to the device, and the fetches read its textureObject. soft_files
+decides which files take it: the whole tree where some file fetches from a texture object or reference
+and none uses what the header does not emulate (BLOCKERS: surfaces, mipmapped arrays, gathers, cube
+maps, gradients, the driver API's arrays and texture references), else the self-contained folders far
+from such a use. Each file naming one of the calls gets them renamed to rocmig_tex's and the header
 before its first live #include.
 """
 
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from . import cpp, launch
@@ -39,6 +42,8 @@ HOST_CALLS = {f"hip{name}": name for name in (
     "BindTexture", "BindTexture2D", "BindTextureToArray", "UnbindTexture")}
 FETCH_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(FETCHES, key=len, reverse=True)) + r")(?=\s*[<(])")
 HOST_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(HOST_CALLS, key=len, reverse=True)) + r")\b")
+# host calls that make a texture object or bind a reference (CUDA names)
+CREATION = re.compile(r"\b(?:cuda|hip)(?:CreateTextureObject|BindTexture|BindTexture2D|BindTextureToArray)\s*\(")
 OBJECT_FETCH = re.compile(r"\b(?:" + "|".join(FETCHES) + r")\s*(?:<[^;(){}]*>)?\s*\(")
 # a texture reference's declaration or typedef (HIP's texture<T, dim, readMode>, kept)
 REFERENCE = re.compile(r"(?<![\w:])texture\s*<")
@@ -62,11 +67,33 @@ def header_text() -> str:
     return HEADER.read_text(encoding="utf-8")
 
 
-def soft_textures(blanked_cuda: list[str]) -> bool:
-    """Whether a tree's CUDA files (comments and strings blanked) fetch from texture objects and use
-    nothing of the texture API that cuda_texture_soft.h lacks (BLOCKERS): then every file takes the
-    software textures (rename)."""
-    return any(OBJECT_FETCH.search(t) for t in blanked_cuda) and not any(BLOCKERS.search(t) for t in blanked_cuda)
+def soft_files(blanked_cuda: Mapping[str, str]) -> frozenset[str]:
+    """The files (relative paths -> CUDA text, comments and strings blanked) that take the software
+    textures (rename). A tree that fetches from texture objects or references (OBJECT_FETCH) and uses
+    nothing cuda_texture_soft.h lacks (BLOCKERS) takes them in every file. Where some file uses such a
+    thing, a folder still takes them when it is self-contained, its own files both making textures
+    (CREATION) and fetching, so that no texture object crosses into a folder that keeps HIP's; and when
+    no file of it, of a folder above it or of one below it, uses what the header lacks (a collection of
+    programs, such as the CUDA samples, where one program writes surfaces)."""
+    if not any(OBJECT_FETCH.search(t) for t in blanked_cuda.values()):
+        return frozenset()
+    blocked = {posixpath.dirname(rel) for rel, t in blanked_cuda.items() if BLOCKERS.search(t)}
+    if not blocked:
+        return frozenset(blanked_cuda)
+    folders: dict[str, list[str]] = {}
+    for rel in blanked_cuda:
+        folders.setdefault(posixpath.dirname(rel), []).append(rel)
+
+    def related(a: str, b: str) -> bool:
+        return a == b or not a or not b or a.startswith(b + "/") or b.startswith(a + "/")
+
+    soft: set[str] = set()
+    for folder, files in folders.items():
+        texts = [blanked_cuda[rel] for rel in files]
+        if (any(OBJECT_FETCH.search(t) for t in texts) and any(CREATION.search(t) for t in texts)
+                and not any(related(folder, other) for other in blocked)):
+            soft.update(files)
+    return frozenset(soft)
 
 
 def rename(text: str, dead: set[int] | frozenset[int] = frozenset()) -> str:
