@@ -53,6 +53,8 @@ CASES: list[Case] = [
            (_u("a"), _u("b"), _u("c")), (("uint32_t", "d"),)) for lut in LUTS),
     Case("lop3_awq_dequant", 'asm volatile("lop3.b32 %0, %1, %2, %3, %4;\\n" : "=r"(d) : "r"(a), "n"(0x000f000f), '
          '"n"(0x64006400), "n"((0xf0 & 0xcc) | 0xaa));', (_u("a"),), (("uint32_t", "d"),)),
+    Case("vabsdiff4_add", 'asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));',
+         (_u("a"), _u("b"), _u("c")), (("uint32_t", "d"),)),
     Case("prmt_register", 'asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));',
          (_u("a"), _u("b"), _u("c")), (("uint32_t", "d"),)),
     Case("prmt_5140", 'asm volatile("prmt.b32 %0, %1, %2, %3;\\n" : "=r"(d) : "r"(a), "n"(0x64006400), "n"(0x5140));',

@@ -366,3 +366,14 @@ def test_host_assembly_and_compiler_barriers_are_no_ptx_findings() -> None:
     assert [f.line for f in migrated.findings["k.cu"] if f.rule == "inline-ptx-asm"] == [8]
     assert ptx.not_ptx('asm("{ .reg .pred p; setp.ne.b32 p, %1, 0; selp.b32 %0, 1, 0, p; }" : "=r"(o) : "r"(i));', 1) == ""
     assert ptx.not_ptx("asm(MACRO_TEMPLATE : \"=r\"(x));", 1) == ""
+
+
+def test_video_sum_of_absolute_differences_becomes_its_helper():
+    # the CUDA samples' stereoDisparity defines __usad4 with this statement
+    src = ('__device__ unsigned int __usad4(unsigned int A, unsigned int B, unsigned int C = 0) {\n'
+           '  unsigned int result;\n  asm(\n      "vabsdiff4.u32.u32.u32.add"\n      " %0, %1, %2, %3;"\n'
+           '      : "=r"(result)\n      : "r"(A), "r"(B), "r"(C));\n  return result;\n}\n')
+    (stmt,) = ptx.statements(src)
+    assert "rocmig_ptx::vabsdiff4_add(" in ptx.translate(stmt, cuda_warps=True)
+    with pytest.raises(ptx.Unsupported):  # a secondary operation other than .add has no helper
+        _translate('asm("vabsdiff4.u32.u32.u32.max %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));')

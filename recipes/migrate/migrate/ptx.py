@@ -10,7 +10,7 @@ PTX on random data (tests/data/ptx_reference.json, made on an NVIDIA GPU by benc
 Instructions translated (d destination, a/b/c sources; .b/.u/.s 16/32/64 unless said):
   mov (registers, immediates, {lo, hi} packing and unpacking, %tid/%ntid/%ctaid/%nctaid, %clock,
   %clock64, %laneid in a tree with no HIP path: its lane within CUDA's 32-lane warp),
-  lop3.b32, prmt.b32 (default mode), add / sub / mul / fma .f16 and .f16x2 (.rn or none), add / sub /
+  lop3.b32, prmt.b32 (default mode), vabsdiff4.u32.u32.u32.add, add / sub / mul / fma .f16 and .f16x2 (.rn or none), add / sub /
   mul / fma .f32 (.rn or none; no .ftz / .sat), integer add / sub / mul.lo / mul.wide / mad.lo / min / max /
   and / or / xor / not / shl / shr, setp with an integer compare into a predicate, selp, cvt between
   integer widths, cvt.rn.f16.f32, cvt.f32.f16, cvt.rn.f16x2.f32, cvt.rn.bf16(x2).f32, cvt.f32.bf16,
@@ -470,6 +470,12 @@ class Translator:
             raise Unsupported("prmt mode")
         a, b, c = (self.read(x, 32) for x in args[1:])
         self.write(args[0], 32, f"rocmig_ptx::prmt({a}, {b}, {c})")
+
+    def op_vabsdiff4(self, mods: list[str], args: list[str]) -> None:
+        if mods != ["u32", "u32", "u32", "add"] or len(args) != 4:
+            raise Unsupported("vabsdiff4." + ".".join(mods))
+        a, b, c = (self.read(x, 32) for x in args[1:])
+        self.write(args[0], 32, f"rocmig_ptx::vabsdiff4_add({a}, {b}, {c})")
 
     def _float(self, op: str, mods: list[str], args: list[str]) -> bool:
         """add / sub / mul / fma on .f16, .f16x2, .f32 (rounding .rn or none); False when not float."""

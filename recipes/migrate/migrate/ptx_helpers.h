@@ -70,6 +70,15 @@ __host__ __device__ inline u32 prmt(u32 a, u32 b, u32 c) {
   }
   return r;
 }
+// vabsdiff4.u32.u32.u32.add: the absolute differences of the four unsigned byte pairs of a and b,
+// summed and added to c (PTX ISA 8.5, "SIMD video instructions": a four-way sum of absolute differences).
+__host__ __device__ inline u32 vabsdiff4_add(u32 a, u32 b, u32 c) {
+  for (int n = 0; n < 4; ++n) {
+    u32 x = (a >> (8 * n)) & 0xFFu, y = (b >> (8 * n)) & 0xFFu;
+    c += x > y ? x - y : y - x;
+  }
+  return c;
+}
 // shl / shr: PTX clamps shift amounts above the register width (C++ leaves them undefined).
 __host__ __device__ inline u32 shl32(u32 a, u32 n) { return n > 31 ? 0u : a << n; }
 __host__ __device__ inline u32 shr_u32(u32 a, u32 n) { return n > 31 ? 0u : a >> n; }
