@@ -1101,3 +1101,19 @@ def test_a_torch_hipified_unit_including_its_own_header_first_gets_the_hip_runti
                                                                    pytorch_files=frozenset(part)))
     assert done.final["src/hip/dcn_v2_hip.hip"] == "#include <hip/hip_runtime.h>  // nvcc includes cuda_runtime.h first in every .cu unit\n" + hip_unit
     assert done.final["src/hip/dcn_v2_im2col_hip.h"] == hip_header
+
+
+def test_status_cases_hip_lacks_are_commented_out_in_error_string_switches():
+    # the CUDA samples' Common/helper_cuda.h after hipify-perl 7.2: hipFFT has no license error
+    text = ('    case HIPFFT_NOT_IMPLEMENTED:\n      return "HIPFFT_NOT_IMPLEMENTED";\n\n'
+            '    case CUFFT_LICENSE_ERROR:\n      return "CUFFT_LICENSE_ERROR";\n\n'
+            '    case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";\n'
+            '    case CUFFT_MINE: return "mine";\n    case CUBLAS_STATUS_X: log(); return "x";\n'
+            'enum own { CUFFT_MINE };\n')
+    out = features.unmapped_status_cases(text).split("\n")
+    assert len(out) == len(text.split("\n"))
+    assert out[3] == "    // case CUFFT_LICENSE_ERROR:" and out[4].startswith('      // return "CUFFT_LICENSE_ERROR";')
+    assert out[6].startswith('    // case CUDA_ERROR_STUB_LIBRARY: return')
+    assert out[7] == '    case CUFFT_MINE: return "mine";'  # the tree's own enumerator
+    assert out[8] == '    case CUBLAS_STATUS_X: log(); return "x";'  # a body that does more than return a string
+    assert out[0] == "    case HIPFFT_NOT_IMPLEMENTED:"

@@ -894,6 +894,31 @@ def gemm_tensor_op(text: str) -> str:
     return GEMM_TENSOR_OP.sub("HIPBLAS_GEMM_DEFAULT", text)
 
 
+# `case X:` of a CUDA library status or driver error the translator left (hipify maps every value HIP's
+# libraries have, so a name left is one they lack), whose body only returns a string literal
+UNMAPPED_STATUS_CASE = re.compile(
+    r'^([ \t]*)(case[ \t]+(?:CUFFT|CUBLAS|CUSPARSE|CURAND|CUSOLVER|NVJPEG|CUDNN|NPP|CUDA_ERROR)_\w+[ \t]*:)'
+    r'([ \t]*\n?[ \t]*)(return[ \t]+"[^"\n]*"[ \t]*;)', re.MULTILINE)
+
+
+def unmapped_status_cases(text: str) -> str:
+    """`case CUFFT_LICENSE_ERROR: return "CUFFT_LICENSE_ERROR";` -> the same commented out, where the value
+    is a CUDA library status (or driver API error) the translator left: HIP's library has no such value,
+    so the label does not compile and no call returns it (the CUDA samples' helper_cuda.h error-string
+    switches: cuFFT's license error, which hipFFT 7.2 lacks). Lines stay where they were; a tree that
+    declares the name itself keeps the case (its own enum)."""
+    def comment(m: re.Match[str]) -> str:
+        name = m.group(2).split()[1].rstrip(":")
+        if re.search(r"(?:#\s*define\s+|\benum\b[^;]*?\b)" + re.escape(name) + r"\b", text):
+            return m.group(0)
+        gap = m.group(3)
+        if "\n" in gap:
+            trailing, indent = gap.split("\n")
+            gap = f"{trailing}\n{indent}// "
+        return f"{m.group(1)}// {m.group(2)}{gap}{m.group(4)}  // rocmig: HIP's library has no such value"
+    return UNMAPPED_STATUS_CASE.sub(comment, text)
+
+
 BLAS_STATUS_TEXT = re.compile(r"(?<![\w.:>])cublasGetStatus(?:String|Name)(?=\s*\()")
 
 

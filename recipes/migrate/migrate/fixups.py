@@ -32,6 +32,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  unmapped-status-case  `case X: return "...";` of a CUDA library status or driver error the translator left
+                        (HIP's library has no such value) -> commented out (features.py)
   cg-reduce, cg-memcpy-header, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   directed-rounding     __fadd_rd / __fdiv_ru / __dsqrt_rz / ... (CUDA's directed-rounding arithmetic, absent from
                         HIP) -> exact rocmig_* helpers inserted once per file (rounding.py); double __fma_r* left
@@ -626,6 +628,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("nccl-rccl", "<nccl.h> -> <rccl/rccl.h> (RCCL keeps NCCL's API names)", features.nccl_rccl),
         ("cuda-trap", "__trap() -> __builtin_trap() (HIP's device abort)", features.trap),
         ("gemm-tensor-op-algo", "deprecated CUBLAS_GEMM_DEFAULT_TENSOR_OP -> HIPBLAS_GEMM_DEFAULT", features.gemm_tensor_op),
+        ("unmapped-status-case", "`case CUFFT_LICENSE_ERROR: return \"...\";` of a library status HIP lacks -> "
+         "commented out", features.unmapped_status_cases),
         ("blas-status-string", "cublasGetStatusString / cublasGetStatusName -> hipblasStatusToString", features.blas_status_string),
         ("simd-video-intrinsics", "CUDA SIMD video intrinsics -> lane-by-lane implementations", features.simd_video),
         ("directed-rounding", "__fadd_rd / __fdiv_ru / __dsqrt_rz / ... -> exact rocmig_* helpers (HIP lacks them)",
