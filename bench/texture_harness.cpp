@@ -41,6 +41,7 @@ struct Config {
   std::string name;
   Format format;
   int dims, linear, mode, normalized_coords;
+  int gather;  // 0, or 1 + the channel tex2Dgather reads
 };
 
 std::vector<Config> configs() {
@@ -53,8 +54,22 @@ std::vector<Config> configs() {
             if (!normalized && (mode == rocmig_tex::kWrap || mode == rocmig_tex::kMirror)) continue;
             std::string name = std::to_string(dims) + "d-" + f.name + (linear ? "-linear-" : "-point-") + kModes[mode] +
                                (normalized ? "-norm" : "-texel");
-            out.push_back(Config{name, f, dims, linear, mode, normalized});
+            out.push_back(Config{name, f, dims, linear, mode, normalized, 0});
           }
+  // tex2Dgather of the first and last channel: clamp and border on texel coordinates, wrap and mirror on
+  // normalized ones
+  const int gather_modes[4][2] = {{rocmig_tex::kClamp, 0}, {rocmig_tex::kBorder, 0}, {rocmig_tex::kWrap, 1},
+                                  {rocmig_tex::kMirror, 1}};
+  for (const Format& f : kFormats) {
+    if (f.channel_bytes == 4 && f.kind != rocmig_tex::kFloat) continue;  // 32-bit integers: no gather in CUDA
+    for (int component = 0; component < f.channels; component += f.channels > 1 ? f.channels - 1 : 1) {
+      for (const auto& m : gather_modes) {
+        std::string name = std::string("2d-") + f.name + "-gather" + std::to_string(component) + "-" + kModes[m[0]] +
+                           (m[1] ? "-norm" : "-texel");
+        out.push_back(Config{name, f, 2, 0, m[0], m[1], component + 1});
+      }
+    }
+  }
   return out;
 }
 
@@ -132,7 +147,15 @@ rocmig_tex::Texture software_texture(const Config& c, const Inputs& in, const un
 }
 
 // four 32-bit values per fetch: floats or integers
-ROCMIG_TEX_HD void software_fetch(const rocmig_tex::Texture& t, int float_result, const float* u, uint32_t out[4]) {
+ROCMIG_TEX_HD void software_fetch(const rocmig_tex::Texture& t, int float_result, int gather, const float* u,
+                                  uint32_t out[4]) {
+  if (gather) {
+    float f[4];
+    int r[4];
+    rocmig_tex::gather(t, u[0], u[1], gather - 1, !float_result, f, r);
+    for (int ch = 0; ch < 4; ++ch) out[ch] = float_result ? (uint32_t)rocmig_tex::float_to_bits(f[ch]) : (uint32_t)r[ch];
+    return;
+  }
   if (float_result) {
     float v[4];
     rocmig_tex::sample_float(t, u, 0, v);
@@ -177,17 +200,28 @@ __global__ void hardware_kernel(cudaTextureObject_t o, int dims, const float* co
   out[i] = hardware_fetch<T>(o, dims, coords + 3 * i);
 }
 
-__global__ void software_kernel(rocmig_tex::Texture t, int float_result, const float* coords, uint32_t* out) {
+__global__ void software_kernel(rocmig_tex::Texture t, int float_result, int gather, const float* coords, uint32_t* out) {
   int i = threadIdx.x;
-  software_fetch(t, float_result, coords + 3 * i, out + 4 * i);
+  software_fetch(t, float_result, gather, coords + 3 * i, out + 4 * i);
+}
+
+template <class T>
+__global__ void gather_kernel(cudaTextureObject_t o, int component, const float* coords, T* out) {
+  int i = threadIdx.x;
+  out[i] = tex2Dgather<T>(o, coords[3 * i], coords[3 * i + 1], component);
 }
 
 // the hardware's fetches as four 32-bit values each (channels past the texel's are 0)
 template <class T>
-std::vector<uint32_t> run_hardware(cudaTextureObject_t o, int dims, const float* coords, int channels, int float_result) {
+std::vector<uint32_t> run_hardware(cudaTextureObject_t o, int dims, const float* coords, int channels, int float_result,
+                                   int gather = 0) {
   T* d_out;
   CHECK(cudaMalloc(&d_out, kSamples * sizeof(T)));
-  hardware_kernel<T><<<1, kSamples>>>(o, dims, coords, d_out);
+  if (gather) {
+    gather_kernel<T><<<1, kSamples>>>(o, gather - 1, coords, d_out);
+  } else {
+    hardware_kernel<T><<<1, kSamples>>>(o, dims, coords, d_out);
+  }
   CHECK(cudaGetLastError());
   std::vector<T> got(kSamples);
   CHECK(cudaMemcpy(got.data(), d_out, kSamples * sizeof(T), cudaMemcpyDeviceToHost));
@@ -220,7 +254,7 @@ int main() {
                                                        kind);
     cudaArray_t array;
     cudaExtent extent = make_cudaExtent(in.extent[0], c.dims >= 2 ? in.extent[1] : 0, c.dims == 3 ? in.extent[2] : 0);
-    CHECK(cudaMalloc3DArray(&array, &desc, extent));
+    CHECK(cudaMalloc3DArray(&array, &desc, extent, c.gather ? cudaArrayTextureGather : 0));
     size_t row = (size_t)in.extent[0] * c.format.channels * c.format.channel_bytes;
     cudaMemcpy3DParms copy = {};
     copy.srcPtr = make_cudaPitchedPtr(in.texels.data(), row, in.extent[0], in.extent[1]);
@@ -244,7 +278,9 @@ int main() {
     CHECK(cudaMemcpy(d_coords, in.coords.data(), in.coords.size() * sizeof(float), cudaMemcpyHostToDevice));
     std::vector<uint32_t> hw;
     const char* f = c.format.name;
-    if (!strcmp(f, "f32x1") || !strcmp(f, "f16x1")) hw = run_hardware<float>(object, c.dims, d_coords, 1, 1);
+    if (c.gather && c.format.float_result) hw = run_hardware<float4>(object, 2, d_coords, 4, 1, c.gather);
+    else if (c.gather) hw = run_hardware<uchar4>(object, 2, d_coords, 4, 0, c.gather);
+    else if (!strcmp(f, "f32x1") || !strcmp(f, "f16x1")) hw = run_hardware<float>(object, c.dims, d_coords, 1, 1);
     else if (!strcmp(f, "f32x4") || !strcmp(f, "u8x4n")) hw = run_hardware<float4>(object, c.dims, d_coords, 4, 1);
     else if (!strcmp(f, "s16x2n")) hw = run_hardware<float2>(object, c.dims, d_coords, 2, 1);
     else if (!strcmp(f, "u8x1")) hw = run_hardware<unsigned char>(object, c.dims, d_coords, 1, 0);
@@ -256,7 +292,7 @@ int main() {
     CHECK(cudaMemcpy(d_texels, in.texels.data(), in.texels.size(), cudaMemcpyHostToDevice));
     uint32_t* d_soft;
     CHECK(cudaMalloc(&d_soft, 16 * kSamples));
-    software_kernel<<<1, kSamples>>>(software_texture(c, in, d_texels), c.format.float_result, d_coords, d_soft);
+    software_kernel<<<1, kSamples>>>(software_texture(c, in, d_texels), c.format.float_result, c.gather, d_coords, d_soft);
     CHECK(cudaGetLastError());
     std::vector<uint32_t> soft(4 * kSamples);
     CHECK(cudaMemcpy(soft.data(), d_soft, 16 * kSamples, cudaMemcpyDeviceToHost));
@@ -279,7 +315,7 @@ int main() {
     Inputs in = inputs(c, 1000 + k);
     rocmig_tex::Texture t = software_texture(c, in, in.texels.data());
     std::vector<uint32_t> soft(4 * kSamples);
-    for (int i = 0; i < kSamples; ++i) software_fetch(t, c.format.float_result, &in.coords[3 * i], &soft[4 * i]);
+    for (int i = 0; i < kSamples; ++i) software_fetch(t, c.format.float_result, c.gather, &in.coords[3 * i], &soft[4 * i]);
     print("soft", c.name, soft);
   }
   return 0;

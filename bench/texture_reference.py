@@ -97,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         exe = Path(tmp) / "texture_harness"
-        subprocess.run(["nvcc", "-x", "cu", f"-arch={args.arch}", "-O2", "-std=c++17", "-I", str(HEADER_DIR),
+        subprocess.run(["nvcc", "-x", "cu", f"-arch={args.arch}", "-O2", "-fmad=false", "-std=c++17", "-I", str(HEADER_DIR),
                         str(HARNESS), "-o", str(exe)], check=True)
         output = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
         api_exe = Path(tmp) / "texture_api_check"
-        subprocess.run(["nvcc", f"-arch={args.arch}", "-O2", "-std=c++17", "-I", str(HEADER_DIR), str(API_CHECK),
+        subprocess.run(["nvcc", f"-arch={args.arch}", "-O2", "-fmad=false", "-std=c++17", "-I", str(HEADER_DIR), str(API_CHECK),
                         "-o", str(api_exe)], check=True)
         api = subprocess.run([str(api_exe)], capture_output=True, text=True)
     hardware, software = parse(output, "hw"), parse(output, "soft")

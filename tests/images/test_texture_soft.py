@@ -1,10 +1,10 @@
 """migrate's software textures (recipes/migrate/migrate/cuda_texture_soft.h, the fixup texture-soft).
 
 tests/images/sources/texture_reference.json holds the fetches an NVIDIA H100's texture units returned for
-bench/texture_harness.cpp's 216 configurations (bench/texture_reference.py, nvcc 13.0, sm_90). Here the same
+bench/texture_harness.cpp's 252 configurations (bench/texture_reference.py, nvcc 13.0, sm_90). Here the same
 harness is built for the host with the dev image's clang, so the header's fetches run on the same texels
-and coordinates, and each configuration is compared (texture_reference.compare: point sampling and
-integer reads bit for bit, linear filtering within two steps of the 8-bit weights over the texel span).
+and coordinates, and each configuration is compared (texture_reference.compare: point sampling, gathers
+and integer reads bit for bit, linear filtering within two steps of the 8-bit weights over the texel span).
 Then a tree with CUDA texture objects (2D array with linear filtering, a 3D volume, a linear resource read
 by tex1Dfetch) goes through the whole recipe and compiles for gfx942, which has no image instructions,
 and gfx1100; a tree that also writes a surface keeps HIP's textures and its gfx942 finding.
@@ -195,11 +195,11 @@ def test_software_textures_match_nvidia_texture_units(tmp_path: Path) -> None:
     software = parse(run.stdout, "soft")
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     hardware = {name: [int(v, 16) for v in values] for name, values in reference["hardware"].items()}
-    assert len(hardware) == 216 and set(software) == set(hardware)
+    assert len(hardware) == 252 and set(software) == set(hardware)
     wrong = {name: compare(name, values, software[name]) for name, values in hardware.items()}
     assert not {name: w for name, w in wrong.items() if w[0]}, {name: w for name, w in wrong.items() if w[0]}
-    point = [name for name in hardware if "-point-" in name]
-    assert len(point) == 126 and all(hardware[name] == software[name] for name in point)
+    exact = [name for name in hardware if "-point-" in name or "-gather" in name]
+    assert len(exact) == 162 and all(hardware[name] == software[name] for name in exact)
 
 
 def test_texture_object_tree_compiles_for_gfx942_with_software_textures(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def test_a_tree_without_fetches_or_with_what_the_header_lacks_keeps_hip_textures
     assert not _soft({"a.cu": "cudaMallocArray(&a, &d, 4, 4);\n"})
     assert not _soft({"a.cu": "// tex2D<float>(t, x, y)\nint x;\n"})
     for other in ("surface<void, 2> out;\n", "surf2Dwrite(v, s, x, y);\n", "cudaGetTextureReference(&r, &tex);\n", "cudaMallocMipmappedArray(&m, &d, e, 4);\n",
-                  "float4 g = tex2Dgather<float4>(t, x, y, 0);\n", "cuArrayCreate(&a, &d);\n",
+                  "float4 g = texCubemap<float4>(t, x, y, z);\n", "cuArrayCreate(&a, &d);\n",
                   "cudaCreateSurfaceObject(&s, &r);\n"):
         assert not _soft({"k.cu": KERNEL, "other.cu": other}), other
 

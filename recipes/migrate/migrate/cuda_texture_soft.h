@@ -16,6 +16,14 @@
 #else
 #define ROCMIG_TEX_HD inline
 #endif
+// no fused multiply-add in the coordinate and filter arithmetic: hipcc contracts a * b + c by default,
+// which moves a coordinate's texel at the edges and a footprint's weights (the arithmetic was checked
+// unfused; nvcc builds of the checks pass -fmad=false)
+#if defined(__clang__)
+#define ROCMIG_TEX_UNFUSED _Pragma("clang fp contract(off)")
+#else
+#define ROCMIG_TEX_UNFUSED
+#endif
 
 namespace rocmig_tex {
 
@@ -87,6 +95,7 @@ ROCMIG_TEX_HD int float_to_bits(float f) {
 // channel c of the texel at p as a float: float texels as they are, integer texels normalized when
 // read as normalized floats (unsigned v / (2^n - 1), signed max(v / (2^(n-1) - 1), -1)), else converted
 ROCMIG_TEX_HD float channel_float(const Texture& t, const unsigned char* p, int c) {
+  ROCMIG_TEX_UNFUSED
   int raw = channel_raw(t, p, c);
   if (t.kind == kFloat) {
     if (t.channel_bytes == 2) {
@@ -122,6 +131,7 @@ ROCMIG_TEX_HD int address(int i, int n, int mode) {
 // the texel coordinate of coordinate u along axis a; wrap and mirror apply to normalized coordinates
 // only (CUDA treats them as clamp otherwise)
 ROCMIG_TEX_HD float texel_coordinate(const Texture& t, float u, int a, int* mode) {
+  ROCMIG_TEX_UNFUSED
   *mode = t.address[a];
   if (!t.normalized_coords) {
     if (*mode == kWrap || *mode == kMirror) {
@@ -143,6 +153,7 @@ ROCMIG_TEX_HD const unsigned char* texel(const Texture& t, int x, int y, int z, 
 
 // a float rounded to a half, as a float: to nearest (ties to even), or toward zero
 ROCMIG_TEX_HD float round_to_half(float f, bool toward_zero) {
+  ROCMIG_TEX_UNFUSED
   float magnitude = fabsf(f);
   if (!(magnitude < 65520.0f)) return f != f ? f : copysignf(INFINITY, f);
   int exponent;
@@ -155,13 +166,14 @@ ROCMIG_TEX_HD float round_to_half(float f, bool toward_zero) {
 // channel c of the border color as a float texel reads it: the color is stored in the texel's format
 // first (measured on an H100: a half texture returns it rounded toward zero to a half, a normalized 8- or 16-bit one
 // clamps it to [0, 1] / [-1, 1] and rounds it to the format's steps)
-ROCMIG_TEX_HD float border_float(const Texture& t, int c) {
+ROCMIG_TEX_HD float border_float(const Texture& t, int c, bool gathered = false) {
+  ROCMIG_TEX_UNFUSED
   float color = t.border[c];
   if (t.kind == kFloat) return t.channel_bytes == 2 ? round_to_half(color, true) : color;
   if (t.normalized_read && t.channel_bytes < 4) {
     float scale = t.channel_bytes == 1 ? (t.kind == kSigned ? 127.0f : 255.0f) : (t.kind == kSigned ? 32767.0f : 65535.0f);
     color = fminf(fmaxf(color, t.kind == kSigned ? -1.0f : 0.0f), 1.0f);
-    return rintf(color * scale) / scale;
+    return (gathered ? truncf(color * scale) : rintf(color * scale)) / scale;
   }
   return color;
 }
@@ -186,6 +198,7 @@ ROCMIG_TEX_HD int clamp_layer(const Texture& t, int layer) {
 
 // a weight rounded to 8 fractional bits (the filter's 9-bit fixed point format)
 ROCMIG_TEX_HD float fixed_weight(float w) {
+  ROCMIG_TEX_UNFUSED
   return rintf(w * 256.0f) * (1.0f / 256.0f);
 }
 
@@ -195,6 +208,7 @@ ROCMIG_TEX_HD float fixed_weight(float w) {
 // in 3D; under border addressing a 1D texture is filtered as a 2D one of height 1 read at y = 0, so half
 // of each fetch is the border color; half texels give a result rounded to a half.
 ROCMIG_TEX_HD void sample_float(const Texture& t, const float* u, int layer, float out[4]) {
+  ROCMIG_TEX_UNFUSED
   int mode[3], base[3];
   float weight[3];
   layer = clamp_layer(t, layer);
@@ -245,6 +259,7 @@ ROCMIG_TEX_HD int border_raw(const Texture& t, int c) {
 // a point-sampled fetch at coordinates u[0..dims) of a layer, as the integers the texel stores
 // (a border texel gives border_raw)
 ROCMIG_TEX_HD void sample_raw(const Texture& t, const float* u, int layer, int out[4]) {
+  ROCMIG_TEX_UNFUSED
   int mode[3], at[3] = {0, 0, 0};
   layer = clamp_layer(t, layer);
   for (int a = 0; a < t.dims; ++a) {
@@ -257,6 +272,39 @@ ROCMIG_TEX_HD void sample_raw(const Texture& t, const float* u, int layer, int o
   }
   const unsigned char* p = texel(t, at[0], at[1], at[2], layer);
   for (int c = 0; c < 4; ++c) out[c] = c < t.channels ? channel_raw(t, p, c) : 0;
+}
+
+// tex2Dgather: channel `component` of the four texels that 2D linear filtering at (x, y) reads, in
+// Direct3D's Gather4 order: (x0, y1), (x1, y1), (x1, y0), (x0, y0); floats, or with `raw` the integers
+// the texels store; a border texel gives the border color's channel
+ROCMIG_TEX_HD void gather(const Texture& t, float x, float y, int component, bool raw, float out_float[4],
+                          int out_raw[4]) {
+  ROCMIG_TEX_UNFUSED
+  int mode[2], base[2];
+  float u[2] = {x, y};
+  for (int a = 0; a < 2; ++a) {
+    float below = texel_coordinate(t, u[a], a, &mode[a]) - 0.5f;
+    float whole = floorf(below);
+    // the footprint of linear filtering: a fraction that rounds to 256/256 moves it one texel on
+    base[a] = (int)whole + (fixed_weight(below - whole) == 1.0f);
+  }
+  const int corner[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};
+  for (int k = 0; k < 4; ++k) {
+    int at[2];
+    bool border = false;
+    for (int a = 0; a < 2; ++a) {
+      at[a] = address(base[a] + corner[k][a], t.extent[a], mode[a]);
+      border = border || at[a] < 0;
+    }
+    if (border) {
+      out_float[k] = border_float(t, component, true);
+      out_raw[k] = border_raw(t, component);
+      continue;
+    }
+    const unsigned char* p = texel(t, at[0], at[1], 0, 0);
+    out_float[k] = raw ? 0.0f : channel_float(t, p, component);
+    out_raw[k] = channel_raw(t, p, component);
+  }
 }
 
 // tex1Dfetch: element i of a linear resource (or of an array's first row); 0 outside the extent
@@ -634,6 +682,12 @@ template <class T> __device__ T tex1Dfetch(hipTextureObject_t object, int x) {
   int v[4];
   fetch_raw(t, x, v);
   return Result<T>::make(v);
+}
+template <class T> __device__ T tex2Dgather(hipTextureObject_t object, float x, float y, int component = 0) {
+  float f[4];
+  int r[4];
+  gather(texture_of(object), x, y, component, !Result<T>::is_float, f, r);
+  return Result<T>::is_float ? Result<T>::make(f) : Result<T>::make(r);
 }
 template <class T> __device__ T tex1D(hipTextureObject_t o, float x) { return rocmig_tex::sample<T>(o, x, 0.0f, 0.0f, 0); }
 template <class T> __device__ T tex2D(hipTextureObject_t o, float x, float y) { return rocmig_tex::sample<T>(o, x, y, 0.0f, 0); }

@@ -13,7 +13,7 @@ files, and both sides must agree on what a hipTextureObject_t points to. Texture
 texture<> variables (host objects with a registered device copy); binding one makes a software texture
 object and copies the reference to the device, and the fetches read its textureObject. soft_files
 decides which files take it: the whole tree where some file fetches from a texture object or reference
-and none uses what the header does not emulate (BLOCKERS: surfaces, mipmapped arrays, gathers, cube
+and none uses what the header does not emulate (BLOCKERS: surfaces, mipmapped arrays, cube
 maps, gradients, the driver API's arrays and texture references), else the self-contained folders far
 from such a use. Each file naming one of the calls gets them renamed to rocmig_tex's and the header
 before its first live #include.
@@ -33,7 +33,7 @@ HEADER = Path(__file__).with_name("cuda_texture_soft.h")
 MARK = "  // rocmig: cuda_texture_soft.h below"
 
 FETCHES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "tex1DLod", "tex2DLod",
-           "tex3DLod", "tex1DLayeredLod", "tex2DLayeredLod")
+           "tex3DLod", "tex1DLayeredLod", "tex2DLayeredLod", "tex2Dgather")
 # HIP runtime call -> rocmig_tex's (cuda_texture_soft.h)
 HOST_CALLS = {f"hip{name}": name for name in (
     "MallocArray", "Malloc3DArray", "FreeArray", "GetChannelDesc", "Memcpy2DToArray", "Memcpy2DToArrayAsync",
@@ -54,7 +54,7 @@ BLOCKERS = re.compile(
     r"(?:^|[^\w:])surface\s*<|\bsurfaceReference\b|\b(?:cuda|hip)GetTextureReference\b"
     r"|\b(?:cuda|hip)\w*Surface\w*|\bsurf(?:[123]D|[12]DLayered|Cubemap)\w*"
     r"|\b(?:cuda|hip)\w*Mipmapped\w*"
-    r"|\btex2Dgather\b|\btexCubemap\w*|\btex[123]DGrad\b|\btex[12]DLayeredGrad\b"
+    r"|\btexCubemap\w*|\btex[123]DGrad\b|\btex[12]DLayeredGrad\b"
     r"|\b(?:cuda|hip)(?:ArrayGetInfo|ArrayGetPlane|ArrayGetSparseProperties|ArrayGetMemoryRequirements"
     r"|Memcpy2DArrayToArray|MemcpyArrayToArray|GetTextureObject\w+|Graphics\w*MappedArray)\b"
     r"|\bcu(?:Array\w*|TexObject\w*|TexRef\w*|Surf\w*)\s*\(|\bCUarray\b",
