@@ -1117,3 +1117,9 @@ def test_status_cases_hip_lacks_are_commented_out_in_error_string_switches():
     assert out[7] == '    case CUFFT_MINE: return "mine";'  # the tree's own enumerator
     assert out[8] == '    case CUBLAS_STATUS_X: log(); return "x";'  # a body that does more than return a string
     assert out[0] == "    case HIPFFT_NOT_IMPLEMENTED:"
+
+
+def test_cuda_headers_whose_content_hip_runtime_holds_become_it():
+    # the CUDA samples' volumeRender.cpp includes driver_functions.h for make_cudaExtent
+    text = "#include <driver_functions.h>\n#include <sm_20_atomic_functions.h>\n#include <host_defines.h>\n#include <driver_types.h>\n"
+    assert features.builtin_types(text) == "#include <hip/hip_runtime.h>\n" * 3 + "#include <driver_types.h>\n"

@@ -935,14 +935,17 @@ def blas_status_string(text: str) -> str:
 
 def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: False) -> str:
     """<builtin_types.h>, <vector_functions.h> (make_float4, ...), <device_launch_parameters.h> (threadIdx, ...)
-    and <device_atomic_functions.h> (atomicAdd, ...) -> <hip/hip_runtime.h>, which declares the runtime types,
-    the make_<vector> functions, the built-in variables and the atomics (warp-rnnt 0.7.0's core.cu includes the
-    last two); a quoted include of one of them too (it falls back to CUDA's include path), unless the tree has
+    <device_atomic_functions.h> (atomicAdd, ...), <driver_functions.h> (make_cudaExtent, make_cudaPos,
+    make_cudaPitchedPtr: the CUDA samples' volumeRender), <host_defines.h> and the <sm_NN_atomic_functions.h> /
+    <sm_NN_intrinsics.h> headers -> <hip/hip_runtime.h>, which declares the runtime types, the make_ functions,
+    the built-in variables, the qualifiers, the atomics and intrinsics (warp-rnnt 0.7.0's core.cu includes
+    device_launch_parameters.h and device_atomic_functions.h); a quoted include of one of them too (it falls back to CUDA's include path), unless the tree has
     a header of that name (in_tree(name)).
     <cudaTypedefs.h> too in a file that names none of its PFN_ driver entry-point typedefs: it is then
     included for what it includes (cuda.h, whose CUDA_VERSION a HIP build leaves undefined). An `#include <>`
     (hipify-perl's output for such a header, EMPTY_INCLUDE) too."""
-    names = ("builtin_types|vector_functions|device_launch_parameters|device_atomic_functions"
+    names = ("builtin_types|vector_functions|device_launch_parameters|device_atomic_functions|driver_functions"
+             r"|host_defines|sm_\d+_atomic_functions|sm_\d+_intrinsics"
              + ("" if re.search(r"\bPFN_\w", text) else "|cudaTypedefs"))
 
     def sub(m: re.Match[str]) -> str:
