@@ -4,8 +4,9 @@
 // (2D, 3D with offsets, linear, pitched, layered), makes a texture object of each, fetches both at the
 // same coordinates and prints "api CASE FETCHES WRONG WIDEST": fetches compared, fetches outside the
 // bounds (point sampling bit for bit, linear within 2/256 of the texel span), the widest gap over the
-// span. The round-trip case copies back out of both arrays and compares bytes. Exit status 1 when a
-// case has a wrong fetch.
+// span. The round-trip case copies back out of both arrays and compares bytes; the surface case writes
+// through CUDA's surface object and the header's, reads past the edges under the zero and clamp boundary
+// modes, and compares the reads and both arrays' bytes. Exit status 1 when a case has a wrong fetch.
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +51,11 @@
 #define hipResourceTypePitch2D cudaResourceTypePitch2D
 #define hipFilterModeLinear cudaFilterModeLinear
 #define hipReadModeNormalizedFloat cudaReadModeNormalizedFloat
+#define hipSurfaceObject_t cudaSurfaceObject_t
+#define hipSurfaceBoundaryMode cudaSurfaceBoundaryMode
+#define hipBoundaryModeZero cudaBoundaryModeZero
+#define hipBoundaryModeClamp cudaBoundaryModeClamp
+#define hipBoundaryModeTrap cudaBoundaryModeTrap
 #define ROCMIG_TEXTURE_CUDA_CHECK
 #include "cuda_texture_soft.h"
 
@@ -350,10 +356,66 @@ int round_trip(Random* r) {
   return wrong;
 }
 
+// each thread writes a float2 through both surfaces (x in bytes)
+__global__ void surface_writes(cudaSurfaceObject_t hardware, cudaSurfaceObject_t software, int width) {
+  int x = threadIdx.x, y = blockIdx.x;
+  float2 v = make_float2(x + 0.25f * y, -x - 0.5f * y);
+  if (x < width) {
+    surf2Dwrite(v, hardware, x * (int)sizeof(float2), y);
+    rocmig_tex::surf2Dwrite(v, software, x * (int)sizeof(float2), y);
+  }
+}
+
+// then (a later kernel: CUDA's surface reads do not see the same kernel's writes) each reads the texel
+// left of it under the zero boundary mode and the one right of it under clamp (the edges are out of range)
+__global__ void surface_reads(cudaSurfaceObject_t hardware, cudaSurfaceObject_t software, float* reads) {
+  int x = threadIdx.x, y = blockIdx.x;
+  int left = (x - 1) * (int)sizeof(float2), right = (x + 1) * (int)sizeof(float2), i = 4 * (y * blockDim.x + x);
+  reads[i] = surf2Dread<float2>(hardware, left, y, cudaBoundaryModeZero).x;
+  reads[i + 1] = rocmig_tex::surf2Dread<float2>(software, left, y, cudaBoundaryModeZero).x;
+  reads[i + 2] = surf2Dread<float2>(hardware, right, y, cudaBoundaryModeClamp).y;
+  reads[i + 3] = rocmig_tex::surf2Dread<float2>(software, right, y, cudaBoundaryModeClamp).y;
+}
+
+// surface objects over 2D arrays: the texels each wrote, and reads past the edges, compared
+int surface_objects() {
+  const int w = 29, h = 6, threads = 32;
+  cudaChannelFormatDesc desc = cudaCreateChannelDesc<float2>();
+  cudaArray_t hw_array, sw_array;
+  CHECK(cudaMallocArray(&hw_array, &desc, w, h, cudaArraySurfaceLoadStore));
+  CHECK(rocmig_tex::MallocArray(&sw_array, &desc, w, h, cudaArraySurfaceLoadStore));
+  cudaResourceDesc res = {};
+  res.resType = cudaResourceTypeArray;
+  res.res.array.array = hw_array;
+  cudaSurfaceObject_t hardware, software;
+  CHECK(cudaCreateSurfaceObject(&hardware, &res));
+  res.res.array.array = sw_array;
+  CHECK(rocmig_tex::CreateSurfaceObject(&software, &res));
+  float* d_reads;
+  CHECK(cudaMalloc(&d_reads, 4 * h * threads * sizeof(float)));
+  surface_writes<<<h, threads>>>(hardware, software, w);
+  CHECK(cudaGetLastError());
+  surface_reads<<<h, threads>>>(hardware, software, d_reads);
+  CHECK(cudaGetLastError());
+  std::vector<float> reads(4 * h * threads), hw_back(2 * w * h), sw_back(2 * w * h);
+  CHECK(cudaMemcpy(reads.data(), d_reads, reads.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy2DFromArray(hw_back.data(), w * 8, hw_array, 0, 0, w * 8, h, cudaMemcpyDeviceToHost));
+  CHECK(rocmig_tex::Memcpy2DFromArray(sw_back.data(), w * 8, sw_array, 0, 0, w * 8, h, cudaMemcpyDeviceToHost));
+  int wrong = hw_back != sw_back;
+  for (size_t i = 0; i < reads.size(); i += 2) wrong += memcmp(&reads[i], &reads[i + 1], 4) != 0;
+  printf("api surface-2d-write-read-zero-clamp %zu %d 0\n", 1 + reads.size() / 2, wrong);
+  CHECK(cudaDestroySurfaceObject(hardware));
+  CHECK(rocmig_tex::DestroySurfaceObject(software));
+  CHECK(cudaFree(d_reads));
+  CHECK(cudaFreeArray(hw_array));
+  CHECK(rocmig_tex::FreeArray(sw_array));
+  return wrong;
+}
+
 }  // namespace
 
 int main() {
   Random r{20261207u};
-  int wrong = array_2d(&r) + array_3d(&r) + linear_and_pitched(&r) + layered(&r) + round_trip(&r);
+  int wrong = array_2d(&r) + array_3d(&r) + linear_and_pitched(&r) + layered(&r) + round_trip(&r) + surface_objects();
   return wrong ? 1 : 0;
 }

@@ -7,7 +7,8 @@ and coordinates, and each configuration is compared (texture_reference.compare: 
 and integer reads bit for bit, linear filtering within two steps of the 8-bit weights over the texel span).
 Then a tree with CUDA texture objects (2D array with linear filtering, a 3D volume, a linear resource read
 by tex1Dfetch) goes through the whole recipe and compiles for gfx942, which has no image instructions,
-and gfx1100; a tree that also writes a surface keeps HIP's textures and its gfx942 finding.
+and gfx1100, as does one that writes a surface object; a tree with a surface reference keeps HIP's textures
+and its gfx942 finding.
 
 Image: $ROCMIG_DEV_IMAGE (default rocmig/dev:rocm7.2.4-gfx942-debian); skipped when it is not built.
 """
@@ -178,7 +179,29 @@ SURFACE_CU = """\
 
 __global__ void fill(cudaSurfaceObject_t surface, cudaTextureObject_t tex, int width) {
   int x = threadIdx.x;
-  surf2Dwrite(tex2D<float>(tex, x, 0), surface, x * sizeof(float), 0);
+  surf2Dwrite(tex2D<float>(tex, x, 0), surface, x * sizeof(float), 0, cudaBoundaryModeZero);
+}
+
+void run(cudaArray_t array, cudaTextureObject_t tex) {
+  cudaResourceDesc res = {};
+  res.resType = cudaResourceTypeArray;
+  res.res.array.array = array;
+  cudaSurfaceObject_t surface;
+  cudaCreateSurfaceObject(&surface, &res);
+  fill<<<1, 32>>>(surface, tex, 32);
+  cudaDestroySurfaceObject(surface);
+}
+"""
+
+# a surface reference (CUDA 11 and before): not emulated, so the tree keeps HIP's textures
+SURFACE_REFERENCE_CU = """\
+#include <cuda_runtime.h>
+
+surface<void, 2> output;
+
+__global__ void fill(cudaTextureObject_t tex) {
+  int x = threadIdx.x;
+  surf2Dwrite(tex2D<float>(tex, x, 0), output, x * sizeof(float), 0);
 }
 """
 
@@ -234,11 +257,23 @@ def test_texture_reference_tree_compiles_for_gfx942_with_software_textures(tmp_p
     assert "rocmig_tex::BindTextureToArray(tex, d_imagedata, channelDesc)" in migrated
 
 
-def test_tree_with_surfaces_keeps_hip_textures(tmp_path: Path) -> None:
+def test_surface_objects_compile_on_both_archs(tmp_path: Path) -> None:
+    """HIP's surf2Dwrite has no boundary-mode argument (gfx1100 fails too) and needs image instructions
+    (gfx942): the software surfaces take CUDA's forms on both."""
     image_or_skip()
     report = migrate_tree_in_image(tmp_path, {"fill.cu": SURFACE_CU})
     (unit,) = [f for f in report["files"] if f.get("unit")]
-    assert unit["compile"]["gfx1100"]["status"] == "ok", unit["compile"]["gfx1100"]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    migrated = (tmp_path / "out" / "run" / "hip" / "fill.cu").read_text(encoding="utf-8")
+    assert "rocmig_tex::surf2Dwrite(rocmig_tex::tex2D<float>(tex, x, 0), surface," in migrated
+    assert "rocmig_tex::CreateSurfaceObject(&surface, &res)" in migrated
+
+
+def test_tree_with_surface_references_keeps_hip_textures(tmp_path: Path) -> None:
+    image_or_skip()
+    report = migrate_tree_in_image(tmp_path, {"fill.cu": SURFACE_REFERENCE_CU})
+    (unit,) = [f for f in report["files"] if f.get("unit")]
     assert unit["compile"]["gfx942"]["status"] != "ok"
     migrated = (tmp_path / "out" / "run" / "hip" / "fill.cu").read_text(encoding="utf-8")
     assert "rocmig_tex" not in migrated

@@ -24,9 +24,9 @@ def test_a_tree_that_fetches_from_texture_objects_takes_the_software_textures() 
 def test_a_tree_without_fetches_or_with_what_the_header_lacks_keeps_hip_textures() -> None:
     assert not _soft({"a.cu": "cudaMallocArray(&a, &d, 4, 4);\n"})
     assert not _soft({"a.cu": "// tex2D<float>(t, x, y)\nint x;\n"})
-    for other in ("surface<void, 2> out;\n", "surf2Dwrite(v, s, x, y);\n", "cudaGetTextureReference(&r, &tex);\n", "cudaMallocMipmappedArray(&m, &d, e, 4);\n",
+    for other in ("surface<void, 2> out;\n", "cudaBindSurfaceToArray(out, a);\n", "cudaGetTextureReference(&r, &tex);\n", "cudaMallocMipmappedArray(&m, &d, e, 4);\n",
                   "float4 g = texCubemap<float4>(t, x, y, z);\n", "cuArrayCreate(&a, &d);\n",
-                  "cudaCreateSurfaceObject(&s, &r);\n"):
+                  "surfCubemapwrite(v, s, x, y, face);\n"):
         assert not _soft({"k.cu": KERNEL, "other.cu": other}), other
 
 
@@ -66,14 +66,23 @@ def test_texture_references_take_the_software_textures_and_keep_their_declaratio
     assert "rocmig_tex::tex2D(gT, 0.5f, 0.5f)" in out[5] and "rocmig_tex::BindTexture2D(0, gT, p, d, 16, 8, 64)" in out[6]
 
 
-def test_in_a_collection_of_programs_one_that_writes_surfaces_keeps_hip_textures_alone() -> None:
+def test_in_a_collection_of_programs_one_with_surface_references_keeps_hip_textures_alone() -> None:
     make = "void run(cudaTextureObject_t* t) { cudaCreateTextureObject(t, &r, &d, NULL); }\n"
     tree = {"Samples/simpleTexture/kernel.cu": KERNEL, "Samples/simpleTexture/main.cu": make,
-            "Samples/simpleSurfaceWrite/surf.cu": KERNEL + make + "void w() { surf2Dwrite(v, s, 0, 0); }\n",
+            "Samples/oldSurface/surf.cu": KERNEL + make + "surface<void, 2> out;\n",
             "Samples/split/kernels/k.cu": KERNEL, "Samples/split/host/h.cu": make,
             "Common/helper_cuda.h": "int helper();\n"}
     # a self-contained folder away from the surface program takes them; the program split over two folders
     # keeps HIP's on both sides (its objects would cross from one folder into the other)
     assert _soft(tree) == {"Samples/simpleTexture/kernel.cu", "Samples/simpleTexture/main.cu"}
-    tree["surf_at_root.cu"] = "void w() { surf2Dwrite(v, s, 0, 0); }\n"
+    tree["surf_at_root.cu"] = "surface<void, 2> out;\n"
     assert not _soft(tree)
+
+
+def test_surface_objects_take_the_software_path_too() -> None:
+    write = ("__global__ void w(cudaSurfaceObject_t s) { surf2Dwrite(1.0f, s, 4 * threadIdx.x, 0, cudaBoundaryModeZero); }\n"
+             "void run(cudaSurfaceObject_t* s, cudaResourceDesc r) { cudaCreateSurfaceObject(s, &r); }\n")
+    assert _soft({"surf.cu": write}) == {"surf.cu"}
+    hip = write.replace("cuda", "hip").replace("hipBoundaryModeZero", "hipBoundaryModeZero")
+    out = texture.rename("#include <hip/hip_runtime.h>\n" + hip)
+    assert "rocmig_tex::surf2Dwrite(1.0f, s," in out and "rocmig_tex::CreateSurfaceObject(s, &r)" in out

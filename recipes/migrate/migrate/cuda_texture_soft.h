@@ -537,6 +537,45 @@ inline hipError_t DestroyTextureObject(hipTextureObject_t object) {
   return object ? hipFree(reinterpret_cast<void*>(object)) : hipSuccess;
 }
 
+// A surface object over an array: a device copy of Surface, read and written in place.
+struct Surface {
+  unsigned char* data;
+  unsigned long long row_pitch, slice_pitch;
+  int extent[3];  // texels along x, y, z (1 where the array has fewer dimensions)
+  int dims, layers, texel_bytes;
+};
+
+inline hipError_t CreateSurfaceObject(hipSurfaceObject_t* object, const hipResourceDesc* res) {
+  if (!object || !res) return hipErrorInvalidValue;
+  if (res->resType != hipResourceTypeArray) return hipErrorNotSupported;
+  const Array* a = array_of(res->res.array.array);
+  Surface s{};
+  s.data = a->data;
+  s.row_pitch = a->row_pitch;
+  s.slice_pitch = a->slice_pitch;
+  bool layered = (a->flags & hipArrayLayered) != 0;
+  s.dims = a->height == 0 ? 1 : (a->depth == 0 || layered ? 2 : 3);
+  s.extent[0] = (int)a->width;
+  s.extent[1] = a->height ? (int)a->height : 1;
+  s.extent[2] = s.dims == 3 ? (int)a->depth : 1;
+  s.layers = layered ? (int)a->depth : 0;
+  s.texel_bytes = (int)texel_bytes(a->desc);
+  Surface* device = nullptr;
+  hipError_t status = hipMalloc(reinterpret_cast<void**>(&device), sizeof(Surface));
+  if (status != hipSuccess) return status;
+  status = hipMemcpy(device, &s, sizeof(Surface), hipMemcpyHostToDevice);
+  if (status != hipSuccess) {
+    (void)hipFree(device);
+    return status;
+  }
+  *object = reinterpret_cast<hipSurfaceObject_t>(device);
+  return hipSuccess;
+}
+
+inline hipError_t DestroySurfaceObject(hipSurfaceObject_t object) {
+  return object ? hipFree(reinterpret_cast<void*>(object)) : hipSuccess;
+}
+
 #ifndef ROCMIG_TEXTURE_CUDA_CHECK
 // Texture references (texture<T, dim, readMode>, HIP's deprecated form of CUDA's): the variable stays
 // HIP's (a host object with a device copy the runtime registers); binding makes a software texture
@@ -732,6 +771,94 @@ template <class T> __device__ void tex2DLod(T* out, hipTextureObject_t o, float 
 }
 template <class T> __device__ void tex3DLod(T* out, hipTextureObject_t o, float x, float y, float z, float level) {
   *out = rocmig_tex::tex3DLod<T>(o, x, y, z, level);
+}
+
+// surface reads and writes: x in bytes, y / z in rows / slices (CUDA's); out of range, the boundary mode
+// decides: zero (reads give 0, writes are dropped), clamp (the nearest texel in range), trap (the kernel
+// stops, __builtin_trap)
+__device__ inline unsigned char* surface_texel(hipSurfaceObject_t object, int x, int y, int z, int layer,
+                                               hipSurfaceBoundaryMode mode) {
+  const Surface& s = *reinterpret_cast<const Surface*>(object);
+  int at[3] = {x, y, z};
+  int dims = s.dims;
+  for (int a = 0; a < dims; ++a) {
+    int limit = a == 0 ? s.extent[0] * s.texel_bytes : s.extent[a];
+    if (at[a] >= 0 && at[a] < limit) continue;
+    if (mode == hipBoundaryModeZero) return nullptr;
+    if (mode != hipBoundaryModeClamp) __builtin_trap();
+    at[a] = at[a] < 0 ? 0 : (a == 0 ? limit - s.texel_bytes : limit - 1);
+  }
+  unsigned long long offset = (unsigned long long)at[0] + (unsigned long long)at[1] * s.row_pitch +
+                              (unsigned long long)at[2] * s.slice_pitch;
+  if (s.layers) offset += (unsigned long long)layer * (dims == 1 ? s.row_pitch : s.slice_pitch);
+  return s.data + offset;
+}
+
+template <class T> __device__ void surface_write(T value, hipSurfaceObject_t o, int x, int y, int z, int layer,
+                                                 hipSurfaceBoundaryMode mode) {
+  unsigned char* p = surface_texel(o, x, y, z, layer, mode);
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&value);
+  for (unsigned i = 0; p && i < sizeof(T); ++i) p[i] = bytes[i];
+}
+template <class T> __device__ T surface_read(hipSurfaceObject_t o, int x, int y, int z, int layer,
+                                             hipSurfaceBoundaryMode mode) {
+  T value{};
+  const unsigned char* p = surface_texel(o, x, y, z, layer, mode);
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(&value);
+  for (unsigned i = 0; p && i < sizeof(T); ++i) bytes[i] = p[i];
+  return value;
+}
+
+template <class T> __device__ void surf1Dwrite(T v, hipSurfaceObject_t o, int x,
+                                               hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  surface_write(v, o, x, 0, 0, 0, m);
+}
+template <class T> __device__ void surf2Dwrite(T v, hipSurfaceObject_t o, int x, int y,
+                                               hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  surface_write(v, o, x, y, 0, 0, m);
+}
+template <class T> __device__ void surf3Dwrite(T v, hipSurfaceObject_t o, int x, int y, int z,
+                                               hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  surface_write(v, o, x, y, z, 0, m);
+}
+template <class T> __device__ void surf1DLayeredwrite(T v, hipSurfaceObject_t o, int x, int layer,
+                                                      hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  surface_write(v, o, x, 0, 0, layer, m);
+}
+template <class T> __device__ void surf2DLayeredwrite(T v, hipSurfaceObject_t o, int x, int y, int layer,
+                                                      hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  surface_write(v, o, x, y, 0, layer, m);
+}
+template <class T> __device__ T surf1Dread(hipSurfaceObject_t o, int x, hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  return surface_read<T>(o, x, 0, 0, 0, m);
+}
+template <class T> __device__ T surf2Dread(hipSurfaceObject_t o, int x, int y,
+                                           hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  return surface_read<T>(o, x, y, 0, 0, m);
+}
+template <class T> __device__ T surf3Dread(hipSurfaceObject_t o, int x, int y, int z,
+                                           hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  return surface_read<T>(o, x, y, z, 0, m);
+}
+template <class T> __device__ T surf1DLayeredread(hipSurfaceObject_t o, int x, int layer,
+                                                  hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  return surface_read<T>(o, x, 0, 0, layer, m);
+}
+template <class T> __device__ T surf2DLayeredread(hipSurfaceObject_t o, int x, int y, int layer,
+                                                  hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  return surface_read<T>(o, x, y, 0, layer, m);
+}
+template <class T> __device__ void surf1Dread(T* out, hipSurfaceObject_t o, int x,
+                                              hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  *out = surface_read<T>(o, x, 0, 0, 0, m);
+}
+template <class T> __device__ void surf2Dread(T* out, hipSurfaceObject_t o, int x, int y,
+                                              hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  *out = surface_read<T>(o, x, y, 0, 0, m);
+}
+template <class T> __device__ void surf3Dread(T* out, hipSurfaceObject_t o, int x, int y, int z,
+                                              hipSurfaceBoundaryMode m = hipBoundaryModeTrap) {
+  *out = surface_read<T>(o, x, y, z, 0, m);
 }
 
 #ifndef ROCMIG_TEXTURE_CUDA_CHECK

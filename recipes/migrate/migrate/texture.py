@@ -11,10 +11,12 @@ A program takes it whole or not at all: texture objects are made on the host (hi
 hipMallocArray, the array copies, the texture reference binds) and read in kernels, often in different
 files, and both sides must agree on what a hipTextureObject_t points to. Texture references keep HIP's
 texture<> variables (host objects with a registered device copy); binding one makes a software texture
-object and copies the reference to the device, and the fetches read its textureObject. soft_files
+object and copies the reference to the device, and the fetches read its textureObject. Surface objects
+over such arrays read and write the texels in place (surf2Dwrite and the rest, with CUDA's boundary
+modes; HIP's lack the boundary argument). soft_files
 decides which files take it: the whole tree where some file fetches from a texture object or reference
-and none uses what the header does not emulate (BLOCKERS: surfaces, mipmapped arrays, cube
-maps, gradients, the driver API's arrays and texture references), else the self-contained folders far
+and none uses what the header does not emulate (BLOCKERS: surface references, mipmapped arrays,
+cube maps, gradients, the driver API's arrays and texture references), else the self-contained folders far
 from such a use. Each file naming one of the calls gets them renamed to rocmig_tex's and the header
 before its first live #include.
 """
@@ -33,26 +35,30 @@ HEADER = Path(__file__).with_name("cuda_texture_soft.h")
 MARK = "  // rocmig: cuda_texture_soft.h below"
 
 FETCHES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "tex1DLod", "tex2DLod",
-           "tex3DLod", "tex1DLayeredLod", "tex2DLayeredLod", "tex2Dgather")
+           "tex3DLod", "tex1DLayeredLod", "tex2DLayeredLod", "tex2Dgather",
+           *(f"surf{shape}{op}" for shape in ("1D", "2D", "3D", "1DLayered", "2DLayered") for op in ("read", "write")))
 # HIP runtime call -> rocmig_tex's (cuda_texture_soft.h)
 HOST_CALLS = {f"hip{name}": name for name in (
     "MallocArray", "Malloc3DArray", "FreeArray", "GetChannelDesc", "Memcpy2DToArray", "Memcpy2DToArrayAsync",
     "Memcpy2DFromArray", "Memcpy2DFromArrayAsync", "MemcpyToArray", "MemcpyToArrayAsync", "MemcpyFromArray",
     "MemcpyFromArrayAsync", "Memcpy3D", "Memcpy3DAsync", "CreateTextureObject", "DestroyTextureObject",
-    "BindTexture", "BindTexture2D", "BindTextureToArray", "UnbindTexture")}
+    "BindTexture", "BindTexture2D", "BindTextureToArray", "UnbindTexture", "CreateSurfaceObject",
+    "DestroySurfaceObject")}
 FETCH_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(FETCHES, key=len, reverse=True)) + r")(?=\s*[<(])")
 HOST_CALL = re.compile(r"(?<![\w.>:])(" + "|".join(sorted(HOST_CALLS, key=len, reverse=True)) + r")\b")
 # host calls that make a texture object or bind a reference (CUDA names)
-CREATION = re.compile(r"\b(?:cuda|hip)(?:CreateTextureObject|BindTexture|BindTexture2D|BindTextureToArray)\s*\(")
+CREATION = re.compile(r"\b(?:cuda|hip)(?:CreateTextureObject|BindTexture|BindTexture2D|BindTextureToArray"
+                      r"|CreateSurfaceObject)\s*\(")
 OBJECT_FETCH = re.compile(r"\b(?:" + "|".join(FETCHES) + r")\s*(?:<[^;(){}]*>)?\s*\(")
 # a texture reference's declaration or typedef (HIP's texture<T, dim, readMode>, kept)
 REFERENCE = re.compile(r"(?<![\w:])texture\s*<")
 REFERENCE_NOTE = "  // rocmig: fetched through cuda_texture_soft.h"
 # what cuda_texture_soft.h does not emulate (CUDA names: the tree's own text is read before translation);
-# texture references are emulated (their declarations stay HIP's texture<>), surface references are not
+# texture references and surface objects are emulated (texture<> declarations stay HIP's), surface
+# references are not
 BLOCKERS = re.compile(
     r"(?:^|[^\w:])surface\s*<|\bsurfaceReference\b|\b(?:cuda|hip)GetTextureReference\b"
-    r"|\b(?:cuda|hip)\w*Surface\w*|\bsurf(?:[123]D|[12]DLayered|Cubemap)\w*"
+    r"|\b(?:cuda|hip)(?:Bind|Unbind)Surface\w*|\b(?:cuda|hip)GetSurface\w*|\bsurfCubemap\w*"
     r"|\b(?:cuda|hip)\w*Mipmapped\w*"
     r"|\btexCubemap\w*|\btex[123]DGrad\b|\btex[12]DLayeredGrad\b"
     r"|\b(?:cuda|hip)(?:ArrayGetInfo|ArrayGetPlane|ArrayGetSparseProperties|ArrayGetMemoryRequirements"
