@@ -1123,3 +1123,30 @@ def test_cuda_headers_whose_content_hip_runtime_holds_become_it():
     # the CUDA samples' volumeRender.cpp includes driver_functions.h for make_cudaExtent
     text = "#include <driver_functions.h>\n#include <sm_20_atomic_functions.h>\n#include <host_defines.h>\n#include <driver_types.h>\n"
     assert features.builtin_types(text) == "#include <hip/hip_runtime.h>\n" * 3 + "#include <driver_types.h>\n"
+
+
+def test_error_overloads_with_more_parameters_keep_their_first_definition():
+    # NVIDIA's Video Codec SDK NvCodecUtils.h (PyNvCodec 0.0.6): check(CUresult, int, const char*) under
+    # __cuda_cuda_h__ and check(cudaError_t, int, const char*) under __CUDA_RUNTIME_H__, both hipError_t now
+    text = ("#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\ninline bool check(hipError_t e, int iLine, const char *szFile) {\n"
+            "    return e == hipSuccess;\n}\n#endif\n"
+            "#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\ninline bool check(hipError_t err, int line, const char* file) {\n"
+            "    return true;\n}\n#endif\n"
+            "inline bool check(hipError_t e, const char *what) {\n    return false;\n}\n")
+    out = features.merged_error_overloads(text)
+    assert out.count("#ifndef ROCMIG_DEFINED_check_HIPERROR_3") == 1 and out.count("#define ROCMIG_DEFINED_check_HIPERROR_3") == 1
+    assert out.index("#ifndef ROCMIG_DEFINED_check_HIPERROR_3") < out.index("hipError_t err, int line")
+    assert "ROCMIG_DEFINED_check_HIPERROR_2" not in out  # the two-parameter overload is another function
+
+
+def test_hip_headers_inside_extern_c_are_also_included_before_the_block():
+    # PyNvCodec 0.0.6's decoder.h wraps its includes (cuda.h, now hip_runtime.h) in extern "C"
+    text = ('#pragma once\n#ifdef __cplusplus\nextern "C" {\n#endif\n\n#include <hip/hip_runtime.h>\n'
+            '#include <libavcodec/avcodec.h>\n\nint f(void);\n#ifdef __cplusplus\n}\n#endif\n'
+            'extern "C" {\n#include <stdio.h>\n}\n')
+    out = features.hip_includes_out_of_extern_c(text)
+    assert out.startswith('#pragma once\n#include <hip/hip_runtime.h>  // rocmig: before extern "C" (C++ templates)\n'
+                          '#ifdef __cplusplus\nextern "C" {\n')
+    assert out.count("#include <hip/hip_runtime.h>") == 2 and out.endswith('extern "C" {\n#include <stdio.h>\n}\n')
+    assert features.hip_includes_out_of_extern_c("// extern \"C\" {\n#include <hip/hip_runtime.h>\n") == (
+        "// extern \"C\" {\n#include <hip/hip_runtime.h>\n")

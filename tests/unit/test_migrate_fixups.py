@@ -351,12 +351,17 @@ def test_a_launch_spaced_by_a_formatter_is_a_launch_again():
     template argument list that ends in `>> >` is left alone."""
     cuda = ("    gpu_hashtable_insert << <gridsize, threadblocksize >> > (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
             "    gpu_hashtable_delete<< <gridsize, threadblocksize >> > (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
-            "    auto v = make<std::vector<std::pair<int, int>> >(n);\n    int s = a << b, t = c >> d;\n")
+            "    auto v = make<std::vector<std::pair<int, int>> >(n);\n    int s = a << b, t = c >> d;\n"
+            # NVIDIA's Video Codec SDK ColorSpace.cu (PyNvCodec 0.0.6): a template kernel, the launch on its own line
+            "    Yuv444ToRgbPlanarKernel<ushort2, COLOR32, uchar2>\n        << <dim3(nWidth / 64, 2), dim3(32, 2) >> >\n"
+            "        (dpYUV444, nPitch);\n")
     out, fixes = apply(cuda)
-    assert out == ("    gpu_hashtable_insert<<<gridsize, threadblocksize >>> (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
+    assert out == ("    gpu_hashtable_insert <<<gridsize, threadblocksize >>> (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
                    "    gpu_hashtable_delete<<<gridsize, threadblocksize >>> (pHashTable, device_kvs, (uint32_t)num_kvs);\n"
-                   "    auto v = make<std::vector<std::pair<int, int>> >(n);\n    int s = a << b, t = c >> d;\n")
-    assert [f.id for f in fixes] == ["launch-spelling"] and fixes[0].lines == (1, 2)
+                   "    auto v = make<std::vector<std::pair<int, int>> >(n);\n    int s = a << b, t = c >> d;\n"
+                   "    Yuv444ToRgbPlanarKernel<ushort2, COLOR32, uchar2>\n        <<<dim3(nWidth / 64, 2), dim3(32, 2) >>>\n"
+                   "        (dpYUV444, nPitch);\n")
+    assert [f.id for f in fixes] == ["launch-spelling"] and fixes[0].lines == (1, 2, 6)
 
 
 def test_cudas_callback_calling_convention_is_dropped():

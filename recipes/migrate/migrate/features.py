@@ -740,7 +740,7 @@ def mixed_minmax(text: str) -> str:
 
 # A function defined for both CUDA error types (CUresult and cudaError_t are distinct enums, as in the
 # CUDA samples' helper_cuda.h `_cudaGetErrorEnum` under CUDA_DRIVER_API): both become hipError_t
-ERROR_OVERLOAD_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\(\s*(?:const\s+)?hipError_t(?:\s+\w+)?\s*\)\s*\{")
+ERROR_OVERLOAD_DEF = re.compile(r"\b([A-Za-z_]\w*)\s*\(\s*((?:const\s+)?hipError_t(?:\s+\w+)?\s*(?:,[^(){};]*)?)\)\s*\{")
 NOT_A_FUNCTION = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"})
 
 
@@ -767,24 +767,37 @@ def _declaration_start(blanked: str, offset: int) -> int:
     return blanked.rfind("\n", 0, start) + 1
 
 
+def _parameter_types(parameters: str) -> tuple[str, ...]:
+    """The types of a parameter list's parameters (`hipError_t e, int iLine, const char *szFile` ->
+    `hipError_t`, `int`, `const char*`): each parameter without its trailing name, spaces normalized."""
+    types = []
+    for parameter in parameters.split(","):
+        words = re.sub(r"\s*([*&])\s*", r" \1 ", parameter).split()
+        if len(words) > 1 and re.fullmatch(r"[A-Za-z_]\w*", words[-1]) and words[-1] not in ("const", "volatile"):
+            words = words[:-1]
+        types.append(" ".join(words).replace(" *", "*").replace(" &", "&"))
+    return tuple(types)
+
+
 def merged_error_overloads(text: str) -> str:
-    """A function defined more than once with one hipError_t parameter (its CUresult and cudaError_t
-    overloads, which hipify merges) keeps its first definition: each later one is compiled only where
-    the first was not (`#ifndef ROCMIG_DEFINED_<name>_HIPERROR`, defined after the first). Where both
+    """A function defined more than once with hipError_t as its first parameter and the same parameter
+    types after it (its CUresult and cudaError_t overloads, which hipify merges: the CUDA samples'
+    `_cudaGetErrorEnum(e)`, NVIDIA's Video Codec SDK `check(e, iLine, szFile)`) keeps its first definition:
+    each later one is compiled only where the first was not (`#ifndef ROCMIG_DEFINED_<name>_HIPERROR`, defined after the first). Where both
     were in the same build this drops the copy that is now a redefinition; where they sat in exclusive
     #if branches the one the build takes stays."""
     if text.count("hipError_t") < 2:
         return text
     blanked = cpp.blank(text)
-    defs: dict[str, list[re.Match[str]]] = {}
+    defs: dict[tuple[str, tuple[str, ...]], list[re.Match[str]]] = {}
     for m in ERROR_OVERLOAD_DEF.finditer(blanked):
         if m.group(1) not in NOT_A_FUNCTION:
-            defs.setdefault(m.group(1), []).append(m)
+            defs.setdefault((m.group(1), _parameter_types(m.group(2))), []).append(m)
     edits: list[tuple[int, str]] = []
-    for name, found in defs.items():
+    for (name, types), found in defs.items():
         if len(found) < 2:
             continue
-        macro = f"ROCMIG_DEFINED_{name}_HIPERROR"
+        macro = f"ROCMIG_DEFINED_{name}_HIPERROR" + (f"_{len(types)}" if len(types) > 1 else "")
         edits.append((_block_end(blanked, found[0].end() - 1), f"\n#define {macro}\n"))
         for m in found[1:]:
             edits.append((_declaration_start(blanked, m.start()), f"#ifndef {macro}\n"))
@@ -1881,19 +1894,55 @@ def nvcc_implicit_headers(text: str) -> str:
     return text[:at] + block + text[at:]
 
 
+# a HIP or ROCm library header (C++ templates under __cplusplus) included inside an `extern "C" {` block:
+# the translation of a C header such as cuda.h or nvcuvid's includes, which C++ linkage rejects
+EXTERN_C_OPEN = re.compile(r'^[ \t]*extern[ \t]+" "[ \t]*\{', re.MULTILINE)
+CPLUSPLUS_TEST = re.compile(r"^[ \t]*#[ \t]*(?:ifdef[ \t]+__cplusplus|if[ \t]+defined[ \t]*\(?[ \t]*__cplusplus)\b[^\n]*\n\Z")
+HIP_INCLUDE_LINE = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*<(?:hip/|hipblas|hipblaslt|hiprand|hipfft|hipsparse|hipsolver|hipcub|rocblas|rccl)'
+    r'[^>\n]*>[^\n]*$', re.MULTILINE)
+
+
+def hip_includes_out_of_extern_c(text: str) -> str:
+    """`#include <hip/hip_runtime.h>` (or a ROCm library header) inside an `extern "C" {` block -> the same
+    include also before the block (before its `#ifdef __cplusplus` line), so the header's C++ templates get
+    C++ linkage; its include guard makes the one inside the block empty. A C header the block wrapped (cuda.h,
+    nvcuvid.h) became a C++ header in translation: PyNvCodec's decoder.h wraps `#include <cuda.h>` in
+    `extern "C"`, and clang stops at "templates must have C++ linkage" inside libstdc++."""
+    if "extern" not in text or "#" not in text:
+        return text
+    blanked = cpp.blank(text)
+    edits: list[tuple[int, str]] = []
+    for m in EXTERN_C_OPEN.finditer(blanked):
+        end = _block_end(blanked, m.end() - 1)
+        includes = [text[i.start():i.end()].strip() for i in HIP_INCLUDE_LINE.finditer(blanked, m.end(), end)]
+        if not includes:
+            continue
+        start = m.start()
+        line_before = blanked.rfind("\n", 0, start - 1) + 1 if start else 0
+        if start and CPLUSPLUS_TEST.match(blanked[line_before:start]):
+            start = line_before
+        edits.append((start, "".join(f"{line}  // rocmig: before extern \"C\" (C++ templates)\n" for line in includes)))
+    for at, insert in sorted(edits, reverse=True):
+        text = text[:at] + insert + text[at:]
+    return text
+
+
 # `kernel << <grid, block >> > (args)`: the launch as an editor's C++ formatter spaces it (Visual
 # Studio's), which nvcc's front end accepts and clang does not (`<< <` is a shift then a less-than).
-SPACED_LAUNCH = re.compile(r"(\w)(\s*)<<\s+<(?!<)([^;]*?)>>\s+>(?!>)(\s*\()")
+SPACED_LAUNCH = re.compile(r"([\w>])(\s*)<<\s+<(?!<)([^;]*?)>>\s+>(?!>)(\s*\()")
 
 
 def launch_spelling(text: str) -> str:
-    """`k << <g, b >> >(a)` -> `k<<<g, b>>>(a)`: only a launch opened by `<< <` (never valid C++
-    otherwise), closed by the first `>> >` before its `(`; a template argument list ending `>> >`
-    elsewhere is not touched."""
+    """`k << <g, b >> >(a)` -> `k <<<g, b>>>(a)`: only a launch opened by `<< <` (never valid C++
+    otherwise) after a name or a template argument list (`K<T>\n << <g, b >> >\n (a)`: NVIDIA's Video
+    Codec SDK ColorSpace.cu), closed by the first `>> >` before its `(`; a template argument list ending
+    `>> >` elsewhere is not touched. The text between the name and the launch (a line break) is kept."""
     blanked = cpp.blank(text)
     out, last = [], 0
     for m in SPACED_LAUNCH.finditer(blanked):
-        out.append(text[last:m.start()] + m.group(1) + "<<<" + text[m.start(3):m.end(3)] + ">>>" + text[m.start(4):m.end()])
+        out.append(text[last:m.start()] + m.group(1) + text[m.start(2):m.end(2)] + "<<<" + text[m.start(3):m.end(3)] + ">>>"
+                   + text[m.start(4):m.end()])
         last = m.end()
     return "".join(out) + text[last:] if out else text
 

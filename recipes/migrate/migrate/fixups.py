@@ -32,6 +32,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
   cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  hip-include-extern-c  `#include <hip/...>` inside an `extern "C" {` block (a C header's translation) also
+                        included before the block, where its C++ templates get C++ linkage (features.py)
   unmapped-status-case  `case X: return "...";` of a CUDA library status or driver error the translator left
                         (HIP's library has no such value) -> commented out (features.py)
   cg-reduce, cg-memcpy-header, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
@@ -662,6 +664,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: features.nvcc_implicit_headers(t) if rel.endswith((".cu", ".hip", ".cuh", ".h", ".hpp", ".hh")) else t),
         ("nvcc-implicit-runtime", "hip/hip_runtime.h first in every .cu unit, as nvcc's implicit cuda_runtime.h",
          lambda t: features.nvcc_implicit_runtime(t, headers.tree) if headers and rel.endswith((".cu", ".hip")) else t),
+        ("hip-include-extern-c", "a HIP header included inside `extern \"C\" {` also included before the block",
+         features.hip_includes_out_of_extern_c),
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
         ("std-headers", "<stdexcept> / <string> / <cstdint> / ... for std:: names the file uses without their header "
          "(older libstdc++ included them from other headers)", features.std_headers),
