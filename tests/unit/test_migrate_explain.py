@@ -57,6 +57,7 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
                                 "uses-deviceptr": explain.file_uses(texts or {}, ("CUdeviceptr",)),
                                 "uses-void-handle": explain.file_uses(texts or {}, explain.VOID_HANDLES),
                                 "tree-arity": explain.declared_with_other_arity(texts or {}),
+                                "error-directive": explain.own_error_directive(texts or {}),
                                 "hip-name": explain.redeclares_hip(texts or {}),
                                 "device-code": explain.in_device_code(texts or {}),
                                 "arch-gated": explain.declared_for_nvidia_only(texts or {}),
@@ -276,7 +277,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
      "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit', "
-     "'unincluded-header', 'include-gated', 'uses-void-handle', 'tree-arity')"),
+     "'unincluded-header', 'include-gated', 'uses-void-handle', 'tree-arity', 'error-directive')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -329,6 +330,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "tree-defines-twice": "static declaration of 'cublas_handle' follows non-static declaration",
         "merge-conflict-markers": "version control conflict marker in file",
         "tree-call-arity": "too many arguments to function call, expected 5, have 7",
+        "tree-error-directive": '"Please provide the N_FLATS variable"',
         "cu-deviceptr-integer": ("incompatible integer to pointer conversion assigning to 'hipDeviceptr_t' "
                                  "(aka 'void *') from 'size_t' (aka 'unsigned long')"),
         "hip-overloaded-api-address": "address of overloaded function 'hipMalloc' does not match required type 'void'",
@@ -375,6 +377,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "uses-deviceptr": lambda name, where: "x",
                                                         "uses-void-handle": lambda name, where: "x",
                                                         "tree-arity": lambda name, where: "x",
+                                                        "error-directive": lambda name, where: "x",
                                                         "hip-name": lambda name, where: "x",
                                                         "device-code": lambda name, where: "x",
                                                         "arch-gated": lambda name, where: "x",
@@ -1006,3 +1009,19 @@ def test_overloads_on_two_cuda_library_handles_are_explained_by_hips_void_handle
     elsewhere = explain.Location("other.hpp", 3, "class member cannot be redeclared")
     why, _ = explain.explain(elsewhere, "u.cpp", lambda r: [], checks(tmp_path, texts), lambda r, n: "")
     assert why is None or why["rule"] != "hip-library-handles-void"
+
+
+def test_the_projects_own_error_directive_explains_the_unit(tmp_path):
+    # nabu 2026.1.2's flatfield.cu: CuPy passes -DN_FLATS=... when it compiles the kernel at run time
+    rel = "nabu/cuda/src/flatfield.cu"
+    texts = {rel: '#include <stdio.h>\n#ifndef N_FLATS\n  #error "Please provide the N_FLATS variable"\n#endif\n'
+                  "__global__ void k(float* x) {}\n"}
+    read = {f"/out/run/hip/{rel}": (rel, lambda line: line)}
+    where = explain.locate(f'/out/run/hip/{rel}:3:4: error: "Please provide the N_FLATS variable"', read)
+    why, made = explain.explain(where, rel, lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+    assert why is not None and why["rule"] == "tree-error-directive", why
+    assert made is not None and made["note"] == f'{rel}:3 is the project\'s own `#error "Please provide the N_FLATS variable"`'
+    # an error on an ordinary line is not this rule's
+    where = explain.locate(f"/out/run/hip/{rel}:5:33: error: expected expression", read)
+    why, _made = explain.explain(where, rel, lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+    assert why is None or why["rule"] != "tree-error-directive"

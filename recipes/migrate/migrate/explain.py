@@ -204,6 +204,9 @@ def _parameter_count(params: str) -> int:
     return 0 if params.strip() in ("", "void") else count + 1
 
 
+ERROR_DIRECTIVE = re.compile(r"#\s*error\b")
+
+
 def declared_with_other_arity(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-arity" check over the tree's files ({rel: text}): a call on the erring line (the error lies
     in the tree; `expected` is the parameter count clang's "too many / too few arguments to function call,
@@ -225,6 +228,20 @@ def declared_with_other_arity(texts: Mapping[str, str]) -> Callable[[str, Locati
                     return (f"`{callee}` is declared in {rel} with {expected} parameters; {where.rel} calls it with "
                             f"another count (the files come from different versions of the project)")
         return ""
+    return check
+
+
+def own_error_directive(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
+    """The "error-directive" check over the tree's files ({rel: text}): the erring line (the error lies in
+    the tree) is the project's own `#error`, which fires under nvcc too: a define its build or runtime
+    compiler passes is missing here (nabu 2026.1's flatfield.cu: `#error "Please provide the N_FLATS
+    variable"`, compiled by CuPy with -DN_FLATS=...). Returns the note quoting the directive, or ""."""
+    def check(_name: str, where: Location) -> str:
+        if not where.rel or where.rel not in texts or not where.line:
+            return ""
+        lines = texts[where.rel].split("\n")
+        line = lines[where.line - 1].strip() if where.line <= len(lines) else ""
+        return f"{where.rel}:{where.line} is the project's own `{line}`" if ERROR_DIRECTIVE.match(line) else ""
     return check
 
 

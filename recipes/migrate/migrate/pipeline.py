@@ -398,6 +398,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "tree-undeclared": explain.declared_nowhere(texts),
                                           "other-unit": explain.declared_in_another_unit(texts),
                                           "tree-arity": explain.declared_with_other_arity(texts),
+                                          "error-directive": explain.own_error_directive(texts),
                                           "unincluded-header": explain.declared_in_unincluded_header(texts, cuda_graph.reach),
                                           "include-gated": explain.declared_behind_build_switch(texts, cuda_graph, defined, build_check),
                                           "arch-gated": explain.declared_for_nvidia_only(texts),
