@@ -785,7 +785,13 @@ __device__ inline unsigned char* surface_texel(hipSurfaceObject_t object, int x,
     int limit = a == 0 ? s.extent[0] * s.texel_bytes : s.extent[a];
     if (at[a] >= 0 && at[a] < limit) continue;
     if (mode == hipBoundaryModeZero) return nullptr;
-    if (mode != hipBoundaryModeClamp) __builtin_trap();
+    if (mode != hipBoundaryModeClamp) {
+#if defined(__CUDACC__) && !defined(__HIP__)
+      __trap();  // the CUDA build of the checks
+#else
+      __builtin_trap();
+#endif
+    }
     at[a] = at[a] < 0 ? 0 : (a == 0 ? limit - s.texel_bytes : limit - 1);
   }
   unsigned long long offset = (unsigned long long)at[0] + (unsigned long long)at[1] * s.row_pitch +
