@@ -502,7 +502,9 @@ inline hipError_t CreateTextureObject(hipTextureObject_t* object, const hipResou
   } else if (res->resType == hipResourceTypeLinear) {
     set_format(&t, res->res.linear.desc);
     t.data = static_cast<const unsigned char*>(res->res.linear.devPtr);
-    t.extent[0] = (int)(res->res.linear.sizeInBytes / texel_bytes(res->res.linear.desc));
+    // hipBindTexture's default size is UINT_MAX (CUDA's): as many texels as an int holds
+    size_t texels = res->res.linear.sizeInBytes / texel_bytes(res->res.linear.desc);
+    t.extent[0] = texels > (size_t)INT_MAX ? INT_MAX : (int)texels;
     t.row_pitch = res->res.linear.sizeInBytes;
     t.dims = 1;
     t.fetch_only = 1;
