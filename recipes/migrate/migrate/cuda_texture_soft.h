@@ -482,6 +482,20 @@ inline void set_format(Texture* t, const hipChannelFormatDesc& d) {
   t->kind = d.f == hipChannelFormatKindSigned ? kSigned : (d.f == hipChannelFormatKindUnsigned ? kUnsigned : kFloat);
 }
 
+// a device copy of `host` (a Texture or Surface), its address stored in *object as the handle type H
+template <class D, class H> hipError_t device_copy(const D& host, H* object) {
+  D* device = nullptr;
+  hipError_t status = hipMalloc(reinterpret_cast<void**>(&device), sizeof(D));
+  if (status != hipSuccess) return status;
+  status = hipMemcpy(device, &host, sizeof(D), hipMemcpyHostToDevice);
+  if (status != hipSuccess) {
+    (void)hipFree(device);
+    return status;
+  }
+  *object = reinterpret_cast<H>(device);
+  return hipSuccess;
+}
+
 inline hipError_t CreateTextureObject(hipTextureObject_t* object, const hipResourceDesc* res, const hipTextureDesc* tex,
                                       const hipResourceViewDesc* = nullptr) {
   if (!object || !res || !tex) return hipErrorInvalidValue;
@@ -523,16 +537,7 @@ inline hipError_t CreateTextureObject(hipTextureObject_t* object, const hipResou
   t.normalized_read = tex->readMode == hipReadModeNormalizedFloat;
   t.normalized_coords = tex->normalizedCoords != 0;
   for (int c = 0; c < 4; ++c) t.border[c] = tex->borderColor[c];
-  Texture* device = nullptr;
-  hipError_t status = hipMalloc(reinterpret_cast<void**>(&device), sizeof(Texture));
-  if (status != hipSuccess) return status;
-  status = hipMemcpy(device, &t, sizeof(Texture), hipMemcpyHostToDevice);
-  if (status != hipSuccess) {
-    (void)hipFree(device);
-    return status;
-  }
-  *object = reinterpret_cast<hipTextureObject_t>(device);
-  return hipSuccess;
+  return device_copy(t, object);
 }
 
 inline hipError_t DestroyTextureObject(hipTextureObject_t object) {
@@ -562,16 +567,7 @@ inline hipError_t CreateSurfaceObject(hipSurfaceObject_t* object, const hipResou
   s.extent[2] = s.dims == 3 ? (int)a->depth : 1;
   s.layers = layered ? (int)a->depth : 0;
   s.texel_bytes = (int)texel_bytes(a->desc);
-  Surface* device = nullptr;
-  hipError_t status = hipMalloc(reinterpret_cast<void**>(&device), sizeof(Surface));
-  if (status != hipSuccess) return status;
-  status = hipMemcpy(device, &s, sizeof(Surface), hipMemcpyHostToDevice);
-  if (status != hipSuccess) {
-    (void)hipFree(device);
-    return status;
-  }
-  *object = reinterpret_cast<hipSurfaceObject_t>(device);
-  return hipSuccess;
+  return device_copy(s, object);
 }
 
 inline hipError_t DestroySurfaceObject(hipSurfaceObject_t object) {
