@@ -344,6 +344,10 @@ struct Array {
   size_t width, height, depth;  // as allocated (0 where the array has fewer dimensions)
   size_t row_pitch, slice_pitch;
   unsigned flags;
+  bool layered() const { return (flags & hipArrayLayered) != 0; }
+  // coordinates a fetch filters: 1, 2 (also a layered array's) or 3
+  int dims() const { return height == 0 ? 1 : (depth == 0 || layered() ? 2 : 3); }
+  int layers() const { return layered() ? (int)depth : 0; }
 };
 
 inline Array* array_of(hipArray_const_t array) { return reinterpret_cast<Array*>(const_cast<hipArray*>(array)); }
@@ -508,11 +512,10 @@ inline hipError_t CreateTextureObject(hipTextureObject_t* object, const hipResou
     t.row_pitch = a->row_pitch;
     t.slice_pitch = a->slice_pitch;
     t.extent[0] = (int)a->width;
-    bool layered = (a->flags & hipArrayLayered) != 0;
-    t.dims = a->height == 0 ? 1 : (a->depth == 0 || layered ? 2 : 3);
+    t.dims = a->dims();
     if (a->height) t.extent[1] = (int)a->height;
     if (t.dims == 3) t.extent[2] = (int)a->depth;
-    t.layers = layered ? (int)a->depth : 0;
+    t.layers = a->layers();
   } else if (res->resType == hipResourceTypeLinear) {
     set_format(&t, res->res.linear.desc);
     t.data = static_cast<const unsigned char*>(res->res.linear.devPtr);
@@ -560,12 +563,11 @@ inline hipError_t CreateSurfaceObject(hipSurfaceObject_t* object, const hipResou
   s.data = a->data;
   s.row_pitch = a->row_pitch;
   s.slice_pitch = a->slice_pitch;
-  bool layered = (a->flags & hipArrayLayered) != 0;
-  s.dims = a->height == 0 ? 1 : (a->depth == 0 || layered ? 2 : 3);
+  s.dims = a->dims();
   s.extent[0] = (int)a->width;
   s.extent[1] = a->height ? (int)a->height : 1;
   s.extent[2] = s.dims == 3 ? (int)a->depth : 1;
-  s.layers = layered ? (int)a->depth : 0;
+  s.layers = a->layers();
   s.texel_bytes = (int)texel_bytes(a->desc);
   return device_copy(s, object);
 }
