@@ -68,6 +68,37 @@ def test_units_meeting_rocm_header_and_clang_gaps_compile(tmp_path: Path) -> Non
     assert hip.index("#include <cstring>") < hip.index("tex_obj_input_iterator.hpp")
 
 
+LIBRARY_GAPS_TREE = {
+    # flashinfer-python 0.2.2's include/flashinfer/utils.cuh, sampling.cuh and gemm/bmm_fp8.cuh: the device
+    # runtime header, libcu++'s limits, and a cuBLASLt error check that prints cublasGetStatusString
+    "utils.cuh": "#pragma once\n#include <cuda_device_runtime_api.h>\n#include <cuda_runtime.h>\n#include <cuda/std/limits>\n",
+    "bmm_fp8.cuh": ("#pragma once\n#include <cublasLt.h>\n#include <cstdio>\n"
+                    "#define FLASHINFER_CUBLAS_CHECK(EXPR) { cublasStatus_t e = (EXPR); if (e != CUBLAS_STATUS_SUCCESS) "
+                    "printf(\"CUBLAS Error: %s\\n\", cublasGetStatusString(e)); }\n"
+                    "inline void check_handle(cublasLtHandle_t h) { FLASHINFER_CUBLAS_CHECK(cublasLtDestroy(h)); }\n"),
+    "sampling.cu": ("#include \"utils.cuh\"\n#include \"bmm_fp8.cuh\"\n"
+                    "__global__ void pivot(const float* x, float* out, int n) {\n"
+                    "  float m = -cuda::std::numeric_limits<float>::infinity();\n"
+                    "  for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, x[i]);\n"
+                    "  out[threadIdx.x] = m + (float)cuda::std::numeric_limits<cuda::std::int32_t>::max();\n}\n"),
+}
+
+
+def test_units_meeting_cuda_library_header_gaps_compile(tmp_path: Path) -> None:
+    """<cuda_device_runtime_api.h> (builtin-types-header), <cuda/std/limits> with numeric_limits of built-in
+    types (libcudacxx-std) and cublasGetStatusString in a file that includes only cuBLASLt (blas-status-string
+    adds hipblas.h, which declares hipblasStatusToString) compile for gfx942 and gfx1100."""
+    image_or_skip()
+    report = migrate_tree_in_image(tmp_path, LIBRARY_GAPS_TREE)
+    (unit,) = [f for f in report["files"] if f.get("unit")]
+    for arch in ("gfx942", "gfx1100"):
+        assert unit["compile"][arch]["status"] == "ok", unit["compile"][arch]
+    hip = tmp_path / "out" / "run" / "hip"
+    assert "#include <limits>" in (hip / "utils.cuh").read_text()
+    assert "#include <hipblas/hipblas.h>" in (hip / "bmm_fp8.cuh").read_text()
+    assert "-std::numeric_limits<float>::infinity()" in (hip / "sampling.cu").read_text()
+
+
 HOST_ISA_UNIT = """#include <cuda_runtime.h>
 #include <immintrin.h>
 // bmtrain 1.0.1's adam_cpu.hpp: half -> float on the CPU with F16C

@@ -1121,8 +1121,32 @@ def test_status_cases_hip_lacks_are_commented_out_in_error_string_switches():
 
 def test_cuda_headers_whose_content_hip_runtime_holds_become_it():
     # the CUDA samples' volumeRender.cpp includes driver_functions.h for make_cudaExtent
-    text = "#include <driver_functions.h>\n#include <sm_20_atomic_functions.h>\n#include <host_defines.h>\n#include <driver_types.h>\n"
-    assert features.builtin_types(text) == "#include <hip/hip_runtime.h>\n" * 3 + "#include <driver_types.h>\n"
+    # flashinfer-python 0.2.2's include/flashinfer/utils.cuh includes cuda_device_runtime_api.h
+    text = ("#include <driver_functions.h>\n#include <sm_20_atomic_functions.h>\n#include <host_defines.h>\n"
+            "#include <cuda_device_runtime_api.h>\n#include <driver_types.h>\n")
+    assert features.builtin_types(text) == "#include <hip/hip_runtime.h>\n" * 4 + "#include <driver_types.h>\n"
+
+
+def test_libcudacxx_limits_of_builtin_types_and_integer_types_become_std():
+    # flashinfer-python 0.2.2 include/flashinfer/sampling.cuh; numeric_limits of a class type (__half:
+    # libcu++ specializes it, std gives T() for every member) or of a template parameter stays a finding
+    cuda = ("#include <cuda/std/limits>\n#include <cuda/std/cstdint>\n"
+            "  float pivot = -cuda::std::numeric_limits<float>::infinity();\n"
+            "  auto big = ::cuda::std::numeric_limits<unsigned long long>::max() + cuda::std::numeric_limits< std::int32_t >::min();\n"
+            "  cuda::std::uint64_t n = 0; cuda::std::size_t s = 0;\n")
+    out = features.libcudacxx_std(cuda)
+    assert out.split("\n")[:5] == [
+        "#include <limits>", "#include <cstdint>", "  float pivot = -std::numeric_limits<float>::infinity();",
+        "  auto big = ::std::numeric_limits<unsigned long long>::max() + std::numeric_limits< std::int32_t >::min();",
+        "  std::uint64_t n = 0; std::size_t s = 0;"]
+    kept = "#include <cuda/std/limits>\nT a = cuda::std::numeric_limits<T>::max();\n__half b = cuda::std::numeric_limits<__half>::max();\n"
+    assert features.libcudacxx_std(kept) == kept
+    migrated = advice.migrate_tree({"s.cu": (cuda + kept, cuda + kept)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    by_rule = sorted((f.line, f.rule, f.status) for f in migrated.findings["s.cu"] if "libcudacxx" in f.rule)
+    # the file still names numeric_limits<T>: both <cuda/std/limits> includes stay, open
+    assert by_rule == [(1, "libcudacxx-std", "open"), (2, "libcudacxx-std", "fixed"), (3, "libcudacxx-std", "fixed"),
+                       (4, "libcudacxx-std", "fixed"), (5, "libcudacxx-std", "fixed"), (6, "libcudacxx-std", "open"),
+                       (7, "cuda-libcudacxx", "open"), (8, "cuda-libcudacxx", "open")]
 
 
 def test_error_overloads_with_more_parameters_keep_their_first_definition():

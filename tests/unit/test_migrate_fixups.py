@@ -396,6 +396,14 @@ def test_cublas_status_text_becomes_hipblas_status_to_string():
     assert "blas-status-string" in [f.id for f in fixes]
     own = "const char* cublasGetStatusString(int s) { return \"x\"; }\nint a = cublasGetStatusString(1)[0];\n"
     assert apply(own)[0] == own
+    # flashinfer-python 0.2.2 include/flashinfer/gemm/bmm_fp8.cuh includes cublasLt.h only: hipblaslt.h
+    # does not include hipblas.h, which declares hipblasStatusToString
+    lt = '#include <cublasLt.h>\n#include <iostream>\nauto s = cublasGetStatusString(e);\n'
+    out = apply(lt, lt.replace("cublasLt.h", "hipblaslt/hipblaslt.h"))[0]
+    assert out.split("\n")[:3] == ["#include <hipblaslt/hipblaslt.h>", "#include <iostream>",
+                                   "#include <hipblas/hipblas.h>  // rocmig: hipblasStatusToString"], out
+    has = "#include <hipblas/hipblas.h>\nauto s = cublasGetStatusString(e);\n"
+    assert apply(has)[0] == has.replace("cublasGetStatusString", "hipblasStatusToString")
 
 
 def test_translator_self_define_is_commented_out_and_hip_macro_survives(tmp_path):

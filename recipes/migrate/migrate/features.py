@@ -374,6 +374,34 @@ def libcudacxx_thrust(text: str) -> str:
     return LIBCUDACXX_NAME.sub(lambda m: f"{m.group(1) or ''}thrust::{m.group(2)}", LIBCUDACXX_INCLUDE.sub(include, text))
 
 
+# libcu++ headers whose every name has the standard library's meaning in HIP device code: macros, integer
+# types, and std::numeric_limits of a built-in arithmetic type (its members are constexpr, which clang's
+# HIP mode compiles for the device). numeric_limits of another type stays: cuda::std's is specialized for
+# __half and __nv_bfloat16, std's gives T() for every member there, silently.
+LIBCUDACXX_STD_HEADERS = ("limits", "climits", "cfloat", "cstdint", "cstddef")
+ARITHMETIC_TYPE = (r"(?:(?:un)?signed\s+)?(?:char|short|int|long|long\s+long)(?:\s+int)?|unsigned|signed|float|double"
+                   r"|long\s+double|bool|wchar_t|char(?:8|16|32)_t|(?:std::)?u?int(?:8|16|32|64|ptr|max)_t|(?:std::)?size_t")
+LIBCUDACXX_STD_NAME = re.compile(r"(?<![\w:])(::)?cuda::std::(numeric_limits\s*<\s*(?:" + ARITHMETIC_TYPE + r")\s*>"
+                                 r"|u?int(?:8|16|32|64|ptr|max)_t\b|size_t\b|ptrdiff_t\b|max_align_t\b|nullptr_t\b)")
+LIBCUDACXX_STD_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)[<"]cuda/std/(' + "|".join(LIBCUDACXX_STD_HEADERS)
+                                    + r')[>"]', re.MULTILINE)
+
+
+def libcudacxx_std(text: str) -> str:
+    """cuda::std::numeric_limits<float> (or another built-in arithmetic type, ARITHMETIC_TYPE) and
+    cuda::std's integer types -> std::, and <cuda/std/limits|climits|cfloat|cstdint|cstddef> -> the standard
+    header; <cuda/std/limits> stays where a cuda::std::numeric_limits of another type remains (a finding)."""
+    if "cuda/std/" not in text and "cuda::std::" not in text:
+        return text
+    for _ in range(2):  # numeric_limits<cuda::std::int32_t> matches once its argument is std::int32_t
+        text = LIBCUDACXX_STD_NAME.sub(lambda m: f"{m.group(1) or ''}std::{m.group(2)}", text)
+    keep_limits = re.search(r"\bcuda::std::numeric_limits\b", cpp.blank(text)) is not None
+
+    def include(m: re.Match[str]) -> str:
+        return m.group(0) if keep_limits and m.group(2) == "limits" else f"{m.group(1)}<{m.group(2)}>"
+    return LIBCUDACXX_STD_INCLUDE.sub(include, text)
+
+
 PTX_TRAP = re.compile(r'\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(\s*"trap;"\s*\)')
 
 
@@ -940,16 +968,25 @@ def blas_status_string(text: str) -> str:
     hipBLAS status (hipblas.h of ROCm 7.2; hipify-perl 7.2 lists both cuBLAS names as unsupported in its
     HIP mode). hipBLAS returns the status's name ("HIPBLAS_STATUS_NOT_INITIALIZED") for both, where
     cuBLAS's String gives a sentence: the same use, an error message, with other words. A tree that
-    defines the name itself keeps it."""
+    defines the name itself keeps it. A file that does not include hipblas.h gets it (HIPBLAS_INCLUDE)."""
     if "cublasGetStatus" not in text or re.search(r"\bcublasGetStatus(?:String|Name)\s*\([^)]*\)\s*\{", text):
         return text
-    return BLAS_STATUS_TEXT.sub("hipblasStatusToString", text)
+    text = BLAS_STATUS_TEXT.sub("hipblasStatusToString", text)
+    if HIPBLAS_INCLUDE.search(text):
+        return text
+    return insert_after_includes(text, "#include <hipblas/hipblas.h>  // rocmig: hipblasStatusToString\n")
+
+
+# hipblasStatusToString is declared in hipblas.h only; a cuBLASLt file includes hipblaslt.h, which
+# includes hipblas-common.h (the status enum) and not hipblas.h (ROCm 7.2 headers)
+HIPBLAS_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hipblas(?:/hipblas)?\.h[>"]', re.MULTILINE)
 
 
 def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: False) -> str:
     """<builtin_types.h>, <vector_functions.h> (make_float4, ...), <device_launch_parameters.h> (threadIdx, ...)
     <device_atomic_functions.h> (atomicAdd, ...), <driver_functions.h> (make_cudaExtent, make_cudaPos,
-    make_cudaPitchedPtr: the CUDA samples' volumeRender), <host_defines.h> and the <sm_NN_atomic_functions.h> /
+    make_cudaPitchedPtr: the CUDA samples' volumeRender), <cuda_device_runtime_api.h> (the runtime calls
+    device code may make: flashinfer 0.2.2's utils.cuh includes it), <host_defines.h> and the <sm_NN_atomic_functions.h> /
     <sm_NN_intrinsics.h> headers -> <hip/hip_runtime.h>, which declares the runtime types, the make_ functions,
     the built-in variables, the qualifiers, the atomics and intrinsics (warp-rnnt 0.7.0's core.cu includes
     device_launch_parameters.h and device_atomic_functions.h); a quoted include of one of them too (it falls back to CUDA's include path), unless the tree has
@@ -958,6 +995,7 @@ def builtin_types(text: str, in_tree: Callable[[str], bool] = lambda _name: Fals
     included for what it includes (cuda.h, whose CUDA_VERSION a HIP build leaves undefined). An `#include <>`
     (hipify-perl's output for such a header, EMPTY_INCLUDE) too."""
     names = ("builtin_types|vector_functions|device_launch_parameters|device_atomic_functions|driver_functions"
+             "|cuda_device_runtime_api"
              r"|host_defines|sm_\d+_atomic_functions|sm_\d+_intrinsics"
              + ("" if re.search(r"\bPFN_\w", text) else "|cudaTypedefs"))
 

@@ -30,7 +30,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType, hipblasComplex / hipblasDoubleComplex -> hipComplex /
                         hipDoubleComplex when the toolchain's hipBLAS is 3 or later (it removed the types;
                         HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
-  builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, ptx-trap, event-wait-flags, event-create-flags,
+  builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, libcudacxx-std, ptx-trap, event-wait-flags, event-create-flags,
   cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   hip-include-extern-c  `#include <hip/...>` inside an `extern "C" {` block (a C header's translation) also
                         included before the block, where its C++ templates get C++ linkage (features.py)
@@ -588,6 +588,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("gl-interop-header", "<cuda_gl_interop.h> / <cudaGL.h> -> <hip/hip_gl_interop.h>", features.gl_interop),
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
+        ("libcudacxx-std", "libcu++ numeric_limits of built-in types, integer types, <cuda/std/limits|cstdint|...> -> std::",
+         features.libcudacxx_std),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
         ("cuda-arch-branch", "#if __CUDA_ARCH__ >= N branches whose AMD side only traps also taken in AMD device code",
          lambda t: archbranch.enable(t, undefined, cuda_only)),
