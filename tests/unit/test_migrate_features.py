@@ -1127,6 +1127,22 @@ def test_cuda_headers_whose_content_hip_runtime_holds_become_it():
     assert features.builtin_types(text) == "#include <hip/hip_runtime.h>\n" * 4 + "#include <driver_types.h>\n"
 
 
+def test_make_bfloat162_becomes_halves2bfloat162_unless_the_file_defines_it_live():
+    # flashinfer-python 0.2.2 include/flashinfer/vec_dtypes.cuh: its own make_bfloat162 sits in a branch for
+    # CUDA < 12.4 on sm_7x, which hipcc never takes
+    text = ("#if (__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100 < 120400) && \\\n"
+            "    (defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800))\n"
+            "FLASHINFER_INLINE __nv_bfloat162 make_bfloat162(const __nv_bfloat16 x, const __nv_bfloat16 y) {\n"
+            "  __nv_bfloat162 t; t.x = x; t.y = y; return t;\n}\n#endif\n"
+            "FLASHINFER_INLINE void fill(nv_bfloat16 val) { data = make_bfloat162(val, val); }\n")
+    dead = cpp.dead_lines(cpp.blank(text), cpp.HIPCC_UNDEFINED)
+    out = features.make_bf16_pair(text, dead)
+    assert out.split("\n")[2] == text.split("\n")[2]
+    assert out.split("\n")[6] == "FLASHINFER_INLINE void fill(nv_bfloat16 val) { data = __halves2bfloat162(val, val); }"
+    live = text.replace("#if (__CUDACC", "#if 1 || (__CUDACC")
+    assert features.make_bf16_pair(live, cpp.dead_lines(cpp.blank(live), cpp.HIPCC_UNDEFINED)) == live
+
+
 def test_libcudacxx_limits_of_builtin_types_and_integer_types_become_std():
     # flashinfer-python 0.2.2 include/flashinfer/sampling.cuh; numeric_limits of a class type (__half:
     # libcu++ specializes it, std gives T() for every member) or of a template parameter stays a finding

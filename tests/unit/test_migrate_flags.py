@@ -488,6 +488,18 @@ def test_a_build_scripts_half_switches_become_hipcc_undefines(tmp_path):
     assert torch_ext.half_undefines(tmp_path / "setup.py") == ()
 
 
+def test_switches_a_build_removes_from_torchs_nvcc_flags_become_hipcc_undefines(tmp_path):
+    # flashinfer-python 0.2.2 setup.py: the -D strings, then torch_cpp_ext.COMMON_NVCC_FLAGS.remove(flag); a -D
+    # string far from any remove() (an nvcc argument list of its own) does not count
+    from migrate import torch_ext
+    (tmp_path / "setup.py").write_text(
+        "    for flag in [\n        \"-D__CUDA_NO_HALF_OPERATORS__\",\n        \"-D__CUDA_NO_HALF_CONVERSIONS__\",\n"
+        "    ]:\n        try:\n            torch_cpp_ext.COMMON_NVCC_FLAGS.remove(flag)\n        except ValueError:\n"
+        "            pass\n" + "\n" * 20 + "nvcc_flags = ['-D__CUDA_NO_BFLOAT16_CONVERSIONS__']\n")
+    assert torch_ext.half_undefines(tmp_path) == (("-U__HIP_NO_HALF_CONVERSIONS__", "setup.py:3"),
+                                                  ("-U__HIP_NO_HALF_OPERATORS__", "setup.py:2"))
+
+
 def test_a_cmake_builds_hip_half_switches_count_and_its_nvcc_ones_do_not(tmp_path):
     # vLLM 0.34.0 cmake/utils.cmake get_torch_gpu_compiler_flags: REMOVE_ITEM of the CUDA -D switches for nvcc,
     # APPEND of -U__HIP_NO_HALF_CONVERSIONS__ / -U__HIP_NO_HALF_OPERATORS__ for hipcc

@@ -170,6 +170,10 @@ def test_conditional_evaluation():
             "#if defined(__HIP_PLATFORM_AMD__) and ROCM_WAVEFRONT_SIZE == 64\nB\n#else\nC\n#endif\n"
             "#ifdef __HIP_PLATFORM_AMD__\nD\n#elif defined(FOO)\nE\n#else\nF\n#endif\n")
     assert cpp.dead_lines(cpp.blank(text)) == {2, 12, 14}
+    # a condition continued with a backslash (flashinfer-python 0.2.2's vec_dtypes.cuh), also nested in a dead branch
+    continued = ("#if (__CUDACC_VER_MAJOR__ * 10000 < 120400) && \\\n    (defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800))\nG\n#endif\n"
+                 "#ifndef __HIP_PLATFORM_AMD__\n#if defined(X) || \\\n    defined(Y)\nH\n#endif\n#endif\nI\n")
+    assert cpp.dead_lines(cpp.blank(continued)) == {3, 6, 7, 8, 9}
 
 
 def test_constant_evaluation():

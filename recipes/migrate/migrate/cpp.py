@@ -152,17 +152,26 @@ def _condition(expr: str, undefined: frozenset[str] = frozenset(), known: frozen
 def dead_lines(blanked: str, undefined: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> set[int]:
     """1-based numbers of lines inside #if / #elif / #else branches that are never compiled on AMD
     (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`), nested
-    directives included; macros in `undefined` count as not defined, those in `known` as defined."""
+    directives included; macros in `undefined` count as not defined, those in `known` as defined. A condition
+    continued over lines with a backslash is read whole; its continuation lines count with the directive."""
     dead: set[int] = set()
     # stack entries: [some branch so far is taken for sure?, live outside this #if?]
     stack: list[list[bool]] = []
     live = True
-    for number, line in enumerate(blanked.split("\n"), start=1):
+    lines = blanked.split("\n")
+    continued = 0  # continuation lines of the directive just read, still to skip
+    for number, line in enumerate(lines, start=1):
+        if continued:
+            continued -= 1
+            continue
         m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
         if m:
             word, rest = m.group(1), m.group(2)
+            while rest.endswith("\\") and number + continued < len(lines):
+                rest = rest[:-1] + " " + lines[number + continued]
+                continued += 1
             if not (live if word in ("if", "ifdef", "ifndef") else not stack or stack[-1][1]):
-                dead.add(number)  # a directive nested in a dead branch
+                dead.update(range(number, number + continued + 1))  # a directive nested in a dead branch
             if word in ("if", "ifdef", "ifndef"):
                 cond = _condition(rest if word == "if" else f"defined({rest.strip()})", undefined, known)
                 if word == "ifndef" and cond is not None:

@@ -612,6 +612,26 @@ def bf16_pairs(text: str) -> str:
     return text if renamed is None else insert_after_includes(renamed, BF16_PAIR_HELPERS)
 
 
+MAKE_BF16_PAIR = re.compile(r"(?<![\w.:>])make_bfloat162(?=\s*\()")
+MAKE_BF16_PAIR_DEFINITION = re.compile(r"\bmake_bfloat162\s*\([^;{)]*\)\s*\{|#\s*define\s+make_bfloat162\b")
+
+
+def make_bf16_pair(text: str, dead: set[int]) -> str:
+    """make_bfloat162(x, y) (cuda_bf16.h of CUDA 12: x in the low half) -> HIP's __halves2bfloat162(x, y), the
+    same pair; HIP 7.2 has no make_bfloat162. A file with a live definition of its own keeps its calls; one in a
+    branch hipcc never takes (`dead`, 1-based line numbers: flashinfer-python 0.2.2's vec_dtypes.cuh defines it
+    for CUDA < 12.4 on sm_7x only) does not count."""
+    if "make_bfloat162" not in text:
+        return text
+    blanked = cpp.blank(text)
+    if any(blanked.count("\n", 0, m.start()) + 1 not in dead for m in MAKE_BF16_PAIR_DEFINITION.finditer(blanked)):
+        return text
+    for m in reversed(list(MAKE_BF16_PAIR.finditer(blanked))):
+        if blanked.count("\n", 0, m.start()) + 1 not in dead:
+            text = text[:m.start()] + "__halves2bfloat162" + text[m.end():]
+    return text
+
+
 PLAIN_SHUFFLE = re.compile(r"(?<![\w.:>])__shfl(?:_up|_down|_xor)?\s*\(")
 BF16X2_SHUFFLES = (  # under hip_bf16.h's include guard, as the bf16 pairs
     "#if !defined(ROCMIG_BF16X2_SHUFFLES) && defined(_HIP_INCLUDE_HIP_AMD_DETAIL_HIP_BF16_H_)\n#define ROCMIG_BF16X2_SHUFFLES\n"

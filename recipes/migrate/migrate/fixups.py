@@ -31,7 +31,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         hipDoubleComplex when the toolchain's hipBLAS is 3 or later (it removed the types;
                         HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, libcudacxx-std, ptx-trap, event-wait-flags, event-create-flags,
-  cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, make-bf16-pair, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   hip-include-extern-c  `#include <hip/...>` inside an `extern "C" {` block (a C header's translation) also
                         included before the block, where its C++ templates get C++ linkage (features.py)
   unmapped-status-case  `case X: return "...";` of a CUDA library status or driver error the translator left
@@ -609,6 +609,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          features.half_aliases),
         ("bf16-pair-conversion", "__float2bfloat162_rn / __floats2bfloat162_rn -> pairs of HIP's __float2bfloat16",
          features.bf16_pairs),
+        ("make-bf16-pair", "make_bfloat162(x, y) -> __halves2bfloat162(x, y)",
+         lambda t: features.make_bf16_pair(t, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("half2-min-max", "__hmax2 / __hmin2 (/ _nan) on __half2 -> CUDA's lane-wise definitions (HIP has bf16 ones only)",
          lambda t: features.half2_minmax(t, ptx.helpers_for)),
         ("launch-token-paste", "hipLaunchKernelGGL((K), ...) -> K<<<...>>>(...) in an argument a macro pastes a token onto",

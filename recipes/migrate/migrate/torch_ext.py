@@ -167,6 +167,26 @@ HALF_SWITCH = re.compile(r"""["']-U\s*(__(?:CUDA|HIP)_NO_(?:HALF|HALF2|BFLOAT16)
 CMAKE_HIP_HALF_SWITCH = re.compile(r"""["']-U\s*(__HIP_NO_(?:HALF|HALF2|BFLOAT16)_(?:OPERATORS|CONVERSIONS)__)["']""")
 
 
+# A build that takes torch's switches out of cpp_extension's nvcc list instead (flashinfer-python 0.2.2's setup.py
+# and jit/core.py: the "-D__CUDA_NO_HALF_OPERATORS__", ... strings, then `torch_cpp_ext.COMMON_NVCC_FLAGS.remove(flag)`
+# within a few lines); on ROCm the same switches are in COMMON_HIPCC_FLAGS, which that code leaves in place
+HALF_SWITCH_DEFINE = re.compile(r"""["']-D\s*(__CUDA_NO_(?:HALF|HALF2|BFLOAT16)_(?:OPERATORS|CONVERSIONS)__)["']""")
+NVCC_FLAGS_REMOVE = re.compile(r"\bCOMMON_NVCC_FLAGS\s*\.\s*remove\s*\(")
+REMOVE_WINDOW = 12  # lines from a switch's string to the remove() call that takes it out
+
+
+def _removed_switches(text: str) -> list[re.Match[str]]:
+    """The -D__CUDA_NO_HALF_...__ strings of a Python build file that a COMMON_NVCC_FLAGS.remove( call at most
+    REMOVE_WINDOW lines below takes out of torch's nvcc flags."""
+    removals = [text.count("\n", 0, m.start()) for m in NVCC_FLAGS_REMOVE.finditer(text)]
+    hits = []
+    for m in HALF_SWITCH_DEFINE.finditer(text):
+        line = text.count("\n", 0, m.start())
+        if any(0 <= r - line <= REMOVE_WINDOW for r in removals):
+            hits.append(m)
+    return hits
+
+
 def half_undefines(src: Path) -> tuple[tuple[str, str], ...]:
     """((hipcc flag, "file:line"), ...): the `-U__CUDA_NO_HALF_OPERATORS__`-style arguments the tree's
     Python build scripts give nvcc, as the -U__HIP_NO_... flags cpp_extension passes hipcc for them on
@@ -174,8 +194,10 @@ def half_undefines(src: Path) -> tuple[tuple[str, str], ...]:
     nvcc flag with HIP). They undo COMMON_HIP_FLAGS' -D__HIP_NO_HALF_OPERATORS__=1 and
     -D__HIP_NO_HALF_CONVERSIONS__=1, which hide __half's operators and conversions: without them
     DeepSpeed's `(__half)1.0f` casts do not compile. CMake files (CMakeLists.txt, *.cmake) count with their
-    explicit -U__HIP_NO_... flags only (vLLM's cmake/utils.cmake). Files without such an argument are not read
-    further than a substring test; a run on one file (no tree) finds none."""
+    explicit -U__HIP_NO_... flags only (vLLM's cmake/utils.cmake). A Python build that removes the -D switches
+    from torch's COMMON_NVCC_FLAGS (_removed_switches) means the same; cpp_extension would still pass the HIP ones
+    on ROCm, so the port has to remove them from COMMON_HIPCC_FLAGS too (the report names the line). Files
+    without such an argument are not read further than a substring test; a run on one file (no tree) finds none."""
     found: dict[str, str] = {}
     if not src.is_dir():
         return ()
@@ -189,7 +211,10 @@ def half_undefines(src: Path) -> tuple[tuple[str, str], ...]:
                 continue
             if "_NO_HALF" not in text and "_NO_BFLOAT16" not in text:
                 continue
-            for m in (HALF_SWITCH if name.endswith(".py") else CMAKE_HIP_HALF_SWITCH).finditer(text):
+            python = name.endswith(".py")
+            matches = [*(HALF_SWITCH if python else CMAKE_HIP_HALF_SWITCH).finditer(text),
+                       *(_removed_switches(text) if python else ())]
+            for m in sorted(matches, key=lambda m: m.start()):
                 flag = "-U" + m.group(1).replace("CUDA", "HIP", 1)
                 found.setdefault(flag, f"{path.relative_to(src).as_posix()}:{text.count(chr(10), 0, m.start()) + 1}")
     return tuple(sorted(found.items()))
