@@ -80,14 +80,21 @@ LIBRARY_GAPS_TREE = {
                     "__global__ void pivot(const float* x, float* out, int n) {\n"
                     "  float m = -cuda::std::numeric_limits<float>::infinity();\n"
                     "  for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, x[i]);\n"
-                    "  out[threadIdx.x] = m + (float)cuda::std::numeric_limits<cuda::std::int32_t>::max();\n}\n"),
+                    "  out[threadIdx.x] = m + (float)cuda::std::numeric_limits<cuda::std::int32_t>::max();\n}\n"
+                    # vec_dtypes.cuh: a member template of a dependent class called without the `template` keyword
+                    "template <typename D, typename S> struct vec_cast {\n"
+                    "  template <int N> __device__ static void cast(D* d, const S* s) { for (int i = 0; i < N; ++i) d[i] = (D)s[i]; }\n};\n"
+                    "template <typename S, typename D, int N> __device__ void cast_from(D* d, const S* s) {\n"
+                    "  vec_cast<D, S>::cast<N>(d, s);\n}\n"
+                    "__global__ void widen(float* d, const int* s) { cast_from<int, float, 4>(d, s); }\n"),
 }
 
 
 def test_units_meeting_cuda_library_header_gaps_compile(tmp_path: Path) -> None:
     """<cuda_device_runtime_api.h> (builtin-types-header), <cuda/std/limits> with numeric_limits of built-in
-    types (libcudacxx-std) and cublasGetStatusString in a file that includes only cuBLASLt (blas-status-string
-    adds hipblas.h, which declares hipblasStatusToString) compile for gfx942 and gfx1100."""
+    types (libcudacxx-std), cublasGetStatusString in a file that includes only cuBLASLt (blas-status-string
+    adds hipblas.h, which declares hipblasStatusToString) and a dependent member template called without
+    `template` (dependent-template-keyword) compile for gfx942 and gfx1100."""
     image_or_skip()
     report = migrate_tree_in_image(tmp_path, LIBRARY_GAPS_TREE)
     (unit,) = [f for f in report["files"] if f.get("unit")]
@@ -97,6 +104,7 @@ def test_units_meeting_cuda_library_header_gaps_compile(tmp_path: Path) -> None:
     assert "#include <limits>" in (hip / "utils.cuh").read_text()
     assert "#include <hipblas/hipblas.h>" in (hip / "bmm_fp8.cuh").read_text()
     assert "-std::numeric_limits<float>::infinity()" in (hip / "sampling.cu").read_text()
+    assert "vec_cast<D, S>::template cast<N>(d, s);" in (hip / "sampling.cu").read_text()
 
 
 HOST_ISA_UNIT = """#include <cuda_runtime.h>

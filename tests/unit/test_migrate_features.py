@@ -1078,6 +1078,11 @@ def test_cub_names_the_translator_left_become_hipcub_where_hipcub_is_included():
     assert "hipcub::WarpReduce<int> w;" in out and "my::cub::x y;" in out
     assert features.cub_names(out) == out
     assert features.cub_names(text.replace("hipcub/hipcub.hpp", "cub/cub.cuh")) == text.replace("hipcub/hipcub.hpp", "cub/cub.cuh")
+    # flashinfer-python 0.2.2 include/flashinfer/sampling.cuh: `using namespace cub;` and unqualified names
+    using = "#include <hipcub/block/block_scan.hpp>\nnamespace flashinfer {\nusing namespace cub;\nusing BlockScanT = BlockScan<float, 256>;\n}\n"
+    assert features.cub_names(using) == using.replace("namespace cub;", "namespace hipcub;")
+    own = "#include <hipcub/hipcub.hpp>\nnamespace cub {\nint f();\n}\nusing namespace cub;\n"
+    assert features.cub_names(own) == own
 
 
 def test_a_torch_hipified_unit_including_its_own_header_first_gets_the_hip_runtime(tmp_path):
@@ -1141,6 +1146,31 @@ def test_make_bfloat162_becomes_halves2bfloat162_unless_the_file_defines_it_live
     assert out.split("\n")[6] == "FLASHINFER_INLINE void fill(nv_bfloat16 val) { data = __halves2bfloat162(val, val); }"
     live = text.replace("#if (__CUDACC", "#if 1 || (__CUDACC")
     assert features.make_bf16_pair(live, cpp.dead_lines(cpp.blank(live), cpp.HIPCC_UNDEFINED)) == live
+
+
+def test_a_dependent_member_template_call_gets_the_template_keyword():
+    # flashinfer-python 0.2.2 include/flashinfer/vec_dtypes.cuh; a qualifier that names no template parameter,
+    # a call without template arguments, a call that has the keyword, and a comparison stay
+    text = ("template <typename src_float_t, typename tgt_float_t, size_t vec_size>\n"
+            "FLASHINFER_INLINE void cast_from_impl(vec_t<tgt_float_t, vec_size>& dst, const vec_t<src_float_t, vec_size>& src) {\n"
+            "  vec_cast<tgt_float_t, src_float_t>::cast<vec_size>(dst.ptr(), src.ptr());\n"
+            "  vec_cast<float, half>::cast<4>(a, b);\n  Ops<T>::apply(a);\n  Ops<tgt_float_t>::template run<2>(a);\n"
+            "  bool c = Lim<vec_size>::value < 3 && (x > 1);\n}\n"
+            "void host() { vec_cast<tgt_float_t, src_float_t>::cast<8>(a, b); }\n")
+    out = features.dependent_template_keyword(text).split("\n")
+    assert out[2] == "  vec_cast<tgt_float_t, src_float_t>::template cast<vec_size>(dst.ptr(), src.ptr());"
+    assert out[3:8] == text.split("\n")[3:8] and out[8] == text.split("\n")[8]
+
+
+def test_std_min_max_that_torch_hipify_made_global_is_restored():
+    # flashinfer-python 0.2.2 include/flashinfer/attention/cascade.cuh: torch.utils.hipify 2.14 writes ::max,
+    # which HIP declares without constexpr; a ::max the CUDA line had itself stays
+    cuda = ["    constexpr uint32_t vec_size = std::max(16U / sizeof(DTypeIn), HEAD_DIM / 32U);",
+            "    int a = ::max(x, y);", "    auto b = std::min(p, std::max(q, r));"]
+    hip = ["    constexpr uint32_t vec_size = ::max(16U / sizeof(DTypeIn), HEAD_DIM / 32U);",
+           "    int a = ::max(x, y);", "    auto b = ::min(p, ::max(q, r));"]
+    out = features.std_minmax_restored("\n".join(hip), cuda, [0, 1, 2]).split("\n")
+    assert out == [cuda[0], hip[1], cuda[2]]
 
 
 def test_libcudacxx_limits_of_builtin_types_and_integer_types_become_std():

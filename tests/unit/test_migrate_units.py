@@ -134,6 +134,19 @@ def test_files_no_unit_reaches_and_without_cuda_are_copied_not_translated(tmp_pa
     assert pipeline.unused_files(list(found.files), graph, units) == {"src/ggml-sycl/common.hpp", "src/ggml-vulkan/vk.cpp"}
 
 
+def test_a_pytorch_header_is_never_taken_for_a_tree_file_whose_path_ends_the_same():
+    """fvdb-core 0.6.0: dispatch/torch/types.h includes <torch/types.h>, PyTorch's; the tree's own file of that
+    path suffix is not it (it would include itself through an -I dispatch the build never names)."""
+    from migrate import includes
+
+    graph = includes.IncludeGraph({"dispatch/torch/types.h": "#pragma once\n#include <torch/types.h>\n",
+                                   "examples/relu.h": "#pragma once\n#include <torch/types.h>\n",
+                                   "examples/relu.cu": '#include "relu.h"\n#include "dispatch/torch/types.h"\n'})
+    assert graph.reach("examples/relu.cu") == {"examples/relu.cu", "examples/relu.h", "dispatch/torch/types.h"}
+    closure = graph.closure("examples/relu.cu")
+    assert closure.torch and closure.torch_header == "torch/types.h" and closure.dirs == (".",)
+
+
 def test_a_source_that_other_sources_include_is_compiled_within_them(tmp_path):
     """StarPU 1.4.10's examples/mult/sgemm.c and dgemm.c `#include "xgemm.c"`, which `#error`s when compiled
     alone; CUDA code often includes a kernel file (`#include "kernel.cu"`); a chain includes through a

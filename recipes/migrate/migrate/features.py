@@ -309,6 +309,7 @@ def cub_headers(text: str) -> str:
 
 
 CUB_LEFT = re.compile(r"(?<![\w:])(?:::)?cub\s*::(?=\s*[A-Za-z_])")
+USING_CUB = re.compile(r"\busing\s+namespace\s+(?:::)?(cub)\s*;")
 HIPCUB_INCLUDED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hipcub/', re.MULTILINE)
 
 
@@ -316,16 +317,17 @@ def cub_names(text: str) -> str:
     """`cub::X` left by the translator -> `hipcub::X`, in a file that includes a hipCUB header:
     torch.utils.hipify 2.14 renames the CUB names in its table only (`cub::BlockLoad` becomes
     `hipcub::BlockLoad`, its template argument `cub::BLOCK_LOAD_VECTORIZE` stays: ColossalAI 0.5.0's
-    moe_kernel.cu), and hipCUB declares CUB's API under `hipcub`. A file that declares a namespace cub of
-    its own is left alone."""
-    if "cub::" not in text or not HIPCUB_INCLUDED.search(text):
+    moe_kernel.cu), and hipCUB declares CUB's API under `hipcub`; `using namespace cub;` too (flashinfer-python
+    0.2.2's sampling.cuh). A file that declares a namespace cub of its own is left alone."""
+    if "cub" not in text or not HIPCUB_INCLUDED.search(text):
         return text
     blanked = cpp.blank(text)
-    if re.search(r"\bnamespace\s+cub\b", blanked):
+    if re.search(r"\bnamespace\s+cub\s*[{=]", blanked):
         return text
-    spans = [m.span() for m in CUB_LEFT.finditer(blanked)]
-    for start, end in reversed(spans):
-        text = text[:start] + "hipcub::" + text[end:]
+    spans = sorted([(*m.span(), "hipcub::") for m in CUB_LEFT.finditer(blanked)]
+                   + [(*m.span(1), "hipcub") for m in USING_CUB.finditer(blanked)])
+    for start, end, name in reversed(spans):
+        text = text[:start] + name + text[end:]
     return text
 
 
@@ -2027,6 +2029,73 @@ def template_keyword_without_args(text: str) -> str:
     for start, end, kept in reversed(spans):
         text = text[:start] + kept + text[end:]
     return text
+
+
+# A template's head (`template <typename S, typename T, size_t N>`) and, in its body, a call of a member template
+# of a class template specialization without the `template` keyword: `vec_cast<T, S>::cast<N>(...)`
+TEMPLATE_HEAD = re.compile(r"\btemplate\s*<((?:[^<>;{}]|<[^<>;{}]*>)*)>")
+DEPENDENT_MEMBER_CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*::\s*"
+                                   r"(?!template\b)([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*\(")
+
+
+def _template_parameters(head: str) -> set[str]:
+    """The parameter names of a template head's list (`typename T, size_t N = 4, class... Ts`)."""
+    names = set()
+    for part in re.split(r",(?![^<>]*>)", head):
+        m = re.search(r"([A-Za-z_]\w*)\s*$", part.split("=")[0].strip())
+        if m and m.group(1) not in ("typename", "class"):
+            names.add(m.group(1))
+    return names
+
+
+def dependent_template_keyword(text: str) -> str:
+    """`C<T>::f<N>(args)` -> `C<T>::template f<N>(args)` in a template whose parameter T the qualifier's arguments
+    name: the member is then a dependent name, and C++ reads `f < N > (args)` as comparisons unless the keyword
+    says it is a template ([temp.names]/4). nvcc's front end takes it as a template anyway; clang rejects the call
+    ("reference to overloaded function could not be resolved": flashinfer-python 0.2.2's vec_dtypes.cuh,
+    `vec_cast<tgt_float_t, src_float_t>::cast<vec_size>(...)`). Only calls with an explicit template argument
+    list are changed, inside the body that follows the template head."""
+    if "template" not in text or "::" not in text:
+        return text
+    blanked = cpp.blank(text)
+    inserts: list[int] = []
+    for head in TEMPLATE_HEAD.finditer(blanked):
+        params = _template_parameters(head.group(1))
+        brace = blanked.find("{", head.end())
+        semicolon = blanked.find(";", head.end())
+        if not params or brace < 0 or 0 <= semicolon < brace:
+            continue
+        body = (brace, _block_end(blanked, brace))
+        for m in DEPENDENT_MEMBER_CALL.finditer(blanked, *body):
+            if set(re.findall(r"[A-Za-z_]\w*", m.group(2))) & params and m.start(3) not in inserts:
+                inserts.append(m.start(3))
+    for at in sorted(inserts, reverse=True):
+        text = text[:at] + "template " + text[at:]
+    return text
+
+
+# torch.utils.hipify 2.14 turns std::max / std::min into ::max / ::min in .cu / .cuh files (its
+# MATH_TRANSPILATIONS); HIP's ::max / ::min overloads are no constexpr functions, std's are (and clang's HIP
+# mode compiles constexpr functions for the device too)
+TORCH_MINMAX = re.compile(r"(?<![\w:])::(max|min)(?=\s*\()")
+
+
+def std_minmax_restored(text: str, cuda_lines: list[str], mapping: list[int | None]) -> str:
+    """`::max(` / `::min(` on a line whose CUDA line (mapping: CUDA line -> this text's line, 0-based) calls
+    std::max / std::min as often -> std:: again: the CUDA code's own function. A constexpr initializer
+    (`constexpr uint32_t vec_size = std::max(16U / sizeof(T), HEAD_DIM / 32U);`, flashinfer-python 0.2.2's
+    cascade.cuh) needs it; elsewhere it is the same call the CUDA code made."""
+    if "::m" not in text:
+        return text
+    lines = text.split("\n")
+    for i, cuda in enumerate(cuda_lines):
+        j = mapping[i] if i < len(mapping) else None
+        if j is None or j >= len(lines) or "std::m" not in cuda:
+            continue
+        wanted = len(re.findall(r"\bstd\s*::\s*(?:max|min)\s*\(", cuda))
+        if wanted and len(TORCH_MINMAX.findall(lines[j])) == wanted:
+            lines[j] = TORCH_MINMAX.sub(r"std::\1", lines[j])
+    return "\n".join(lines)
 
 
 # Trailing parameters that CUDA's runtime declares with a default and HIP 7.2 without one, so that a call

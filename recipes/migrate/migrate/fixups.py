@@ -66,6 +66,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         shared memory and stream, ...) get CUDA's defaults (features.CUDA_DEFAULTS)
   std-headers           the standard header of std:: names a file uses without including it (std::logic_error ->
                         <stdexcept>, std::string -> <string>, ...): older libstdc++ included them transitively
+  dependent-template-keyword `C<T>::f<N>(args)` in a template over T -> `C<T>::template f<N>(args)` (features.py)
+  std-min-max           `::max(` / `::min(` that torch.utils.hipify made of the CUDA line's `std::max(` -> std:: again
   template-keyword-without-args `X::template f(args)` -> `X::f(args)` where no template argument list follows
                         (nvcc and clang < 19 accept the keyword there; clang 19+ rejects it: CUB 1.8)
   launch-spelling       `k << <g, b >> >(a)` (a formatter's spacing, nvcc-only) -> `k<<<g, b>>>(a)`
@@ -558,6 +560,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: self_defines(t, cuda_lines, mapping)),
         ("hipify-dot-identifier", "identifiers hipify-perl took for header names get their CUDA names back",
          lambda t: dot_identifiers(t, cuda_lines, mapping)),
+        ("std-min-max", "::max / ::min that torch.utils.hipify made of the CUDA line's std::max / std::min -> std:: "
+         "(HIP's are not constexpr)", lambda t: features.std_minmax_restored(t, cuda_lines, mapping)),
         ("hip-runtime-include-once", "repeated #include of hip/hip_runtime.h dropped", features.runtime_include_once),
         ("cuda-library-header", "#include of a CUDA library header the translator left -> hipify-perl's HIP header",
          lambda t: library_headers(t, include_map or {}, headers.tree if headers else lambda _name: False)),
@@ -673,6 +677,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("launch-spelling", "`k << <g, b >> >(...)` -> `k<<<g, b>>>(...)`", features.launch_spelling),
         ("std-headers", "<stdexcept> / <string> / <cstdint> / ... for std:: names the file uses without their header "
          "(older libstdc++ included them from other headers)", features.std_headers),
+        ("dependent-template-keyword", "`C<T>::f<N>(args)` in a template over T -> `C<T>::template f<N>(args)` (clang "
+         "needs the keyword for a dependent member template)", features.dependent_template_keyword),
         ("template-keyword-without-args", "`X::template f(args)` -> `X::f(args)` where no template arguments follow "
          "(clang 19+ rejects the keyword there, nvcc accepts it)", features.template_keyword_without_args),
         ("cudart-calling-convention", "CUDART_CB / CUDARTAPI / CUDAAPI dropped (empty outside Windows)",

@@ -188,7 +188,9 @@ class IncludeGraph:
                 return target, folder
         if name not in self._in_system:
             self._in_system[name] = any(os.path.isfile(os.path.join(d, name)) for d in self.system_dirs)
-        if self._in_system[name]:
+        if self._in_system[name] or TORCH.match(name):
+            # a PyTorch header (<torch/types.h>) comes from PyTorch's include path, which the build names, not
+            # from a tree file whose path ends the same (fvdb-core 0.6.0's dispatch/torch/types.h includes it)
             return "", ""
         suffix = "/" + name.lstrip("./")
         candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel
