@@ -120,6 +120,21 @@ def test_a_define_of_a_jit_extension_build_in_python_is_named_without_its_runtim
     assert why["rule"] == "build-defined-macro" and made["note"] == "the build passes -D_N_ at src/rwkv/model.py:5"
 
 
+def test_a_define_on_a_python_builds_own_nvcc_command_line_is_named(tmp_path):
+    """warp-lang 0.8.0: warp/build.py writes nvcc's command line itself, with -DWP_ENABLE_CUDA=1 among literal
+    flags in an f-string; warp.cpp then reads the name as a value (`return int(WP_ENABLE_CUDA);`)."""
+    src = tmp_path / "warp"
+    (src / "warp" / "native").mkdir(parents=True)
+    (src / "warp" / "build.py").write_text(
+        "def build_dll(cu_path, cuda_home, mode):\n    if cu_path:\n"
+        "        cuda_cmd = f'\"{cuda_home}/bin/nvcc\" -O3 -DNDEBUG -DWP_CUDA -DWP_ENABLE_CUDA=1 -o out -c \"{cu_path}\"'\n"
+        "    cpp_flags = f'-O3 -DWP_CPU -fPIC'\n")
+    check = flags.build_generated(src)
+    assert check("WP_ENABLE_CUDA") == "the build passes -DWP_ENABLE_CUDA=1 at warp/build.py:3"
+    (src / "warp" / "notes.py").write_text('print("nvcc is the compiler")\nFLAGS = "-DWP_OTHER=1"\n')
+    assert flags.build_generated(src)("WP_OTHER") == ""  # no -D on a line that names nvcc: not a build file
+
+
 def test_a_shadowed_template_parameter_is_diagnosed_at_the_cuda_line(tmp_path):
     # the torch.utils.hipify output has one line more at the top than the CUDA input
     read = {"/out/run/torch/csrc/fp_quantizer/fp_quantize_impl.hip":

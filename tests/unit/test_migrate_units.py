@@ -147,6 +147,28 @@ def test_a_pytorch_header_is_never_taken_for_a_tree_file_whose_path_ends_the_sam
     assert closure.torch and closure.torch_header == "torch/types.h" and closure.dirs == (".",)
 
 
+def test_units_only_left_out_and_their_headers_are_counted_as_left_out(tmp_path):
+    """`--only 'ops/conv/*'` on fvdb-core 0.6.0: the other units and the headers only they include are
+    reported as left out, not as sources without CUDA use or headers no unit includes."""
+    from migrate import includes
+
+    found = _tree(tmp_path, {"ops/conv/conv.cu": '#include "conv.h"\n__global__ void k() {}\n', "ops/conv/conv.h": "int c();\n",
+                             "ops/pool/pool.cu": '#include "pool.h"\n__global__ void p() {}\n', "ops/pool/pool.h": "int p();\n",
+                             "host/io.cpp": "int io() { return 0; }\n", "unused.h": "int u();\n"})
+    graph = includes.IncludeGraph({f.rel: f.text for f in found.files})
+    reasons = pipeline.not_compiled(list(found.files), {"ops/conv/conv.cu": graph.reach("ops/conv/conv.cu")},
+                                    {"ops/pool/pool.cu": graph.reach("ops/pool/pool.cu")})
+    assert reasons["ops/pool/pool.cu"] == report.LEFT_OUT and reasons["ops/pool/pool.h"] == report.INCLUDED_BY_LEFT_OUT
+    assert reasons["unused.h"].startswith("header that no unit includes") and reasons["host/io.cpp"].startswith("C/C++ source")
+    files = [_file("ops/conv/conv.cu", "cu", True)] + [
+        {**_file(rel, "header" if rel.endswith(".h") else "cu" if rel.endswith(".cu") else "cxx", False), "not_compiled": why}
+        for rel, why in reasons.items()]
+    summary = report.summarize(_data(files), "error")
+    assert (summary["units_left_out"], summary["sources_not_compiled"], summary["headers_not_included"]) == (1, 1, 1)
+    assert "; 1 C/C++ source without CUDA use not compiled (report: Not compiled); 1 unit left out by --only;" in \
+        report.summary_line(summary, Path("/o"))
+
+
 def test_a_source_that_other_sources_include_is_compiled_within_them(tmp_path):
     """StarPU 1.4.10's examples/mult/sgemm.c and dgemm.c `#include "xgemm.c"`, which `#error`s when compiled
     alone; CUDA code often includes a kernel file (`#include "kernel.cu"`); a chain includes through a

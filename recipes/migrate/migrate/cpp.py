@@ -149,6 +149,27 @@ def _condition(expr: str, undefined: frozenset[str] = frozenset(), known: frozen
     return results.pop() if len(results) == 1 else None
 
 
+NESTING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.MULTILINE)
+INCLUDE_GUARD = re.compile(r"\s*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n\s*#[ \t]*define[ \t]+(\w+)")
+
+
+def include_guard(blanked: str) -> bool:
+    """True when the file's first conditional is `#ifndef X` / `#define X` and its #endif is the file's
+    last directive: an include guard, also where a translator put an #include above it."""
+    directives = list(NESTING.finditer(blanked))
+    if not directives or directives[0].group(1) != "ifndef":
+        return False
+    guard = INCLUDE_GUARD.match(blanked, directives[0].start())
+    if not guard or guard.group(1) != guard.group(2):
+        return False
+    depth = 0
+    for n, m in enumerate(directives):
+        depth += -1 if m.group(1) == "endif" else 1
+        if depth == 0:
+            return n == len(directives) - 1
+    return False
+
+
 def dead_lines(blanked: str, undefined: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> set[int]:
     """1-based numbers of lines inside #if / #elif / #else branches that are never compiled on AMD
     (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`), nested

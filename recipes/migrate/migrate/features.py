@@ -137,31 +137,12 @@ CLAMP_HELPER = ("#ifndef ROCMIG_CLAMP\n#define ROCMIG_CLAMP\n__device__ static i
                 "{ return v < lo ? lo : v > hi ? hi : v; }\n#endif\n")
 
 
-NESTING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.MULTILINE)
-INCLUDE_GUARD = re.compile(r"\s*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n\s*#[ \t]*define[ \t]+(\w+)")
 
 
 def _line_end(text: str, at: int) -> int:
     """The offset just past the line of `text` that holds offset `at` (its newline included)."""
     newline = text.find("\n", at)
     return len(text) if newline < 0 else newline + 1
-
-
-def _include_guard(blanked: str) -> bool:
-    """True when the file's first conditional is `#ifndef X` / `#define X` and its #endif is the file's
-    last directive: an include guard, also where a translator put an #include above it."""
-    directives = list(NESTING.finditer(blanked))
-    if not directives or directives[0].group(1) != "ifndef":
-        return False
-    guard = INCLUDE_GUARD.match(blanked, directives[0].start())
-    if not guard or guard.group(1) != guard.group(2):
-        return False
-    depth = 0
-    for n, m in enumerate(directives):
-        depth += -1 if m.group(1) == "endif" else 1
-        if depth == 0:
-            return n == len(directives) - 1
-    return False
 
 
 def insert_after_includes(text: str, block: str, first_use: re.Pattern[str] | None = None) -> str:
@@ -171,17 +152,17 @@ def insert_after_includes(text: str, block: str, first_use: re.Pattern[str] | No
     after its code). When that include sits in an #if block, `block` goes after the block's #endif, so
     that every branch that follows sees it (cupy 14.2.0's cupy_cub.cu ends its includes inside
     `#ifndef CUPY_USE_HIP ... #else`), or before its #if where the first use lies inside the block; a
-    file's include guard (_include_guard) is not such a block."""
+    file's include guard (cpp.include_guard) is not such a block."""
     blanked = cpp.blank(text)
     use = first_use.search(blanked) if first_use else None
     limit = use.start() if use else len(text)
     includes = [m for m in INCLUDE_LINE.finditer(text) if m.start() < limit]
     if not includes:
         return block + text
-    base = 1 if _include_guard(blanked) else 0
+    base = 1 if cpp.include_guard(blanked) else 0
     last = includes[-1]
     end, depth, opened = _line_end(text, last.end()), 0, []
-    for m in NESTING.finditer(blanked):
+    for m in cpp.NESTING.finditer(blanked):
         if m.start() > last.start() and depth <= base:
             break
         enclosing = opened[base] if m.start() > last.start() and len(opened) > base else None

@@ -426,16 +426,18 @@ def _build_texts(src: Path, cmake_modules: bool = False, python_helpers: bool = 
     return texts
 
 
-# torch.utils.cpp_extension's JIT build arguments: load(..., extra_cuda_cflags=[...]) / load_inline(...)
-JIT_BUILD = re.compile(r"\bextra_(?:cuda_)?cflags\s*=")
+# torch.utils.cpp_extension's JIT build arguments: load(..., extra_cuda_cflags=[...]) / load_inline(...), and a
+# Python build that writes nvcc's command line itself with -D flags on it (warp-lang 0.8.0's warp/build.py:
+# cuda_cmd = f'"{cuda_home}/bin/nvcc" -O3 ... -DWP_CUDA -DWP_ENABLE_CUDA=1 ...')
+JIT_BUILD = re.compile(r"\bextra_(?:cuda_)?cflags\s*=|^[^\n#]*\bnvcc\b[^\n]*\s-D[A-Za-z_]", re.M)
 
 
 def _jit_build_texts(src: Path) -> list[tuple[str, str]]:
     """(tree-relative path, text) of the Python files under `src`, other than the build files
-    (BUILD_FILES), that pass compiler flags to PyTorch's JIT extension build (JIT_BUILD: rwkv 0.8.32's
-    model.py calls load(..., extra_cuda_cflags=[..., f"-D_N_={HEAD_SIZE}"])); an unreadable file is left
-    out."""
-    return [(rel, text) for rel, text in _python_texts(src) if "cflags" in text and JIT_BUILD.search(text)]
+    (BUILD_FILES), that pass compiler flags to PyTorch's JIT extension build or to nvcc (JIT_BUILD: rwkv 0.8.32's
+    model.py calls load(..., extra_cuda_cflags=[..., f"-D_N_={HEAD_SIZE}"]); warp-lang 0.8.0's build.py runs
+    nvcc with -DWP_ENABLE_CUDA=1); an unreadable file is left out."""
+    return [(rel, text) for rel, text in _python_texts(src) if ("cflags" in text or "nvcc" in text) and JIT_BUILD.search(text)]
 
 
 def _python_texts(src: Path) -> list[tuple[str, str]]:

@@ -45,11 +45,12 @@ CONDITIONAL_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", r
 
 def _conditional_lines(blanked: str) -> set[int]:
     """1-based numbers of the lines of `blanked` (cpp.blank) inside an #if / #ifdef / #ifndef block,
-    its own directive lines excluded."""
+    its own directive lines excluded; a header's include guard (cpp.include_guard) is no such block."""
     inside, depth, last = set(), 0, 1
+    base = 1 if cpp.include_guard(blanked) else 0
     for m in CONDITIONAL_DIRECTIVE.finditer(blanked):
         line = cpp.line_of(blanked, m.start())
-        if depth:
+        if depth > base:
             inside.update(range(last + 1, line))
         depth = depth + 1 if m.group(1) != "endif" else max(0, depth - 1)
         last = line
@@ -242,7 +243,7 @@ class IncludeGraph:
         header). Two sources that include each other both stay. Only #include lines outside any #if block
         count: XGBoost 3.4.1's hinge.cc includes hinge.cu under `#ifndef XGBOOST_USE_CUDA`, for its CPU build; its CUDA build compiles
         hinge.cu as a unit."""
-        reach = {rel: self._reach_unconditional(rel) for rel in sources}
+        reach = {rel: self.reach_unconditional(rel) for rel in sources}
         included: dict[str, list[str]] = {}
         for rel in sources:
             users = sorted(other for other in sources if other != rel and rel in reach[other] and other not in reach[rel])
@@ -251,8 +252,8 @@ class IncludeGraph:
         units = [rel for rel in sources if rel not in included and (rel in cuda or reach[rel] & cuda)]
         return units, included
 
-    def _reach_unconditional(self, rel: str) -> set[str]:
-        """reach(rel) through the #include lines outside any #if block only."""
+    def reach_unconditional(self, rel: str) -> set[str]:
+        """reach(rel) through the #include lines outside any #if block (an include guard aside) only."""
         seen, stack = {rel}, [rel]
         edges = self.unit_edges(rel)
         while stack:

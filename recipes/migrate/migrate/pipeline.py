@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -410,7 +410,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                                           "device-code": explain.in_device_code(texts),
                                           "uses-deviceptr": explain.file_uses(texts, ("CUdeviceptr",)),
                                           "uses-void-handle": explain.file_uses(texts, explain.VOID_HANDLES)}),
-                     texts, unit_fallbacks(rules), {u.rel: cuda_graph.reach(u.rel) for u in units})
+                     texts, unit_fallbacks(rules), {u.rel: cuda_graph.reach_unconditional(u.rel) for u in units})
     if opts.baseline:
         t0 = time.time()
         base = compile_all(hipcc, base_jobs, groups, build_dir / "baseline", opts.out, opts.jobs,
@@ -427,7 +427,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
             files_out[rel]["translator"] = {**files_out[twin]["translator"], "hipified_path": torch_map[rel]}
         if "host_only" in files_out[twin]:
             files_out[rel]["host_only"] = files_out[twin]["host_only"]
-    reasons = not_compiled(list(source.files), {u.rel: graph.reach(u.rel) for u in units}, left_out)
+    reasons = not_compiled(list(source.files), {u.rel: graph.reach(u.rel) for u in units},
+                           {rel: graph.reach(rel) for rel in left_out})
     for rel, why in reasons.items():
         files_out[rel]["not_compiled"] = why
     timings["wall_s"] = round(time.time() - started, 2)
@@ -565,7 +566,8 @@ def explain_failures(files_out: dict[str, dict], units: list[str], torch_units: 
     unexplained. A PyTorch extension unit sees a file's torch.utils.hipify findings where it has
     them. A failure no finding or diagnostic explains is explained by the first open finding of a rule in
     `fallbacks` (unit_fallbacks, in order), in the unit or, where the rule says so, a file it includes
-    (reach: {unit: files it includes, transitively}). read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
+    (reach: {unit: files it includes, transitively, through #include lines outside #if blocks: warp-lang
+    0.8.0's warp.cu includes cutlass_gemm.cu under `#if WP_ENABLE_CUTLASS` only}). read: explain.locate's {path: Migrated}; texts: {rel: CUDA text}."""
     def fallback(unit: str) -> dict | None:
         included = sorted((reach or {}).get(unit, set()) - {unit})
         for rule, (how, closure) in (fallbacks or {}).items():
@@ -618,20 +620,25 @@ def selected(rel: str, globs: tuple[str, ...]) -> bool:
 
 
 def not_compiled(files: list[tree.SourceFile], reach: dict[str, set[str]],
-                 left_out: frozenset[str] = frozenset()) -> dict[str, str]:
+                 left_out: Mapping[str, set[str]] | None = None) -> dict[str, str]:
     """{rel: why it was not compiled} for every file that is not a unit. reach: {unit: the files it
-    includes, transitively (IncludeGraph.reach)}; left_out: the units --only left out. A header, or a source
+    includes, transitively (IncludeGraph.reach)}; left_out: {unit --only left out: the files it includes}. A
+    file only those units include is theirs, not compiled in this run either. A header, or a source
     that other sources include, is compiled within the units that include it; a C/C++ source without CUDA
     use is the host compiler's, so none counts as a failure, but each is named in the report so that no
     source is left out unseen."""
     reasons = {}
+    left_out = left_out or {}
     for f in files:
         if f.rel in reach:
             continue
         if f.rel in left_out:
-            reasons[f.rel] = "unit left out by --only: not compiled in this run"
+            reasons[f.rel] = report.LEFT_OUT
             continue
         users = sorted(unit for unit, files_in in reach.items() if f.rel in files_in)
+        if not users and any(f.rel in files_in for files_in in left_out.values()):
+            reasons[f.rel] = report.INCLUDED_BY_LEFT_OUT
+            continue
         within = (f"compiled within the {report.count(len(users), 'unit')} that include{'s' if len(users) == 1 else ''} "
                   f"it ({', '.join(users[:3])}{', ...' if len(users) > 3 else ''})")
         if f.kind == "header":

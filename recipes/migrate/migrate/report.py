@@ -14,6 +14,8 @@ STATUSES = ("ok", "failed", "timeout", "needs-torch")
 SEVERITIES = ("error", "warning", "info")
 # The start of a not_compiled reason: a .cu / C / C++ file that other sources #include (pipeline.not_compiled).
 INCLUDED_SOURCE = "source that other sources #include"
+LEFT_OUT = "unit left out by --only: not compiled in this run"
+INCLUDED_BY_LEFT_OUT = "included only by units --only left out: not compiled in this run"
 
 
 def count(n: int, noun: str) -> str:
@@ -60,10 +62,12 @@ def summarize(data: dict, fail_on: str) -> dict:
         code = 1
     if fail_on == "warning" and gating["warning"]:
         code = 1
-    sources = [f for f in data["files"] if not f["unit"] and f["kind"] != "header"]
+    left_out = [f for f in data["files"] if f.get("not_compiled", "") in (LEFT_OUT, INCLUDED_BY_LEFT_OUT)]
+    sources = [f for f in data["files"] if not f["unit"] and f["kind"] != "header" and f not in left_out]
     included = [f for f in sources if f.get("not_compiled", "").startswith(INCLUDED_SOURCE)]
     summary = {"files": len(data["files"]), "units": sum(1 for f in data["files"] if f["unit"]),
                "sources_not_compiled": len(sources) - len(included), "sources_included": len(included),
+               "units_left_out": sum(1 for f in left_out if f["not_compiled"] == LEFT_OUT),
                "headers_not_included": sum(1 for f in data["files"] if f["kind"] == "header" and not f["unit"]
                                            and f.get("not_compiled", "").startswith("header that no unit")),
                "findings": findings, "findings_not_compiled": outside, "fixes": fixes, "compile": compiled, "unexplained": unexplained,
@@ -85,6 +89,8 @@ def summary_line(s: dict, report_path: Path) -> str:
     within = s.get("sources_included", 0)
     if within:
         not_compiled += f"; {count(within, 'source')} compiled within the sources that #include {'it' if within == 1 else 'them'}"
+    if s.get("units_left_out"):
+        not_compiled += f"; {count(s['units_left_out'], 'unit')} left out by --only"
     outside = s.get("findings_not_compiled", {})
     aside = (f" ({outside['error']} error, {outside['warning']} warning in files no unit compiles)"
              if outside.get("error") or outside.get("warning") else "")
