@@ -385,3 +385,10 @@ def test_evaluate_with_a_cache_gives_the_values_without_one():
     assert cpp.evaluate("L0", names, cache=cache) is None  # 12 names deep: past the limit, as without a cache
     assert cpp.evaluate("M", names, cache=cache) == 0xFFFFFFFF and cpp.evaluate("A", names, cache=cache) is None
     assert cpp.evaluate("F", names, cache=cache) is None and cpp.evaluate("D", names, cache=cache) == 0x1FFFFFFFE + 2
+
+
+def test_a_run_time_ptx_compiler_is_a_finding_at_its_include():
+    # warp-lang 0.8.0 warp/native/warp.cu; NVRTC (hipify maps it to hipRTC) is no such finding
+    text = '#include "warp.h"\n#include <nvPTXCompiler.h>\n#include <nvrtc.h>\n#include "nvvm.h"\n'
+    assert {(line, rule) for line, rule in hits(text) if rule == "ptx-runtime-compiler"} == {(2, "ptx-runtime-compiler"),
+                                                                                            (4, "ptx-runtime-compiler")}
