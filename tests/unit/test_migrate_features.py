@@ -1159,6 +1159,12 @@ def test_a_dependent_member_template_call_gets_the_template_keyword():
             "void host() { vec_cast<tgt_float_t, src_float_t>::cast<8>(a, b); }\n")
     out = features.dependent_template_keyword(text).split("\n")
     assert out[2] == "  vec_cast<tgt_float_t, src_float_t>::template cast<vec_size>(dst.ptr(), src.ptr());"
+    # sampling.cuh: a member template of a temporary of a dependent class
+    temp = ("template <uint32_t VEC_SIZE, uint32_t BLOCK_THREADS, typename T>\n__device__ void f(T* v, Storage* s) {\n"
+            "  T a = BlockReduce<T, BLOCK_THREADS>(s->reduce(0))\n          .Sum<VEC_SIZE>(v);\n"
+            "  T b = BlockReduce<float, 4>(s->reduce(1)).Sum<2>(v);\n}\n")
+    out_temp = features.dependent_template_keyword(temp).split("\n")
+    assert out_temp[3] == "          .template Sum<VEC_SIZE>(v);" and out_temp[4] == temp.split("\n")[4]
     assert out[3:8] == text.split("\n")[3:8] and out[8] == text.split("\n")[8]
 
 

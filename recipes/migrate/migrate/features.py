@@ -2017,6 +2017,19 @@ def template_keyword_without_args(text: str) -> str:
 TEMPLATE_HEAD = re.compile(r"\btemplate\s*<((?:[^<>;{}]|<[^<>;{}]*>)*)>")
 DEPENDENT_MEMBER_CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*::\s*"
                                    r"(?!template\b)([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*\(")
+# `C<T>(args).f<N>(`: a member template called on a temporary of a dependent class
+DEPENDENT_TEMPORARY = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*\(")
+MEMBER_TEMPLATE_CALL = re.compile(r"\s*\.\s*(?!template\b)([A-Za-z_]\w*)\s*<(?:[^<>;{}()]|<[^<>;{}()]*>)*>\s*\(")
+
+
+def _close_paren(blanked: str, open_at: int) -> int | None:
+    """Offset of the `)` that closes the `(` at open_at (None when unbalanced)."""
+    depth = 0
+    for i in range(open_at, len(blanked)):
+        depth += {"(": 1, ")": -1}.get(blanked[i], 0)
+        if depth == 0:
+            return i
+    return None
 
 
 def _template_parameters(head: str) -> set[str]:
@@ -2034,9 +2047,10 @@ def dependent_template_keyword(text: str) -> str:
     name: the member is then a dependent name, and C++ reads `f < N > (args)` as comparisons unless the keyword
     says it is a template ([temp.names]/4). nvcc's front end takes it as a template anyway; clang rejects the call
     ("reference to overloaded function could not be resolved": flashinfer-python 0.2.2's vec_dtypes.cuh,
-    `vec_cast<tgt_float_t, src_float_t>::cast<vec_size>(...)`). Only calls with an explicit template argument
-    list are changed, inside the body that follows the template head."""
-    if "template" not in text or "::" not in text:
+    `vec_cast<tgt_float_t, src_float_t>::cast<vec_size>(...)`); `C<T>(args).f<N>(...)` on a temporary of such a
+    class alike (its sampling.cuh: `BlockReduce<T, BLOCK_THREADS, ALGO>(storage).Sum<VEC_SIZE>(v)`). Only calls
+    with an explicit template argument list are changed, inside the body that follows the template head."""
+    if "template" not in text:
         return text
     blanked = cpp.blank(text)
     inserts: list[int] = []
@@ -2050,6 +2064,11 @@ def dependent_template_keyword(text: str) -> str:
         for m in DEPENDENT_MEMBER_CALL.finditer(blanked, *body):
             if set(re.findall(r"[A-Za-z_]\w*", m.group(2))) & params and m.start(3) not in inserts:
                 inserts.append(m.start(3))
+        for m in DEPENDENT_TEMPORARY.finditer(blanked, *body):
+            close = _close_paren(blanked, m.end() - 1)
+            member = MEMBER_TEMPLATE_CALL.match(blanked, close + 1) if close is not None else None
+            if member and set(re.findall(r"[A-Za-z_]\w*", m.group(2))) & params and member.start(1) not in inserts:
+                inserts.append(member.start(1))
     for at in sorted(inserts, reverse=True):
         text = text[:at] + "template " + text[at:]
     return text
