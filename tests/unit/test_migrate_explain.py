@@ -331,6 +331,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
     real = {
         "build-defined-macro": "use of undeclared identifier 'GGML_CUDA_FA_F16_F16'",
         "template-param-shadow": "declaration of 'q_exponent_bits' shadows template parameter",
+        "texture-object-integer": ("invalid operands to binary expression ('hipTextureObject_t' (aka 'struct __hip_texture *') "
+                                   "and 'unsigned int')"),
         "host-overload-of-hostdevice": "__host__ function 'float_to_half' cannot overload __host__ __device__ function 'float_to_half'",
         "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
         "header-not-found": "'libaio.h' file not found",

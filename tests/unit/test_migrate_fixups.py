@@ -406,6 +406,15 @@ def test_cublas_status_text_becomes_hipblas_status_to_string():
     assert apply(has)[0] == has.replace("cublasGetStatusString", "hipblasStatusToString")
 
 
+def test_hiprtc_link_names_get_their_header():
+    # the CUDA samples' ptxjit.cpp: cuda.h only, CUlinkState / cuLinkCreate, which hipify maps to hipRTC's linker
+    cuda = "#include <cuda.h>\n#include <cstring>\nvoid ptxJIT(CUlinkState *lState) { cuLinkCreate(0, 0, 0, lState); }\n"
+    hip = "#include <hip/hip_runtime.h>\n#include <cstring>\nvoid ptxJIT(hiprtcLinkState *lState) { hiprtcLinkCreate(0, 0, 0, lState); }\n"
+    out, fixes = apply(cuda, hip)
+    assert out.split("\n")[2] == "#include <hip/hiprtc.h>  // rocmig: hiprtcLink*" and "hiprtc-link-header" in [f.id for f in fixes]
+    assert apply(hip.replace("<cstring>", "<hip/hiprtc.h>"))[0] == hip.replace("<cstring>", "<hip/hiprtc.h>")
+
+
 def test_translator_self_define_is_commented_out_and_hip_macro_survives(tmp_path):
     """LightGBM 4.7.0 include/LightGBM/cuda/cuda_rocm_interop.h: hipify-perl 7.2 turns the project's
     `#define cudaDeviceProp hipDeviceProp_t` into `#define hipDeviceProp_t hipDeviceProp_t`, which hides

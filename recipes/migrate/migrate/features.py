@@ -2012,6 +2012,20 @@ def template_keyword_without_args(text: str) -> str:
     return text
 
 
+HIPRTC_LINK = re.compile(r"\bhiprtcLink\w*")
+HIPRTC_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:hip/)?hiprtc\.h[>"]', re.MULTILINE)
+
+
+def hiprtc_link_header(text: str) -> str:
+    """`#include <hip/hiprtc.h>` after the includes of a file that names hipRTC's linker (hiprtcLinkState,
+    hiprtcLinkCreate, ...) without including it: hipify maps the driver API's CUlinkState / cuLink* there, and a
+    file that included only cuda.h (the CUDA samples' ptxjit.cpp) then misses the declarations, which
+    hip_runtime.h does not hold."""
+    if "hiprtcLink" not in text or HIPRTC_INCLUDE.search(text) or not HIPRTC_LINK.search(cpp.blank(text)):
+        return text
+    return insert_after_includes(text, "#include <hip/hiprtc.h>  // rocmig: hiprtcLink*\n", HIPRTC_LINK)
+
+
 # A template's head (`template <typename S, typename T, size_t N>`) and, in its body, a call of a member template
 # of a class template specialization without the `template` keyword: `vec_cast<T, S>::cast<N>(...)`
 TEMPLATE_HEAD = re.compile(r"\btemplate\s*<((?:[^<>;{}]|<[^<>;{}]*>)*)>")

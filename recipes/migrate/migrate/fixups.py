@@ -31,7 +31,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
                         hipDoubleComplex when the toolchain's hipBLAS is 3 or later (it removed the types;
                         HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
   builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, libcudacxx-std, ptx-trap, event-wait-flags, event-create-flags,
-  cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, make-bf16-pair, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
+  cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, make-bf16-pair, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, hiprtc-link-header, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   hip-include-extern-c  `#include <hip/...>` inside an `extern "C" {` block (a C header's translation) also
                         included before the block, where its C++ templates get C++ linkage (features.py)
   unmapped-status-case  `case X: return "...";` of a CUDA library status or driver error the translator left
@@ -640,6 +640,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("gemm-tensor-op-algo", "deprecated CUBLAS_GEMM_DEFAULT_TENSOR_OP -> HIPBLAS_GEMM_DEFAULT", features.gemm_tensor_op),
         ("unmapped-status-case", "`case CUFFT_LICENSE_ERROR: return \"...\";` of a library status HIP lacks -> "
          "commented out", features.unmapped_status_cases),
+        ("hiprtc-link-header", "#include <hip/hiprtc.h> in a file that names hiprtcLink* (hipify's cuLink*) without it",
+         features.hiprtc_link_header),
         ("blas-status-string", "cublasGetStatusString / cublasGetStatusName -> hipblasStatusToString", features.blas_status_string),
         ("simd-video-intrinsics", "CUDA SIMD video intrinsics -> lane-by-lane implementations", features.simd_video),
         ("directed-rounding", "__fadd_rd / __fdiv_ru / __dsqrt_rz / ... -> exact rocmig_* helpers (HIP lacks them)",
