@@ -154,6 +154,21 @@ def test_a_guard_inside_the_units_include_guard_defined_by_a_config_template(tmp
     assert flags.whole_unit_guard(unit.replace("#endif // DLIB_USE_CUDA\n", "#endif // DLIB_USE_CUDA\nint y;\n")) is None
 
 
+
+def test_a_unit_in_one_bare_if_block_is_guarded_by_its_macro_which_a_python_nvcc_build_defines(tmp_path):
+    # warp-lang 0.8.0: warp/native/cuda_util.cpp is one `#if WP_ENABLE_CUDA` block, and warp/build.py runs nvcc
+    # with -DWP_ENABLE_CUDA=1; `#if 0` guards no macro
+    (tmp_path / "warp" / "native").mkdir(parents=True)
+    (tmp_path / "warp" / "build.py").write_text(
+        "def build(cuda_home, cu_path):\n    cmd = f'\"{cuda_home}/bin/nvcc\" -O3 -DWP_CUDA -DWP_ENABLE_CUDA=1 -c \"{cu_path}\"'\n")
+    unit = "/** Copyright */\n\n#if WP_ENABLE_CUDA\n\n#include \"cuda_util.h\"\nint f() { return 1; }\n\n#endif // WP_ENABLE_CUDA\n"
+    assert flags.whole_unit_guard(unit) == "WP_ENABLE_CUDA"
+    assert flags.whole_unit_guard(unit.replace("#if WP_ENABLE_CUDA", "#if 0")) is None
+    assert flags.unit_guard_defines(tmp_path, {"warp/native/cuda_util.cpp": unit}, ()) == (
+        ("WP_ENABLE_CUDA=1", "guards all the code of 1 unit (warp/native/cuda_util.cpp); the build defines it at "
+                             "warp/build.py:2"),)
+
+
 def test_system_header_is_never_a_tree_shim(tmp_path):
     """<unistd.h> is the system one even when the tree has compat/win/unistd.h (found by suffix
     before), unless the build puts that folder on the path; project headers resolve by the build's

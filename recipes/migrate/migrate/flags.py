@@ -30,7 +30,7 @@ NO_BUILD_FILES = "none"  # ProjectFlags.source of a tree without BUILD_FILES and
 CMAKE_DIRS = re.compile(r"\b(?:target_)?include_directories\s*\(([^)]*)\)", re.I | re.S)
 CMAKE_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
 MAKE_INCLUDE = re.compile(r"(?<![\w-])-I\s*([^\s\"'$()]+)")
-GUARD_OPEN = re.compile(r"#\s*ifdef\s+(\w+)|#\s*if\s+defined\s*\(?\s*(\w+)\s*\)?")
+GUARD_OPEN = re.compile(r"#\s*ifdef\s+(\w+)|#\s*if\s+defined\s*\(?\s*(\w+)\s*\)?|#\s*if\s+([A-Za-z_]\w*)")
 CMAKE_SET = re.compile(r"^[ \t]*set[ \t]*\([ \t]*(\w+)[ \t]+\"?([^\s\")]+)\"?[ \t]*\)", re.I | re.M)
 CMAKE_PROJECT = re.compile(r"^[ \t]*project[ \t]*\([ \t]*(\w+)", re.I | re.M)
 CMAKE_BUILD_INTERFACE = re.compile(r"\$<BUILD_INTERFACE:([^>]*)>")
@@ -330,7 +330,7 @@ def _build_files(src: Path, cmake_modules: bool = False, python_helpers: bool = 
 
 
 def whole_unit_guard(text: str) -> str | None:
-    """The macro M when all of a unit's code sits in one `#ifdef M` / `#if defined(M)` block (comments
+    """The macro M when all of a unit's code sits in one `#ifdef M` / `#if defined(M)` / `#if M` block (comments
     and blank lines around it aside, and inside the file's own include guard or `#pragma once`: dlib
     20.0.1's cusolver_dlibapi.cu is `#ifndef DLIB_DNN_CuSOLVER_CU_ / #define ... / #ifdef
     DLIB_USE_CUDA ... #endif / #endif`), else None."""
@@ -355,7 +355,7 @@ def whole_unit_guard(text: str) -> str | None:
                 return None
         elif depth == 1 and re.match(r"#\s*(else|elif)\b", line):
             return None
-    return m.group(1) or m.group(2)
+    return m.group(1) or m.group(2) or m.group(3)
 
 
 def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -365,15 +365,17 @@ def unit_guard_defines(src: Path, units: dict[str, str], given: tuple[str, ...])
     add_compile_definitions / target_compile_definitions, -D in a Makefile, define_macros in
     setup.py) or a header template of the tree defines (`#cmakedefine NAME`). Such a unit is only
     built with the macro defined, so its CUDA build defines it; without it the unit would compile to
-    nothing. The value is the build's when it names one value. Names in `given` (--define) are left
-    to the user. units: {rel: text} of the units (sources that use CUDA)."""
+    nothing. The value is the build's when it names one value; a Python build that runs nvcc itself counts
+    (_jit_build_texts: warp-lang 0.8.0's build.py passes -DWP_ENABLE_CUDA=1, and its cuda_util.cpp is one
+    `#if WP_ENABLE_CUDA` block). Names in `given` (--define) are left to the user. units: {rel: text} of the
+    units (sources that use CUDA)."""
     guards: dict[str, list[str]] = {}
     for rel, text in sorted(units.items()):
         name = whole_unit_guard(text)
         if name:
             guards.setdefault(name, []).append(rel)
     taken = {d.split("=", 1)[0] for d in given}
-    files = _build_texts(src) if src.is_dir() and guards else []
+    files = _build_texts(src) + _jit_build_texts(src) if src.is_dir() and guards else []
     templates = _template_texts(src) if src.is_dir() and guards else []
     found = []
     for name, rels in guards.items():
