@@ -227,6 +227,24 @@ def test_a_missing_header_the_build_writes_from_a_template_names_the_template(tm
     assert explain.explain(where, "u.cu", lambda r: [], checks(src), lambda r, n: "")[0]["rule"] == "header-not-found"
 
 
+
+def test_a_missing_header_a_python_build_step_writes_is_generated(tmp_path):
+    """flashinfer-python 0.2.2: setup.py writes csrc/generated/dispatch.inc (`gen_dir / "dispatch.inc"` then
+    write_if_different), which csrc/aot_extension_utils.h includes; a Python file that writes nothing does not
+    count."""
+    src = tmp_path / "flashinfer"
+    (src / "csrc").mkdir(parents=True)
+    (src / "setup.py").write_text('gen_dir = root / "csrc" / "generated"\n\n'
+                                  'write_if_different(\n    gen_dir / "dispatch.inc",\n    text,\n)\n')
+    (src / "docs.py").write_text('print("see mla_config.inc")\n')
+    rel = "csrc/aot_extension_utils.h"
+    read = {f"/out/run/hip/{rel}": (rel, identity)}
+    where = explain.locate(f"/out/run/hip/{rel}:16:10: fatal error: 'generated/dispatch.inc' file not found", read)
+    why, made = explain.explain(where, "csrc/norm.cu", lambda r: [], checks(src), lambda r, n: "")
+    assert why["rule"] == "header-generated" and made["note"] == "written by the project's Python build (setup.py:4 names it)"
+    assert flags.header_template(src)("mla_config.inc") == ""
+
+
 def test_findings_away_from_the_error_or_closed_explain_nothing(tmp_path):
     """A front-end error stops the compile before most code is reached: inline PTX on line 6 does not
     explain an unrelated error on line 18, nor does an error finding of an included header."""

@@ -512,17 +512,42 @@ def header_template(src: Path) -> Callable[[str], str]:
     """A check of a missing header's include name (`starpu_config.h`, `common/config.h`) against the
     files under `src`: returns "written by the project's build from <template>" when a file of the tree
     is that header (a header-named path: HEADER_NAMES) plus a template suffix (HEADER_TEMPLATE_SUFFIXES),
-    the least nested first, else "".
+    the least nested first; else "written by the project's Python build (file:line names it)" when a Python
+    file of the tree that writes files (PYTHON_WRITES) names the header's file name as a string; else "".
     The tree is walked once, at the first check (a run without a missing header never walks it)."""
     templates = functools.cache(lambda: _header_templates(src))
+    writers = functools.cache(lambda: [(rel, text) for rel, text in _python_texts(src) + _setup_texts(src)
+                                       if PYTHON_WRITES.search(text)] if src.is_dir() else [])
 
     def check(name: str) -> str:
         wanted = name.lstrip("./")
         for stem, rel in templates():
             if stem == wanted or stem.endswith("/" + wanted):
                 return f"written by the project's build from {rel}"
+        literal = re.compile(r"""["']([\w./-]*/)?""" + re.escape(posixpath.basename(wanted)) + r"""["']""")
+        for rel, text in writers():
+            m = literal.search(text)
+            if m:
+                return f"written by the project's Python build ({rel}:{cpp.line_of(text, m.start())} names it)"
         return ""
     return check
+
+
+# a Python file that writes files (flashinfer-python 0.2.2's setup.py writes csrc/generated/dispatch.inc, its
+# flashinfer/jit/attention/pytorch.py the *_config.inc headers its JIT units include)
+PYTHON_WRITES = re.compile(r"\.write_text\s*\(|\bwrite_if_different\s*\(|\bopen\s*\([^)]*[\"']w")
+
+
+def _setup_texts(src: Path) -> list[tuple[str, str]]:
+    """(tree-relative path, text) of the tree's setup.py files; an unreadable one is left out."""
+    texts = []
+    for path in _build_files(src):
+        if path.name == "setup.py":
+            try:
+                texts.append((path.relative_to(src).as_posix(), path.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                continue
+    return texts
 
 
 def build_generated(src: Path) -> Callable[[str], str]:
