@@ -1179,6 +1179,20 @@ def test_std_min_max_that_torch_hipify_made_global_is_restored():
     assert out == [cuda[0], hip[1], cuda[2]]
 
 
+def test_a_libcudacxx_include_nothing_uses_is_commented_out():
+    # flashinfer-python 0.2.2 include/flashinfer/permuted_smem.cuh: <cuda/pipeline>, and cp.async in inline PTX
+    text = "#include <cuda/pipeline>\n#include <cuda/std/limits>\n#include <cuda_runtime.h>\n"
+    blanked = [cpp.blank(text), cpp.blank("auto p = thrust::cuda::par; cuda::std::numeric_limits<float> l;\n")]
+    assert not features.libcudacxx_used(blanked)
+    out = features.libcudacxx_unused_includes(text, features.libcudacxx_used(blanked)).split("\n")
+    assert out[0] == "// #include <cuda/pipeline>  (rocmig: no file of the tree names a cuda:: entity)" and out[1:3] == text.split("\n")[1:3]
+    # the CUDA samples' globalToShmemAsyncCopy.cu uses the pipeline; a tree with a namespace cuda of its own keeps it
+    assert features.libcudacxx_used([cpp.blank("auto pipe = cuda::make_pipeline();\n")])
+    assert features.libcudacxx_used([cpp.blank("namespace cuda { int f(); }\n")])
+    migrated = advice.migrate_tree({"p.cuh": (text, text)}, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)])
+    assert [(f.line, f.status) for f in migrated.findings["p.cuh"] if f.rule == "cuda-libcudacxx"] == [(1, "fixed")]
+
+
 def test_libcudacxx_limits_of_builtin_types_and_integer_types_become_std():
     # flashinfer-python 0.2.2 include/flashinfer/sampling.cuh; numeric_limits of a class type (__half:
     # libcu++ specializes it, std gives T() for every member) or of a template parameter stays a finding

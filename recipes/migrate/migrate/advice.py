@@ -374,6 +374,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     macros_for = _macro_scope(texts, copied, hipcc_undefined, reach)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     wmma_used = features.wmma_used(blanked)
+    libcudacxx_used = features.libcudacxx_used(blanked)
     soft_textures = texture.soft_files(blanked_of)
     cub_namespaces = features.cub_namespaces(blanked)
     atomics_for = _atomics_scope(texts, together)
@@ -414,7 +415,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
                                         own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
                                         hip_macros=hip_macros, include_map=include_map,
                                         constant_map=constant_map, wmma_used=wmma_used, soft_textures=rel in soft_textures,
-                                        cub_namespaces=cub_namespaces)
+                                        cub_namespaces=cub_namespaces, libcudacxx_used=libcudacxx_used)
         hip_to_final: list[int | None] = [None] * len(hip_lines)
         for line, came_from in enumerate(to_hip):
             if came_from is not None and came_from < len(hip_to_final) and hip_to_final[came_from] is None:

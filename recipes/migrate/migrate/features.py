@@ -1389,6 +1389,30 @@ def cub_namespace_prefix(text: str, namespaces: frozenset[str]) -> str:
 WMMA_USE = re.compile(r"\b(?:wmma|nvcuda)\b")
 
 
+# libcu++'s headers outside cuda/std (their names live in namespace cuda itself: cuda::pipeline, cuda::barrier,
+# cuda::annotated_ptr, cuda::atomic_ref, ...) and a use of any such name
+LIBCUDACXX_OWN_INCLUDE = re.compile(
+    r'^([ \t]*#[ \t]*include[ \t]*[<"]cuda/(?:barrier|pipeline|atomic|annotated_ptr|latch|semaphore|functional|'
+    r'memory_resource|stream_ref|ptx|cmath|utility|type_traits|bit|version|iterator)[>"][^\n]*)', re.MULTILINE)
+LIBCUDACXX_OWN_NAME = re.compile(r"(?<![\w:])(?:::)?cuda\s*::\s*(?!std\s*::)[A-Za-z_]|\bnamespace\s+cuda\b")
+
+
+def libcudacxx_used(blanked_texts: list[str]) -> bool:
+    """Whether any of the tree's CUDA files (comments blanked) names a libcu++ entity outside cuda::std
+    (`cuda::pipeline`, `cuda::memcpy_async`, `cuda::barrier`, ...) or opens a namespace cuda of its own."""
+    return any(LIBCUDACXX_OWN_NAME.search(t) for t in blanked_texts)
+
+
+def libcudacxx_unused_includes(text: str, used: bool) -> str:
+    """`#include <cuda/pipeline>` (and libcu++'s other headers outside cuda/std, LIBCUDACXX_OWN_INCLUDE) commented
+    out where no file of the tree names anything they declare (`used` false: libcudacxx_used): flashinfer-python
+    0.2.2's permuted_smem.cuh includes <cuda/pipeline> and issues cp.async in inline PTX. ROCm has no libcu++,
+    and an include that declares nothing the tree uses changes nothing by its absence."""
+    if used or "cuda/" not in text:
+        return text
+    return LIBCUDACXX_OWN_INCLUDE.sub(r"// \1  (rocmig: no file of the tree names a cuda:: entity)", text)
+
+
 def wmma_used(blanked_texts: list[str]) -> bool:
     """Whether any of the tree's CUDA files (comments blanked) names WMMA (`nvcuda::wmma`, `wmma::`)."""
     return any(WMMA_USE.search(t) for t in blanked_texts)

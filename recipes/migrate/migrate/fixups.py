@@ -30,7 +30,7 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType, hipblasComplex / hipblasDoubleComplex -> hipComplex /
                         hipDoubleComplex when the toolchain's hipBLAS is 3 or later (it removed the types;
                         HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
-  builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, libcudacxx-std, ptx-trap, event-wait-flags, event-create-flags,
+  builtin-types-header, struct-typedef-name, graphics-map-flags, gl-interop-header, cub-hipcub-headers, libcudacxx-thrust, libcudacxx-std, libcudacxx-unused-include, ptx-trap, event-wait-flags, event-create-flags,
   cuda-library-header, math-constants, thrust-headers, restrict-by-value, vector-brace-elision, half-alias-names, grid-constant, int-min-max, mixed-sign-min-max, merged-error-overloads, cache-hint-load-store, half-atomic-add, bf16-rn-conversion, bf16-pair-conversion, make-bf16-pair, half2-min-max, nccl-rccl, cuda-trap, gemm-tensor-op-algo, gemm-ex-compute-type, hiprtc-link-header, blas-status-string, bf16x2-shuffles, simd-video-intrinsics, ffs-cuda-signature, atomic-system-scope, nvtx-roctx,
   hip-include-extern-c  `#include <hip/...>` inside an `extern "C" {` block (a C header's translation) also
                         included before the block, where its C++ templates get C++ linkage (features.py)
@@ -521,7 +521,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
               include_map: dict[str, str] | None = None,
               constant_map: dict[str, str] | None = None,
               wmma_used: bool = True, soft_textures: bool = False,
-              cub_namespaces: frozenset[str] = frozenset()) -> tuple[str, list[Fix], list[int | None]]:
+              cub_namespaces: frozenset[str] = frozenset(),
+              libcudacxx_used: bool = True) -> tuple[str, list[Fix], list[int | None]]:
     """Apply every fixup in order to one file's hipify output.
 
     rel: tree-relative path (for diffs); mapping: CUDA input line -> hipify output line (0-based);
@@ -539,7 +540,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
     constant_map: its CUDART_* -> HIP_* constant names (hipify.math_constant_map; None: skipped);
     wmma_used: some file of the tree uses WMMA (features.wmma_used); without, <mma.h> is left out;
     soft_textures: the file takes cuda_texture_soft.h's texture objects (texture.soft_files);
-    cub_namespaces: the namespaces the tree wraps CUB in (features.cub_namespaces).
+    cub_namespaces: the namespaces the tree wraps CUB in (features.cub_namespaces);
+    libcudacxx_used: some file of the tree names a cuda:: entity outside cuda::std (features.libcudacxx_used).
     Returns (fixed text, the fixes that changed something, each with its lines and diff, for each 0-based
     line of the fixed text the 0-based hipify output line it came from or None for a line a fixup added),
     the last composed from each step's own line map: one diff of the whole change pairs a line a step
@@ -592,6 +594,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("gl-interop-header", "<cuda_gl_interop.h> / <cudaGL.h> -> <hip/hip_gl_interop.h>", features.gl_interop),
         ("cub-hipcub-headers", "CUB headers -> hipCUB's (<cub/X.cuh> -> <hipcub/X.hpp>)", features.cub_headers),
         ("libcudacxx-thrust", "libcu++ pair / tuple / function objects -> rocThrust's (thrust::)", features.libcudacxx_thrust),
+        ("libcudacxx-unused-include", "#include <cuda/pipeline> / <cuda/barrier> / ... commented out where no file of "
+         "the tree names a cuda:: entity", lambda t: features.libcudacxx_unused_includes(t, libcudacxx_used)),
         ("libcudacxx-std", "libcu++ numeric_limits of built-in types, integer types, <cuda/std/limits|cstdint|...> -> std::",
          features.libcudacxx_std),
         ("ptx-trap", 'asm("trap;") -> __builtin_trap()', features.ptx_trap),
