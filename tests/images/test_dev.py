@@ -86,13 +86,15 @@ SYSTEM_HEADERS = (("GL/glew.h", "glewInit"), ("GL/glut.h", "glutInit"), ("GL/fre
 
 
 def test_system_library_headers_cuda_code_includes_compile(dev):
-    """A HIP unit with the OpenGL, GLUT, GLEW, EGL and libaio headers and a symbol of each, and Boost's
-    interval arithmetic (the CUDA samples' interval checks its GPU results with it)."""
+    """A HIP unit with the OpenGL, GLUT, GLEW, EGL and libaio headers and a symbol of each, Boost's
+    interval arithmetic (the CUDA samples' interval checks its GPU results with it) and a GoogleTest test."""
     cell, host = dev
     lines = ["#include <hip/hip_runtime.h>"] + [f"#include <{h}>" for h, _ in SYSTEM_HEADERS]
     lines += [f"auto* probe{n} = &{symbol};  // {header}" for n, (header, symbol) in enumerate(SYSTEM_HEADERS)]
     lines += ["#include <boost/numeric/interval.hpp>", "double probe_width() { return boost::numeric::width("
               "boost::numeric::interval<double>(1.0, 2.5)); }"]
+    # GoogleTest: the test units of CUDA projects (fvdb-core 0.6.0's tests/*.cu) include gtest/gtest.h
+    lines += ["#include <gtest/gtest.h>", "TEST(Probe, Fill) { EXPECT_EQ(1, 1); }"]
     lines.append("__global__ void fill(float* p) { p[threadIdx.x] = 1.0f; }")
     result = _compile(host, "\n".join(lines))
     assert result.rc == 0, result.stderr[-2500:]
