@@ -426,6 +426,8 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
     assert found["cu-deviceptr-integer"].pattern.search(
         "no matching function for call to 'cuvidMapVideoFrame' (candidate not viable: no known conversion from "
         "'hipDeviceptr_t *' (aka 'void **') to 'unsigned long long *' for 3rd argument)")
+    # flashinfer-python 0.2.2's sampling.cuh: a member CUB deprecated and hipCUB lacks
+    assert found["cub-name-not-in-hipcub"].pattern.search("no member named 'FlagHeads' in 'hipcub::BlockAdjacentDifference<bool, 1024>'")
     assert found["torch-thc-removed"].pattern.search("'THH/THH.h' file not found")  # DCNv2 0.4's THC/THC.h, hipified
     assert not found["torch-thc-removed"].pattern.search("'THH/THH.hpp' file not found")
     ambiguous = "use of overloaded operator '+' is ambiguous (with operand types 'const __half' and 'const __half')"
