@@ -1162,9 +1162,11 @@ def test_a_dependent_member_template_call_gets_the_template_keyword():
     # sampling.cuh: a member template of a temporary of a dependent class
     temp = ("template <uint32_t VEC_SIZE, uint32_t BLOCK_THREADS, typename T>\n__device__ void f(T* v, Storage* s) {\n"
             "  T a = BlockReduce<T, BLOCK_THREADS>(s->reduce(0))\n          .Sum<VEC_SIZE>(v);\n"
-            "  T b = BlockReduce<float, 4>(s->reduce(1)).Sum<2>(v);\n}\n")
+            "  T b = BlockReduce<float, 4>(s->reduce(1)).Sum<2>(v);\n"
+            "  T c = hipcub::BlockScan<T, BLOCK_THREADS>(s->scan).InclusiveSum<VEC_SIZE>(v, v);\n}\n")
     out_temp = features.dependent_template_keyword(temp).split("\n")
     assert out_temp[3] == "          .template Sum<VEC_SIZE>(v);" and out_temp[4] == temp.split("\n")[4]
+    assert out_temp[5] == "  T c = hipcub::BlockScan<T, BLOCK_THREADS>(s->scan).template InclusiveSum<VEC_SIZE>(v, v);"
     assert out[3:8] == text.split("\n")[3:8] and out[8] == text.split("\n")[8]
 
 

@@ -2053,18 +2053,20 @@ def hiprtc_link_header(text: str) -> str:
 # A template's head (`template <typename S, typename T, size_t N>`) and, in its body, a call of a member template
 # of a class template specialization without the `template` keyword: `vec_cast<T, S>::cast<N>(...)`
 TEMPLATE_HEAD = re.compile(r"\btemplate\s*<((?:[^<>;{}]|<[^<>;{}]*>)*)>")
-DEPENDENT_MEMBER_CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*::\s*"
-                                   r"(?!template\b)([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*\(")
-# `C<T>(args).f<N>(`: a member template called on a temporary of a dependent class
-DEPENDENT_TEMPORARY = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*\(")
-MEMBER_TEMPLATE_CALL = re.compile(r"\s*\.\s*(?!template\b)([A-Za-z_]\w*)\s*<(?:[^<>;{}()]|<[^<>;{}()]*>)*>\s*\(")
+# found from its `>::f<N>(` end, then back to the class on the same line
+QUALIFIED_MEMBER_CALL = re.compile(r">\s*::\s*(?!template\b)([A-Za-z_]\w*)\s*<(?:[^<>;{}()]|<[^<>;{}()]*>)*>\s*\(")
+# `C<T>(args).f<N>(`: a member template called on a temporary of a dependent class; found from its
+# `).f<N>(` end, then back to the class before the matching `(`
+MEMBER_TEMPLATE_CALL = re.compile(r"\)\s*\.\s*(?!template\b)([A-Za-z_]\w*)\s*<(?:[^<>;{}()]|<[^<>;{}()]*>)*>\s*\(")
+# the class template specialization that ends where a search stops (`vec_cast<tgt_float_t, src_float_t>`)
+TEMPORARY_CLASS = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*$")
 
 
-def _close_paren(blanked: str, open_at: int) -> int | None:
-    """Offset of the `)` that closes the `(` at open_at (None when unbalanced)."""
+def _open_paren(blanked: str, close_at: int) -> int | None:
+    """Offset of the `(` that the `)` at close_at closes (None when unbalanced)."""
     depth = 0
-    for i in range(open_at, len(blanked)):
-        depth += {"(": 1, ")": -1}.get(blanked[i], 0)
+    for i in range(close_at, -1, -1):
+        depth += {")": 1, "(": -1}.get(blanked[i], 0)
         if depth == 0:
             return i
     return None
@@ -2091,22 +2093,38 @@ def dependent_template_keyword(text: str) -> str:
     if "template" not in text:
         return text
     blanked = cpp.blank(text)
-    inserts: list[int] = []
+    closes: dict[int, int] = {}  # offset of each `{` -> just past its `}`, in one pass (headers run to megabytes)
+    opened: list[int] = []
+    for brace in re.finditer(r"[{}]", blanked):
+        if brace.group() == "{":
+            opened.append(brace.start())
+        elif opened:
+            closes[opened.pop()] = brace.end()
+    scopes: list[tuple[int, int, set[str]]] = []  # (body start, body end, the template's parameters)
     for head in TEMPLATE_HEAD.finditer(blanked):
         params = _template_parameters(head.group(1))
         brace = blanked.find("{", head.end())
         semicolon = blanked.find(";", head.end())
-        if not params or brace < 0 or 0 <= semicolon < brace:
-            continue
-        body = (brace, _block_end(blanked, brace))
-        for m in DEPENDENT_MEMBER_CALL.finditer(blanked, *body):
-            if set(re.findall(r"[A-Za-z_]\w*", m.group(2))) & params and m.start(3) not in inserts:
-                inserts.append(m.start(3))
-        for m in DEPENDENT_TEMPORARY.finditer(blanked, *body):
-            close = _close_paren(blanked, m.end() - 1)
-            member = MEMBER_TEMPLATE_CALL.match(blanked, close + 1) if close is not None else None
-            if member and set(re.findall(r"[A-Za-z_]\w*", m.group(2))) & params and member.start(1) not in inserts:
-                inserts.append(member.start(1))
+        if params and brace >= 0 and not 0 <= semicolon < brace:
+            scopes.append((brace, closes.get(brace, len(blanked)), params))
+    if not scopes:
+        return text
+
+    def dependent(at: int, arguments: str) -> bool:
+        names = set(re.findall(r"[A-Za-z_]\w*", arguments))
+        return any(start <= at < end and names & params for start, end, params in scopes)
+
+    inserts = set()
+    for member in QUALIFIED_MEMBER_CALL.finditer(blanked):
+        qualifier = TEMPORARY_CLASS.search(blanked, blanked.rfind("\n", 0, member.start()) + 1, member.start() + 1)
+        if qualifier and dependent(qualifier.start(), qualifier.group(2)):
+            inserts.add(member.start(1))
+    for member in MEMBER_TEMPLATE_CALL.finditer(blanked):
+        opening = _open_paren(blanked, member.start())
+        line_start = blanked.rfind("\n", 0, opening) + 1 if opening is not None else 0
+        temporary = TEMPORARY_CLASS.search(blanked, line_start, opening) if opening is not None else None
+        if temporary and dependent(temporary.start(), temporary.group(2)):
+            inserts.add(member.start(1))
     for at in sorted(inserts, reverse=True):
         text = text[:at] + "template " + text[at:]
     return text
