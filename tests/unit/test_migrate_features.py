@@ -1184,7 +1184,8 @@ def test_std_min_max_that_torch_hipify_made_global_is_restored():
 def test_a_libcudacxx_include_nothing_uses_is_commented_out():
     # flashinfer-python 0.2.2 include/flashinfer/permuted_smem.cuh: <cuda/pipeline>, and cp.async in inline PTX
     text = "#include <cuda/pipeline>\n#include <cuda/std/limits>\n#include <cuda_runtime.h>\n"
-    blanked = [cpp.blank(text), cpp.blank("auto p = thrust::cuda::par; cuda::std::numeric_limits<float> l;\n")]
+    blanked = [cpp.blank(text), cpp.blank("auto p = thrust::cuda::par; cuda::std::numeric_limits<float> l;\n"),
+               cpp.blank("#define CUTLASS_STL_NAMESPACE cuda::std\n")]  # its vendored CUTLASS's platform.h
     assert not features.libcudacxx_used(blanked)
     out = features.libcudacxx_unused_includes(text, features.libcudacxx_used(blanked)).split("\n")
     assert out[0] == "// #include <cuda/pipeline>  (rocmig: no file of the tree names a cuda:: entity)" and out[1:3] == text.split("\n")[1:3]

@@ -1394,7 +1394,7 @@ WMMA_USE = re.compile(r"\b(?:wmma|nvcuda)\b")
 LIBCUDACXX_OWN_INCLUDE = re.compile(
     r'^([ \t]*#[ \t]*include[ \t]*[<"]cuda/(?:barrier|pipeline|atomic|annotated_ptr|latch|semaphore|functional|'
     r'memory_resource|stream_ref|ptx|cmath|utility|type_traits|bit|version|iterator)[>"][^\n]*)', re.MULTILINE)
-LIBCUDACXX_OWN_NAME = re.compile(r"(?<![\w:])(?:::)?cuda\s*::\s*(?!std\s*::)[A-Za-z_]|\bnamespace\s+cuda\b")
+LIBCUDACXX_OWN_NAME = re.compile(r"(?<![\w:])(?:::)?cuda\s*::\s*(?!std\b)[A-Za-z_]|\bnamespace\s+cuda\b")
 
 
 def libcudacxx_used(blanked_texts: list[str]) -> bool:
