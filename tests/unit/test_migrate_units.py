@@ -192,13 +192,18 @@ def test_a_source_that_other_sources_include_is_compiled_within_them(tmp_path):
         "tpk/host.cpp": '#include "plain.h"\n', "tpk/plain.h": "int g();\n",
         # deepwave 0.1.0: acoustic.c includes a header whose CUDA qualifiers sit under #ifdef __CUDACC__ only
         "dw/acoustic.c": '#include "kernels.h"\nvoid step(void) {}\n',
-        "dw/kernels.h": "#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\nHD int idx(int i);\n"})
+        "dw/kernels.h": "#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\nHD int idx(int i);\n",
+        # the CUDA samples' HSOpticalFlow: flowGold.cpp reaches CUDA through common.h, whose include sits inside
+        # its include guard (no #if block), into helpers.h
+        "hs/flowGold.cpp": '#include "common.h"\nvoid gold() {}\n',
+        "hs/common.h": '#ifndef COMMON_H\n#define COMMON_H\n#include "helpers.h"\n#endif\n',
+        "hs/helpers.h": "#pragma once\n#include <cuda_runtime.h>\ninline void sync() { cudaDeviceSynchronize(); }\n"})
     graph = includes.IncludeGraph({f.rel: f.text for f in found.files})
     units, included = graph.units_through_includes([f.rel for f in found.files if f.kind != "header"], tree.cuda_files(found))
     assert included == {"mult/xgemm.c": ["mult/dgemm.c", "mult/sgemm.c"], "app/kernel.cu": ["app/main.cu"]}
     # sgemm.c and dgemm.c use no CUDA by their own text: they are units through the file they include
-    assert sorted(units) == ["app/main.cu", "loop/a.cu", "loop/b.cu", "mult/dgemm.c", "mult/sgemm.c", "obj/hinge.cu",
-                             "tpk/interpolate.cpp"]
+    assert sorted(units) == ["app/main.cu", "hs/flowGold.cpp", "loop/a.cu", "loop/b.cu", "mult/dgemm.c", "mult/sgemm.c",
+                             "obj/hinge.cu", "tpk/interpolate.cpp"]
     reasons = pipeline.not_compiled(list(found.files), {u: graph.reach(u) for u in units})
     assert reasons["mult/xgemm.c"].startswith(report.INCLUDED_SOURCE)
     assert "compiled within the 2 units that include it (mult/dgemm.c, mult/sgemm.c)" in reasons["mult/xgemm.c"]
