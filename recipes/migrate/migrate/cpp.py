@@ -149,6 +149,16 @@ def _condition(expr: str, undefined: frozenset[str] = frozenset(), known: frozen
     return results.pop() if len(results) == 1 else None
 
 
+def matching_open(blanked: str, close: int) -> int | None:
+    """Offset of the parenthesis that opens the one closing at `close`, or None."""
+    depth = 0
+    for k in range(close, -1, -1):
+        depth += {")": 1, "(": -1}.get(blanked[k], 0)
+        if depth == 0:
+            return k
+    return None
+
+
 NESTING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.MULTILINE)
 INCLUDE_GUARD = re.compile(r"\s*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n\s*#[ \t]*define[ \t]+(\w+)")
 

@@ -2062,16 +2062,6 @@ MEMBER_TEMPLATE_CALL = re.compile(r"\)\s*\.\s*(?!template\b)([A-Za-z_]\w*)\s*<(?
 TEMPORARY_CLASS = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*<((?:[^<>;{}()]|<[^<>;{}()]*>)*)>\s*$")
 
 
-def _open_paren(blanked: str, close_at: int) -> int | None:
-    """Offset of the `(` that the `)` at close_at closes (None when unbalanced)."""
-    depth = 0
-    for i in range(close_at, -1, -1):
-        depth += {")": 1, "(": -1}.get(blanked[i], 0)
-        if depth == 0:
-            return i
-    return None
-
-
 def _template_parameters(head: str) -> set[str]:
     """The parameter names of a template head's list (`typename T, size_t N = 4, class... Ts`)."""
     names = set()
@@ -2120,7 +2110,7 @@ def dependent_template_keyword(text: str) -> str:
         if qualifier and dependent(qualifier.start(), qualifier.group(2)):
             inserts.add(member.start(1))
     for member in MEMBER_TEMPLATE_CALL.finditer(blanked):
-        opening = _open_paren(blanked, member.start())
+        opening = cpp.matching_open(blanked, member.start())
         line_start = blanked.rfind("\n", 0, opening) + 1 if opening is not None else 0
         temporary = TEMPORARY_CLASS.search(blanked, line_start, opening) if opening is not None else None
         if temporary and dependent(temporary.start(), temporary.group(2)):

@@ -254,16 +254,6 @@ class Model:
     typed_mask: bool = False
 
 
-def _matching_open(blanked: str, close: int) -> int | None:
-    """Offset of the parenthesis that opens the one closing at `close`, or None."""
-    depth = 0
-    for k in range(close, -1, -1):
-        depth += {")": 1, "(": -1}.get(blanked[k], 0)
-        if depth == 0:
-            return k
-    return None
-
-
 def narrow_mask_parameters(blanked: str, offset: int) -> set[str]:
     """Names of the parameters of a 32-bit integer type (NARROW_PARAMETER) of the function or lambda
     whose body holds `offset` of the blanked text, less those the body assigns before `offset`;
@@ -283,7 +273,7 @@ def narrow_mask_parameters(blanked: str, offset: int) -> set[str]:
             head = head[:qualifiers.start()] if qualifiers else head
             if not head.endswith(")"):
                 continue
-            start = _matching_open(blanked, len(head) - 1)
+            start = cpp.matching_open(blanked, len(head) - 1)
             if start is None:
                 return set()
             before = blanked[:start].rstrip()
