@@ -24,7 +24,7 @@ from buildctl.doctor import diagnose
 from buildctl.engine import image_exists
 from buildctl.errors import BuildError, ConfigError, InputError
 from buildctl.load import Project
-from buildctl.plan import Cell, _arch_name
+from buildctl.plan import Cell, _arch_name, split_values
 
 RECIPE_DIR = "/opt/rocmig/recipes/migrate"
 # The recipe's archs.OTHER_ARCHS, the same words in the recipe's own --arch error (tests compare them)
@@ -36,10 +36,10 @@ def split_archs(project: Project, values: tuple[str, ...]) -> tuple[tuple[str, .
     """(archs of the matrix, every requested arch) for `--arch` values: matrix archs and products map to
     their gfx name; another gfx offload arch (gfx908, gfx1030, gfx11-generic, ...) is passed on for the
     recipe to check against the toolchain. A value may be a comma list (`--arch gfx942,gfx1100`), as the
-    other subcommands' flags. Raises ConfigError for anything else."""
+    other subcommands' flags. Raises ConfigError for anything else, an empty item of a comma list included."""
     matrix: list[str] = []
     every: list[str] = []
-    for value in (v.strip() for item in values for v in item.split(",") if v.strip()):
+    for value in split_values("--arch", values):
         try:
             names = _arch_name(project, value)
             matrix += names

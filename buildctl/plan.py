@@ -171,9 +171,16 @@ class Resolved:
                 "--all for every cell)")
 
 
-def _split(values: tuple[str, ...]) -> list[str]:
-    """Repeated flags and comma lists alike: ('gfx942,gfx90a', 'gfx1100') -> ['gfx942', 'gfx90a', 'gfx1100']."""
-    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+def split_values(flag: str, values: tuple[str, ...]) -> list[str]:
+    """Repeated flags and comma lists alike: ('gfx942,gfx90a', 'gfx1100') -> ['gfx942', 'gfx90a', 'gfx1100'].
+
+    Raises ConfigError naming `flag` for an empty value or an empty item of a comma list ('gfx942,,gfx1100'),
+    which would otherwise select less than was typed without a word."""
+    items = [v.strip() for value in values for v in value.split(",")]
+    if "" in items:
+        bad = next(value for value in values if "" in (v.strip() for v in value.split(",")))
+        raise ConfigError(f"{flag}: empty value in {bad!r} (allowed: one value, or a comma list without empty items)")
+    return items
 
 
 def closest(value: str, candidates: list[str], cutoff: float = 0.6) -> list[str]:
@@ -260,10 +267,10 @@ def normalize(project: Project, selection: Selection) -> Selection:
     Raises ConfigError naming the flag, the allowed values and the closest one ("did you mean").
     """
     m = project.matrix
-    sources = tuple(dict.fromkeys(_plain_axis("--source", _split(selection.sources), sorted(m.sources))))
-    rocm = tuple(dict.fromkeys(_rocm_line(project, v, sources) for v in _split(selection.rocm)))
-    archs = tuple(dict.fromkeys(a for v in _split(selection.archs) for a in _arch_name(project, v)))
-    images = tuple(dict.fromkeys(_plain_axis("--image", _split(selection.images), list(project.images))))
+    sources = tuple(dict.fromkeys(_plain_axis("--source", split_values("--source", selection.sources), sorted(m.sources))))
+    rocm = tuple(dict.fromkeys(_rocm_line(project, v, sources) for v in split_values("--rocm", selection.rocm)))
+    archs = tuple(dict.fromkeys(a for v in split_values("--arch", selection.archs) for a in _arch_name(project, v)))
+    images = tuple(dict.fromkeys(_plain_axis("--image", split_values("--image", selection.images), list(project.images))))
     return Selection(sources, rocm, archs, images)
 
 

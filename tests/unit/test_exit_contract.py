@@ -39,6 +39,7 @@ def _docker_answers() -> bool:
 CASES = [
     (["matrix", "--rocm", "9.9"], 2, "--rocm: unknown value '9.9'"),
     (["matrix", "--arch", "gfx943"], 2, "did you mean gfx942?"),
+    (["matrix", "--arch", "gfx942,,gfx1100"], 2, "--arch: empty value in 'gfx942,,gfx1100'"),
     (["matrix", "--image", "srve"], 2, "did you mean serve?"),
     (["matrix", "--source", "nvidia"], 2, "--source: unknown value 'nvidia'"),
     (["matrix", "--no-such-flag"], 2, "No such option"),

@@ -62,6 +62,8 @@ def test_arch_beyond_the_matrix_is_passed_to_the_recipe():
     with pytest.raises(ConfigError) as error:
         split_archs(project, ("MI30X",))
     assert str(error.value).endswith(f"; {OTHER_ARCHS}); did you mean MI300X or MI350X?")
+    with pytest.raises(ConfigError, match=r"^--arch: empty value in 'gfx942,,gfx1100' "):
+        split_archs(project, ("gfx942,,gfx1100",))
 
 
 def test_compile_commands_mounted_and_logs_relabelled(tmp_path):

@@ -97,6 +97,8 @@ def test_lenient_selection_values(project, given, expected):
     (Selection(rocm=("7.2.9",)), r"--rocm: unknown value '7.2.9' .*; did you mean 7.2\?"),
     (Selection(rocm=("6.0",)), r"--rocm: unknown value '6.0' .*; did you mean 6.1\?"),
     (Selection(rocm=("seven",)), r"--rocm: unknown value 'seven' \(allowed: [^?]*\)$"),
+    (Selection(archs=("gfx942,,gfx1100",)), r"^--arch: empty value in 'gfx942,,gfx1100' \(allowed: "),
+    (Selection(images=("dev", " ")), r"^--image: empty value in ' ' "),
 ])
 def test_unknown_values_say_did_you_mean(project, given, message):
     with pytest.raises(ConfigError, match=message):
