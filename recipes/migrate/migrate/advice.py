@@ -100,29 +100,36 @@ def _macro_scope(texts: dict[str, tuple[str, str]], copied: frozenset[str], unde
     if not own:
         return {}
     units = [rel for rel in texts if posixpath.splitext(rel)[1] in UNIT_SUFFIXES]
+    defining = set(own)
+    # per file, the defining files that every unit including it reaches (one pass over the closures)
+    common: dict[str, set[str]] = {}
+    for unit in units:
+        seen = reach[unit] & defining
+        for rel in reach[unit]:
+            common[rel] = common[rel] & seen if rel in common else set(seen)
     scoped: dict[str, warp.Macros] = {}
     for rel in texts:
-        users = [u for u in units if rel in reach[u]] or [rel]
+        where_all = common[rel] if rel in common else reach[rel] & defining
         for where, found in own.items():
-            if all(where in reach[u] for u in users):
+            if where in where_all:
                 for name, macro in found.items():
                     scoped.setdefault(rel, {}).setdefault(name, macro)
     return scoped
 
 
-def _atomics_scope(texts: dict[str, tuple[str, str]], together: dict[str, set[str]]) -> dict[str, frozenset[str]]:
+def _atomics_scope(texts: dict[str, tuple[str, str]], reach: dict[str, set[str]]) -> dict[str, frozenset[str]]:
     """{file: the 16-bit float types whose atomicAdd a file compiled together with it declares
     (features.half_atomics_declared)}: gptqmodel 7.7.0's exllamav2 declares atomicAdd(half2*, half2) for
-    its own units, which its Marlin units never include (they need the CAS overloads). together:
-    scopes()."""
+    its own units, which its Marlin units never include (they need the CAS overloads). reach: see scopes()."""
     declaring = {rel: found for rel, (cuda, _hip) in texts.items()
                  if "atomicAdd" in cuda and (found := features.half_atomics_declared([cpp.blank(cuda)]))}
     if not declaring:
         return {}
-    return {rel: frozenset().union(*(declaring[f] for f in together[rel] if f in declaring)) for rel in texts}
+    together = scopes(reach, list(texts), set(declaring))
+    return {rel: frozenset().union(*(declaring[f] for f in together[rel])) for rel in texts}
 
 
-def _warp_facts(blanked: dict[str, str], together: dict[str, set[str]],
+def _warp_facts(blanked: dict[str, str], reach: dict[str, set[str]],
                 tree_blanked: list[str] | None) -> dict[str, tuple[bool, bool]]:
     """{file: (cuda_only, own_warp_size)}: whether no file compiled with it has a HIP code path
     (warp.hip_aware) and whether one declares its own warpSize (warp.declares_warp_size). Decided over
@@ -135,9 +142,12 @@ def _warp_facts(blanked: dict[str, str], together: dict[str, set[str]],
         return {rel: facts for rel in blanked}
     aware = {rel for rel, text in blanked.items() if warp.hip_aware([text])}
     own_size = {rel for rel, text in blanked.items() if warp.declares_warp_size([text])}
+    together = scopes(reach, list(blanked), aware | own_size)
     return {rel: (not (together[rel] & aware), bool(together[rel] & own_size)) for rel in blanked}
 
 
+# warp.Op kinds that work on the whole wavefront, or may
+WIDE_KINDS = ("wavefront", "unknown")
 HELPER_OPEN = re.compile(r"^[ \t]*#[ \t]*(?:ifndef[ \t]+|if[ \t]+!defined\(\s*)ROCMIG_\w+")
 DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b")
 
@@ -158,14 +168,19 @@ def helpers_blanked(text: str) -> str:
     return "\n".join(lines)
 
 
-def scopes(reach: dict[str, set[str]], rels: list[str]) -> dict[str, set[str]]:
-    """For each file, the files compiled together with it: its own include closure and those of
-    every unit that includes it. reach: {unit or file: files it reaches through includes, itself included}."""
-    out = {rel: set(reach.get(rel, {rel})) for rel in rels}
+def scopes(reach: dict[str, set[str]], rels: list[str], marked: set[str]) -> dict[str, set[str]]:
+    """For each file of `rels`, the files of `marked` compiled together with it: those in its own include
+    closure and in the closures of every unit that includes it. reach: {unit or file: files it reaches
+    through includes, itself included}. Only the marked files (few: those with a HIP code path, a
+    wavefront-wide warp operation, ...) are collected, so the time grows with the total size of the
+    closures, not with its square (CatBoost 1.2.10's 16,000 files share their util/ headers)."""
+    out = {rel: reach.get(rel, {rel}) & marked for rel in rels}
     for closure in reach.values():
-        for rel in closure:
-            if rel in out:
-                out[rel] |= closure
+        found = closure & marked
+        if found:
+            for rel in closure:
+                if rel in out:
+                    out[rel] |= found
     return out
 
 
@@ -233,7 +248,7 @@ def decide(rel: str, findings: list[scan.Finding], by_id: dict[str, scan.Compile
     final_blanked = cpp.blank_code(analysed)
     dead = cpp.dead_lines(final_blanked, undefined | cpp.HIPCC_UNDEFINED)
     blanked_lines = final_blanked.split("\n")
-    wide = [(f, op) for f in sorted(scope) for op in file_ops.get(f, []) if op.kind in ("wavefront", "unknown")]
+    wide = [(f, op) for f in sorted(scope) for op in file_ops.get(f, []) if op.kind in WIDE_KINDS]
     first_wide: tuple[str, warp.Op] | None = next(((f, op) for f, op in wide if op.kind == "wavefront"),
                                                   wide[0] if wide else None)
     # suggestions only where the line shows a 32-bit mask or a 32-bit ballot result (a 64-bit mask
@@ -369,15 +384,14 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     pre_graph = includes.IncludeGraph({rel: hip for rel, (_cuda, hip) in texts.items()}, hipcc_undefined, include_dirs, system_dirs,
                                       unit_dirs=unit_dirs)
     reach = {rel: pre_graph.reach(rel) for rel in texts}
-    together = scopes(reach, list(texts))
-    warp_facts = _warp_facts(blanked_of, together, blanked if tree_cuda is not None else None)
+    warp_facts = _warp_facts(blanked_of, reach, blanked if tree_cuda is not None else None)
     macros_for = _macro_scope(texts, copied, hipcc_undefined, reach)
     half_declared = features.half_overloads(blanked) if pytorch_files else frozenset()
     wmma_used = features.wmma_used(blanked)
     libcudacxx_used = features.libcudacxx_used(blanked)
     soft_textures = texture.soft_files(blanked_of)
     cub_namespaces = features.cub_namespaces(blanked)
-    atomics_for = _atomics_scope(texts, together)
+    atomics_for = _atomics_scope(texts, reach)
     hipblas_major = sysdeps.hipblas_major(system_dirs)
     tree_macros = {m.group(1) for text in blanked for m in sysdeps.MACRO_DEFINE.finditer(text)}
     hip_macros = sysdeps.hip_leaked_macros(system_dirs) - tree_macros
@@ -387,6 +401,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     bf16_headers = {rel for rel, (cuda, _hip) in texts.items()
                     if posixpath.splitext(rel)[1] not in UNIT_SUFFIXES and fixups.declares_bf16([cpp.blank(cuda)])}
     bf16_anywhere = any(all(h not in files for other, files in reach.items() if other != h) for h in bf16_headers)
+    bf16_together = scopes(reach, list(texts), bf16_headers)
     states: dict[str, FileState] = {}
     by_name: dict[str, list[str]] = {}
     for path in sorted(set(texts) | set(tree_cuda or ())):  # the translations' names and the whole tree's
@@ -411,7 +426,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         final, fixes, to_hip = fixups.apply_all(rel, cuda, hip, mask_names[rel], in_to_hip, ctx.undefined,
                                         cuda_only=warp_facts[rel][0], own_warp_size=warp_facts[rel][1], pytorch=rel in pytorch_files,
                                         half_declared=half_declared, headers=headers,
-                                        hipblas_major=hipblas_major, bf16_declared=bf16_anywhere or bool(together[rel] & bf16_headers),
+                                        hipblas_major=hipblas_major, bf16_declared=bf16_anywhere or bool(bf16_together[rel]),
                                         own_macros=frozenset(macros_for.get(rel, {})), atomics_declared=atomics_for.get(rel, frozenset()),
                                         hip_macros=hip_macros, include_map=include_map,
                                         constant_map=constant_map, wmma_used=wmma_used, soft_textures=rel in soft_textures,
@@ -424,7 +439,6 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     final_texts = {rel: st.final for rel, st in states.items()}
     graph = includes.IncludeGraph(final_texts, ctx.undefined | cpp.HIPCC_UNDEFINED, include_dirs, system_dirs,
                                   unit_dirs=unit_dirs)
-    scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts))
     full_mask = {rel: fixups.full_mask_regex(names) for rel, names in mask_names.items()}
     cxx20 = {c.rule.id for c in compiled if c.rule.scope == "cxx20"}
     # a PyTorch extension's files (its units and every header they include) are compiled with -std=c++20
@@ -435,6 +449,8 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     file_ops = {rel: warp.ops(_projected(states[rel], analysed[rel], raw[rel], full_mask[rel]), ctx.symbols,
                               cpp.dead_lines(cpp.blank(text), ctx.undefined | cpp.HIPCC_UNDEFINED))
                 for rel, text in final_texts.items() if rel not in copied}
+    wide_files = {rel for rel, found in file_ops.items() if any(op.kind in WIDE_KINDS for op in found)}
+    scope_of = scopes({rel: graph.reach(rel) for rel in final_texts}, list(final_texts), wide_files)
     findings: dict[str, list[scan.Finding]] = {rel: [] for rel in copied}
     for rel in raw:
         found = decide(rel, raw[rel], by_id, states, scope_of[rel], file_ops, full_mask[rel], ctx.undefined, analysed[rel])
