@@ -16,6 +16,7 @@ from migrate.archs import Arch  # noqa: E402
 from migrate.compile import Job, call_groups, first_error, host_only, passes  # noqa: E402
 from migrate.pch import Prefix, blanked_copy, choose, shared_prefix, worth_a_pch  # noqa: E402
 from migrate.proc import run_tree  # noqa: E402
+from migrate.tree import read_work_text  # noqa: E402
 
 GFX942 = Arch("gfx942", "CDNA3", 64, 65536)
 GFX90A = Arch("gfx90a", "CDNA2", 64, 65536)
@@ -106,9 +107,19 @@ def test_no_prefix_when_the_unit_does_not_start_with_an_include_line(tmp_path, t
 def test_blanked_copy_keeps_the_units_folder_lines_and_name(tmp_path):
     unit = tmp_path / "k.hip"
     text = '#include "hip/hip_runtime.h"\n// c\n#include <vector>\nint main() { return __LINE__; }\n'
-    copy = blanked_copy(unit, text, shared_prefix(unit, text))
+    copy = blanked_copy(unit, text, "utf-8", shared_prefix(unit, text))
     assert copy.parent == tmp_path and copy.name.startswith(".")
     assert copy.read_text() == f'#line 1 "{unit}"\n\n// c\n\nint main() {{ return __LINE__; }}\n'
+
+
+def test_blanked_copy_of_a_latin1_unit_keeps_its_bytes(tmp_path):
+    """A work-tree copy restored to latin-1 (tree.restore_encodings) is copied byte for byte past the prefix."""
+    unit = tmp_path / "k.hip"
+    unit.write_bytes(b'#include <vector>\nconst char unit[] = "\xb5s";\n')
+    text, codec = read_work_text(unit)
+    assert codec == "latin-1"
+    copy = blanked_copy(unit, text, codec, shared_prefix(unit, text))
+    assert copy.read_bytes() == f'#line 1 "{unit}"\n\n'.encode() + b'const char unit[] = "\xb5s";\n'
 
 
 def test_units_share_the_part_of_their_leading_includes_they_agree_on():

@@ -74,10 +74,10 @@ def test_other_masks_typed_in_a_hip_aware_tree_grouped_in_a_cuda_only_tree():
 
 
 def test_warp_size_is_cudas_32_in_a_cuda_only_tree():
-    cuda = "for (int o = warpSize / 2; o; o /= 2) v += __shfl_down(v, o);\nint n = prop.warpSize;\n"
+    cuda = "for (int o = warpSize / 2; o; o /= 2) v += __shfl_down(v, o);\nint n = prop.warpSize;\nfake.warpSize = 64;\n"
     out, fixes = apply_cuda_only(cuda)
-    assert out == "for (int o = 32 / 2; o; o /= 2) v += __shfl_down(v, o, 32);\nint n = prop.warpSize;\n"
-    assert [f.id for f in fixes] == ["warp-sync-full-mask", "warp-size-cuda-32"]
+    assert out == "for (int o = 32 / 2; o; o /= 2) v += __shfl_down(v, o, 32);\nint n = 32;\nfake.warpSize = 64;\n"
+    assert [f.id for f in fixes] == ["warp-sync-full-mask", "warp-size-cuda-32", "warp-size-host-32"]
     assert apply(cuda)[0] == cuda  # a tree with HIP code paths: warpSize and width-less shuffles are HIP's
 
 

@@ -429,3 +429,23 @@ def test_failed_compiles_come_first_with_their_explanation_and_paths_in_out():
     assert "<h2>Failed compiles</h2>" in page and "no finding" in page and "/out/run" not in page
     data["files"][0]["compile"]["gfx1100"] = {**unit["compile"]["gfx942"]}
     assert "(gfx942, gfx1100, failed)" in report.to_markdown(data)
+
+
+def test_work_tree_copies_get_the_inputs_bytes_back(tmp_path):
+    """The cuda/ and hip/ copies of a latin-1 or BOM file are UTF-8 while the translators and fixups run,
+    then hold the input's bytes again for the compile (a latin-1 "\\xb5s" literal stays 3 bytes)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    latin = b'#include <cuda_runtime.h>\nconst char unit[] = "\xb5s";\nstatic_assert(sizeof(unit) == 3, "");\n'
+    bom = "\ufeff// dlib\n#include <cuda_runtime.h>\n".encode("utf-8")
+    (src / "lit.cu").write_bytes(latin)
+    (src / "bom.cu").write_bytes(bom)
+    found = tree.discover(src)
+    work = tmp_path / "hip"
+    tree.write_tree(work, {f.rel: f.text.replace("cuda_runtime.h", "hip/hip_runtime.h") for f in found.files})
+    assert (work / "lit.cu").read_bytes() != latin.replace(b"cuda_runtime.h", b"hip/hip_runtime.h")  # UTF-8 meanwhile
+    tree.restore_encodings([work, tmp_path / "absent"], list(found.files))
+    assert (work / "lit.cu").read_bytes() == latin.replace(b"cuda_runtime.h", b"hip/hip_runtime.h")
+    assert (work / "bom.cu").read_bytes() == bom.replace(b"cuda_runtime.h", b"hip/hip_runtime.h")
+    assert tree.read_work_text(work / "lit.cu") == (latin.decode("latin-1").replace("cuda_runtime.h", "hip/hip_runtime.h"),
+                                                    "latin-1")

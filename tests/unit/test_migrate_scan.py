@@ -393,3 +393,34 @@ def test_a_run_time_ptx_compiler_is_a_finding_at_its_include():
             "  myErr = cuLinkAddData(*lState, CU_JIT_INPUT_PTX, (void *)ptx_source.c_str(), n, 0, 0, 0, 0);\n")
     assert {(line, rule) for line, rule in hits(text) if rule == "ptx-runtime-compiler"} == {
         (2, "ptx-runtime-compiler"), (4, "ptx-runtime-compiler"), (5, "ptx-runtime-compiler")}
+
+
+HIP_WAVE64 = """#if defined(__HIP_PLATFORM_AMD__)
+#define WARP_SIZE 64
+#else
+#define WARP_SIZE 32
+#endif
+#ifndef USE_ROCM
+constexpr int kWarpSize = 32;
+#else
+constexpr int kWarpSize = 64;
+#endif
+#ifdef USE_ROCM
+#if defined(__GFX9__)
+#define WAVE_SIZE 64
+#else
+#define WAVE_SIZE 32
+#endif
+#define BLOCK_THREADS 64
+#endif
+"""
+
+
+def test_hip_path_wave64_constant_only_for_wave32_targets():
+    """The tree's own HIP branch that fixes the warp size to 64 is wrong on RDNA (wave32); a value chosen
+    per arch (__GFX9__), the CUDA branch, and constants that are no warp size are not findings."""
+    assert {h for h in hits(HIP_WAVE64, archs=(GFX942, GFX1100)) if h[1] == "hip-path-wave64-constant"} == \
+        {(2, "hip-path-wave64-constant"), (9, "hip-path-wave64-constant")}
+    assert not [h for h in hits(HIP_WAVE64, archs=(GFX942, GFX950)) if h[1] == "hip-path-wave64-constant"]
+    message = next(f.message for f in findings(HIP_WAVE64, archs=(GFX942, GFX1100)) if f.line == 2)
+    assert message.endswith("Here: WARP_SIZE = 64 on gfx1100 (32 lanes).") and "gfx942 (" not in message

@@ -581,3 +581,56 @@ def test_a_constant_mask_of_fewer_lanes_is_kept_with_a_note_on_hips_check():
     assert "traps otherwise" in notes[(3, "warp-sync-intrinsic")]
     assert notes[(4, "warp-mask-32bit")] == "rewritten by the fixup warp-sync-full-mask"
     assert "(unsigned)(0xFFFFFF) << (__lane_id() & 32)" in migrated.final["k.cu"]
+
+
+WS_KERNEL = """#include <cuda_runtime.h>
+__global__ void row_sum(const float* x, float* total, int ws) {
+  float s = x[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int o = ws / 2; o > 0; o /= 2) s += __shfl_down_sync(0xffffffff, s, o);
+  if (threadIdx.x % ws == 0) atomicAdd(total, s);
+}
+"""
+WS_HOSTS = {
+    "attribute": ("int launch(const float* x, float* total) {\n  int ws = 0;\n"
+                  "  cudaDeviceGetAttribute(&ws, cudaDevAttrWarpSize, 0);\n"
+                  "  row_sum<<<2, 128>>>(x, total, ws);\n  return ws;\n}\n"),
+    "property": ("int launch(const float* x, float* total) {\n  cudaDeviceProp prop;\n"
+                 "  cudaGetDeviceProperties(&prop, 0);\n  int ws = prop.warpSize;\n"
+                 "  row_sum<<<2, 128>>>(x, total, ws);\n  return ws;\n}\n"),
+}
+HIP_NAMES = (("cudaDeviceGetAttribute", "hipDeviceGetAttribute"), ("cudaDevAttrWarpSize", "hipDeviceAttributeWarpSize"),
+             ("cudaDeviceProp", "hipDeviceProp_t"), ("cudaGetDeviceProperties", "hipGetDeviceProperties"))
+
+
+def host_warp_size(host: str, wave: int) -> int:
+    """The `ws` that migrated host code passes on a device of `wave` lanes: HIP's warp-size property and
+    attribute give the wavefront size (hipDeviceProp_t::warpSize, hipDeviceAttributeWarpSize); a
+    constant assigned to it, or stored after the query, is what it passes."""
+    assigned = re.search(r"\bint ws = (\d+);\n  row_sum", host)
+    stored = re.search(r"hipDeviceAttributeWarpSize, 0\); if \(rocmig_status == hipSuccess\) \*\(&ws\) = (\d+);", host)
+    found = assigned or stored
+    return int(found.group(1)) if found else wave
+
+
+@pytest.mark.parametrize("host", sorted(WS_HOSTS))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_warp_size_the_host_queries_is_cudas_in_the_migrated_program(host, seed):
+    """A CUDA program that reads the warp size on the host and passes it to its kernel (shuffle offsets
+    from ws / 2, lanes % ws) computes CUDA's result on wave64 and wave32 after migration: the host reads
+    32, as the kernel's width-32 shuffles expect. With HIP's wavefront size (64 on CDNA) it would not."""
+    cuda = WS_KERNEL + "// host\n" + WS_HOSTS[host]
+    hip = cuda.replace("#include <cuda_runtime.h>", '#include "hip/hip_runtime.h"')
+    for old, new in HIP_NAMES:
+        hip = hip.replace(old, new)
+    migrated = advice.migrate_tree({"k.cu": (cuda, hip)}, rules.load_rules(), ARCHS)
+    kernel, host_text = migrated.final["k.cu"].split("// host\n")
+    assert "warp-size-host-32" in {f.id for f in migrated.fixes["k.cu"]}
+
+    def launch(source: str, mode: str, wave: int, ws: int) -> list:
+        rng = random.Random(seed)
+        return Machine(source, mode, wave).launch("row_sum", 2, 128, [ints(rng, 256, -9, 9), [0], ws])
+
+    expected = launch(WS_KERNEL, "cuda", 32, 32)
+    for wave in (64, 32):
+        assert launch(kernel, "hip", wave, host_warp_size(host_text, wave)) == expected, (wave, host_text)
+    assert launch(kernel, "hip", 64, 64) != expected  # HIP's own warp size with the width-32 shuffles: wrong

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import fixits, pch, proc
+from . import fixits, pch, proc, tree
 from .archs import Arch
 from .errors import ToolError
 
@@ -292,7 +292,7 @@ def compile_unit(job: Job, unit_passes: list[Pass], build_dir: Path, out_root: P
                 continue
             pch_file = cache.get(list(one.args), prefix, timeout)
             if pch_file and prefix.lines and copy is None:
-                copy = pch.blanked_copy(job.source, job.source.read_text(encoding="utf-8", errors="replace"), prefix)
+                copy = pch.blanked_copy(job.source, *tree.read_work_text(job.source), prefix)
             # An empty prefix's PCH holds the implicit headers only: the unit itself is compiled with it.
             with_pch = copy if prefix.lines else job.source
             shared = (pch_file, with_pch) if pch_file and with_pch else None

@@ -27,6 +27,8 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   warp-size-cuda-32     device-code warpSize -> 32 in a CUDA-only tree (CUDA's warpSize is 32 on every
                         NVIDIA GPU; HIP's is the wavefront, 64 on CDNA), except in functions that use
                         WMMA, whose rocWMMA fragments belong to the whole wavefront
+  warp-size-host-32     host reads of the device's warp size (prop.warpSize, hipDeviceAttributeWarpSize,
+                        at::cuda::warp_size()) -> 32 where warp-size-cuda-32 applies
   hipblas-datatype-v3   hipblasDatatype_t -> hipDataType, hipblasComplex / hipblasDoubleComplex -> hipComplex /
                         hipDoubleComplex when the toolchain's hipBLAS is 3 or later (it removed the types;
                         HIPBLAS_R_* are hipDataType values there, its complex functions take HIP's complex types)
@@ -584,6 +586,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: features.bf16x2_shuffles(t, pytorch)),
         ("warp-size-cuda-32", "CUDA's warpSize (32) kept: device-code warpSize -> 32",
          lambda t: warp.rewrite_warp_size(t) if cuda_only and not own_warp_size else t),
+        ("warp-size-host-32", "CUDA's warp size (32) as host code reads it: prop.warpSize, the warp-size attribute -> 32",
+         lambda t: warp.rewrite_host_warp_size(t) if cuda_only and not own_warp_size else t),
         ("builtin-types-header", "<builtin_types.h> / <vector_functions.h> / <device_launch_parameters.h> / ... -> "
          "<hip/hip_runtime.h>",
          lambda t: features.builtin_types(t, headers.tree if headers else lambda _name: False)),

@@ -91,16 +91,18 @@ def shared_prefix(source: Path, text: str) -> Prefix:
     return Prefix(tuple(lines), tuple(blank))
 
 
-def blanked_copy(source: Path, text: str, prefix: Prefix) -> Path:
+def blanked_copy(source: Path, text: str, codec: str, prefix: Prefix) -> Path:
     """A copy of the unit next to it (so that its quote includes resolve alike) whose prefix lines
     are empty, since the PCH holds them, and whose `#line 1` directive gives diagnostics, __FILE__
-    and __LINE__ the unit's own path and lines. The caller removes it after the compile."""
+    and __LINE__ the unit's own path and lines; written in `codec`, the encoding its text was read
+    in (tree.read_work_text), so that its other lines keep their bytes. The caller removes it after
+    the compile."""
     lines = text.split("\n")
     for number in prefix.blank:
         lines[number] = ""
     name = str(source).replace("\\", "\\\\").replace('"', '\\"')
     copy = source.with_name(f".{source.name}.rocmig-pch")
-    copy.write_text(f'#line 1 "{name}"\n' + "\n".join(lines), encoding="utf-8")
+    copy.write_text(f'#line 1 "{name}"\n' + "\n".join(lines), encoding=codec, errors="replace")
     return copy
 
 

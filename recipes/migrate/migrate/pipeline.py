@@ -360,6 +360,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         if opts.baseline:
             base_jobs.append(Job(u.rel, base_dir / u.rel, tuple(base_dir / d for d in dirs),
                                  {g[0].wavefront: own.defines for g in groups}, unit_flags, std, host, casts=False))
+    tree.restore_encodings([cuda_dir, hip_dir, base_dir, opts.out / "fallback"], list(source.files))
     t0 = time.time()
     results = compile_all(hipcc, jobs, groups, build_dir / "hip", opts.out, opts.jobs, list(opts.extra_flags),
                           opts.timeout, opts.opt, done=lambda so_far, total: progress(compile_progress("compile", so_far, total)))

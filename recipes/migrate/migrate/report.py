@@ -237,7 +237,7 @@ def to_markdown(data: dict) -> str:
     if encoded or data.get("skipped"):
         out += ["", "## Input notes", ""]
         out += [f"- {p}: " + ("UTF-8 with a byte-order mark, left out of the cuda/ and hip/ copies" if how == "utf-8-bom"
-                              else "not UTF-8, decoded as latin-1 (the cuda/ and hip/ copies are UTF-8)")
+                              else "not UTF-8, decoded as latin-1 (the cuda/ and hip/ copies keep its bytes)")
                 for p, how in encoded]
         out += [f"- skipped {s}" for s in data.get("skipped", [])]
     left = [f for f in data["files"] if f.get("not_compiled")]

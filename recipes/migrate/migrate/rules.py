@@ -19,7 +19,7 @@ from .errors import InputError
 RULES_FILE = Path(__file__).resolve().parent.parent / "rules.yaml"
 SEVERITIES = ("error", "warning", "info")
 CHECKS = ("lds", "block-size", "warp-scope", "build-tested", "arch-stub", "guarded-off", "warp-matrix-asm", "async-copy",
-          "cuda-only-unit", "unit-not-built", "include-outside-build-path")
+          "cuda-only-unit", "unit-not-built", "include-outside-build-path", "wave64-constant")
 # `scope` of a rule: where its hits count. "cxx20": only in files compiled with -std=c++20, the
 # PyTorch 2.x extension files (cpp_extension's flag); without a scope, everywhere.
 SCOPES = ("cxx20",)

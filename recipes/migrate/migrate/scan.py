@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import cpp, ptx
+from . import cpp, ptx, warp
 from .archs import Arch
 from .rules import CUDA_VERSION_MACROS, Rule, fill
 
@@ -157,6 +157,8 @@ def scan_file(rel: str, text: str, rules: list[Compiled], ctx: Context) -> list[
     by_check = {c.rule.check: c.rule for c in rules if c.rule.check}
     if "lds" in by_check:
         findings += _lds(rel, blanked, raw_lines, dead, names, ctx.archs, by_check["lds"])
+    if "wave64-constant" in by_check and any(a.wavefront == 32 for a in ctx.archs) and "64" in blanked:
+        findings += _wave64_constant(rel, blanked, raw_lines, dead, ctx, by_check["wave64-constant"])
     if "block-size" in by_check:
         findings += _block_size(rel, blanked, raw_lines, dead, names, by_check["block-size"])
     if "arch-stub" in by_check:
@@ -285,6 +287,47 @@ LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(([^)]*)\)")
 
 def _hit(rule: Rule, rel: str, raw_lines: list[str], number: int, col: int, message: str) -> Finding:
     return Finding(rule.id, rule.severity, rel, number, col, raw_lines[number - 1].strip(), message, rule.hint, "")
+
+
+# a warp-size constant of 64: `#define WARP_SIZE 64`, `constexpr int kWarpSize = 64;`
+WAVE64_CONSTANT = re.compile(r"^[ \t]*(?:#[ \t]*define[ \t]+(?P<macro>\w+)[ \t]+\(?[ \t]*64[ \t]*[uU]?\)?[ \t]*$"
+                             r"|(?:(?:static|inline|constexpr|const|unsigned|signed|int|long|size_t|u?int32_t|auto)[ \t]+)+"
+                             r"(?P<var>\w+)[ \t]*(?:=[ \t]*64[uU]?|\{[ \t]*64[uU]?[ \t]*\})[ \t]*;)", re.MULTILINE)
+WARP_SIZE_NAME = re.compile(r"(?i)warp_?size|wave(?:front)?_?size|threads_per_warp|lanes_per_warp")
+# conditions that pick a value per offload arch: the constant is right where they hold
+ARCH_CONDITION = re.compile(r"__gfx\w+__|__GFX\d+__|WAVEFRONT_SIZE|wavefrontsize|__gfx9|GFX9|CDNA|RDNA", re.IGNORECASE)
+NEGATED = re.compile(r"^\s*!\s*(?:defined\s*\(?\s*)?\w+\s*\)?\s*$")
+
+
+def _hip_branch(chain: list[cpp.Branch], index: int) -> bool:
+    """Whether branch `index` of an #if chain is taken for HIP by its own test: `#if defined(__HIP_PLATFORM_AMD__)`,
+    `#ifdef USE_ROCM`, or the #else of `#ifndef USE_ROCM` / `#if !defined(__HIPCC__)`."""
+    branch = chain[index]
+    if branch.word == "else":
+        first = chain[0]
+        return bool(warp.HIP_MARKERS.search(first.condition)) and (first.word == "ifndef" or bool(NEGATED.match(first.condition)))
+    return bool(warp.HIP_MARKERS.search(branch.condition)) and branch.word != "ifndef" and not NEGATED.match(branch.condition)
+
+
+def _wave64_constant(rel, blanked, raw_lines, dead, ctx, rule) -> list[Finding]:
+    """Warp-size constants of 64 (WAVE64_CONSTANT, named as a warp or wavefront size) in a branch the
+    tree's own HIP code path takes (_hip_branch), not chosen per offload arch (ARCH_CONDITION), when a
+    selected arch has 32-lane wavefronts: the HIP port assumed CDNA's wave64."""
+    hits = [m for m in WAVE64_CONSTANT.finditer(blanked) if WARP_SIZE_NAME.search(m.group("macro") or m.group("var"))]
+    if not hits:
+        return []
+    chains = cpp.if_chains(blanked, ctx.undefined)
+    wave32 = ", ".join(a.name for a in ctx.archs if a.wavefront == 32)
+    found = []
+    for m in hits:
+        number = cpp.line_of(blanked, m.start())
+        enclosing = [(chain, k) for chain in chains for k, b in enumerate(chain) if b.line < number < b.end]
+        if number in dead or not any(_hip_branch(chain, k) for chain, k in enclosing) \
+                or any(ARCH_CONDITION.search(b.condition) for chain, _k in enclosing for b in chain):
+            continue
+        name = m.group("macro") or m.group("var")
+        found.append(_hit(rule, rel, raw_lines, number, 1, f"{rule.message} Here: {name} = 64 on {wave32} (32 lanes)."))
+    return found
 
 
 def _lds(rel, blanked, raw_lines, dead, names, archs, rule) -> list[Finding]:

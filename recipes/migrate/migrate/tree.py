@@ -249,6 +249,42 @@ def cuda_files(tree: Tree) -> set[str]:
                                            and host_uses_cuda(f.text)}
 
 
+# how a file's text is written back to give the input's bytes (SourceFile.encoding; UTF-8 files are plain)
+CODECS = {"latin-1": "latin-1", "utf-8-bom": "utf-8-sig"}
+
+
+def restore_encodings(dirs: list[Path], files: list[SourceFile]) -> None:
+    """Re-encode the work-tree copies (under each of `dirs`) of the files that were not plain UTF-8 in
+    their input encoding, so that the compiler reads the input's bytes: a latin-1 string literal
+    ("\xb5s") keeps its length and bytes, as in the CUDA build. The copies are UTF-8 until then
+    (hipify-perl and the fixups read UTF-8); only ASCII is added to them, so each encodes back.
+    A copy whose text no longer encodes in the input's encoding stays UTF-8."""
+    for f in files:
+        codec = CODECS.get(f.encoding)
+        if codec is None:
+            continue
+        for folder in dirs:
+            path = folder / f.rel
+            if not path.is_file():
+                continue
+            text = path.read_text(encoding="utf-8")
+            try:
+                data = text.encode(codec)
+            except UnicodeEncodeError:
+                continue
+            path.write_bytes(data)
+
+
+def read_work_text(path: Path) -> tuple[str, str]:
+    """(text, codec) of a work-tree copy after restore_encodings: UTF-8, else latin-1 (every byte a
+    character, so writing the text back with the codec gives the same bytes)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
 def write_tree(dest: Path, texts: dict[str, str]) -> None:
     """Write {rel: text} under `dest` as fresh regular files (UTF-8, newlines kept as given)."""
     for rel, text in texts.items():

@@ -439,6 +439,73 @@ def rewrite_warp_size(text: str) -> str:
     return text
 
 
+HOST_WARP_SIZE_MEMBER = re.compile(r"(?:\.|->)\s*warpSize\b(?!\s*(?:[-+*/%&|^]|<<|>>)?=(?!=))")
+TORCH_WARP_SIZE = re.compile(r"\bat::cuda::warp_size\s*\(\s*\)")
+WARP_SIZE_ATTRIBUTE = re.compile(r"\bhipDeviceGetAttribute\s*\(")
+
+
+def _object_start(blanked: str, end: int) -> int:
+    """Start of the postfix expression that ends at `end` (`prop`, `props[i]`, `this->prop_`,
+    `at::cuda::getCurrentDeviceProperties()`, `(*prop)`): names, `::`, `.`, `->` and balanced () / []
+    going back."""
+    k = end
+    while k > 0 and blanked[k - 1] in " \t":
+        k -= 1
+    while k > 0:
+        ch = blanked[k - 1]
+        if blanked[max(k - 2, 0):k] in ("::", "->"):
+            k -= 2
+        elif ch.isalnum() or ch in "_.":
+            k -= 1
+        elif ch in ")]":
+            opening, depth = ("[" if ch == "]" else "("), 0
+            for j in range(k - 1, -1, -1):
+                depth += 1 if blanked[j] == ch else -1 if blanked[j] == opening else 0
+                if depth == 0:
+                    break
+            if depth:
+                break
+            k = j
+        else:
+            break
+    return k
+
+
+def rewrite_host_warp_size(text: str) -> str:
+    """The device's warp size as host code reads it -> 32, CUDA's value, to match warp-size-cuda-32 and
+    the 32-lane forms of the warp operations: `prop.warpSize` (hipDeviceProp_t, also through `->` and
+    `at::cuda::getCurrentDeviceProperties()->warpSize`), `at::cuda::warp_size()`, and
+    `hipDeviceGetAttribute(&v, hipDeviceAttributeWarpSize, d)` (hipify's name for cudaDeviceGetAttribute
+    and cuDeviceGetAttribute with the warp-size attribute), which becomes a call that queries the device
+    as before and then stores 32 when it succeeded. A CUDA program that passes the queried value to its
+    kernels (`o = ws / 2` shuffle offsets, `threads / prop.warpSize` slots of shared memory) then sizes
+    them for 32-lane warps, as the migrated kernels are: with HIP's 64 on wave64, width-32 shuffles
+    from offset 32 return the lane's own value and per-warp slots are too few. An assignment to the
+    member (`prop.warpSize = 64;`) is kept."""
+    if "warpSize" not in text and "warp_size" not in text and "WarpSize" not in text:
+        return text
+    blanked = cpp.blank(text)
+    edits: list[tuple[int, int, str]] = []
+    for m in HOST_WARP_SIZE_MEMBER.finditer(blanked):
+        start = _object_start(blanked, m.start())
+        if start < m.start():
+            edits.append((start, m.end(), "32"))
+    edits += [(m.start(), m.end(), "32") for m in TORCH_WARP_SIZE.finditer(blanked)]
+    for m in WARP_SIZE_ATTRIBUTE.finditer(blanked):
+        close = cpp.closing_paren(blanked, m.end())
+        if close is None:
+            continue
+        args = cpp.split_args(text[m.end():close - 1], blanked[m.end():close - 1])
+        if len(args) == 3 and args[1].strip() == "hipDeviceAttributeWarpSize":
+            value, device = args[0].strip(), args[2].strip()
+            edits.append((m.start(), close,
+                          f"[&]() {{ hipError_t rocmig_status = hipDeviceGetAttribute({value}, hipDeviceAttributeWarpSize, "
+                          f"{device}); if (rocmig_status == hipSuccess) *({value}) = 32; return rocmig_status; }}()"))
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
 @dataclass(frozen=True)
 class Op:
     """A warp operation of migrated code: line (1-based), kind ("group32": works on 32-lane groups;
