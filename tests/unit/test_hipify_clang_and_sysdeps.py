@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "recipes" / "migrate"))
 
-from migrate import flags, semantic, sysdeps  # noqa: E402
+from migrate import flags, pipeline, semantic, sysdeps  # noqa: E402
 
 
 def _layout(root: Path, parts: tuple[str, ...] = semantic.LAYOUT) -> Path:
@@ -191,6 +191,9 @@ def test_python_c_api_units_get_the_interpreters_headers():
     for folder in flags[3::2]:  # NumPy's, where this interpreter has NumPy
         assert os.path.isfile(os.path.join(folder, "numpy", "arrayobject.h"))
     assert sysdeps.flags_for(["#include <PythonQt.h>\n// #include <Python.h>\n"]) == ()
+    # hipify-clang parses the unit with the same folders (cuvec 6.0.1's units failed with "'Python.h' file not found")
+    assert pipeline.include_folders(flags)[0] == Path(python)
+    assert pipeline.include_folders(("-fopenmp", "-I/a", "-I", "/b", "-isystem", "/c", "-DX")) == [Path("/a"), Path("/b"), Path("/c")]
 
 
 def test_units_with_x86_intrinsics_get_the_builds_instruction_set_flags(tmp_path):

@@ -163,6 +163,18 @@ def unused_files(files: list[tree.SourceFile], graph: includes.IncludeGraph, uni
     return frozenset(f.rel for f in files if f.rel not in reached and not f.uses_cuda)
 
 
+def include_folders(compiler_flags: tuple[str, ...]) -> list[Path]:
+    """The folders that `-IDIR`, `-I DIR` and `-isystem DIR` of compiler flags add to the include path, in
+    order (the Python C API's and NumPy's come as -isystem: sysdeps.python_flags)."""
+    folders: list[Path] = []
+    for k, flag in enumerate(compiler_flags):
+        if flag in ("-I", "-isystem") and k + 1 < len(compiler_flags):
+            folders.append(Path(compiler_flags[k + 1]))
+        elif flag.startswith("-I") and len(flag) > 2:
+            folders.append(Path(flag[2:]))
+    return folders
+
+
 def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lambda _text: None) -> dict:
     """Run the whole migration and return the report data (see docs/migrate.md for the schema).
     progress(line) is called at each step and after each compiled unit (one plain line, no newline).
@@ -222,7 +234,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         need, own = cuda_graph.closure(u.rel), project.for_unit(u.rel)
         if not need.torch and u.rel not in copied:
             # the system libraries' folders (MPI's) come after the tree's, as in the unit's compile
-            system = [Path(f[2:]) for f in sysdeps.unit_flags(cuda_graph.unit_edges(u.rel), cuda_texts, u.rel) if f.startswith("-I")]
+            system = include_folders(sysdeps.unit_flags(cuda_graph.unit_edges(u.rel), cuda_texts, u.rel))
             semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)] + system,
                                      list(own.defines), flags.standard_for(standards, u.rel)[0])
     perl_dir = opts.out / "hipify-perl"
