@@ -302,6 +302,10 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
                                                       for a, n in (("gfx942", 1), ("gfx1100", 2))}}, Path("r.md"))
     assert "gfx1100: 0 ok / 2 failed (1 without a finding) / 0 needs-torch" in line
     assert "gfx942: 0 ok / 1 failed / 0 needs-torch" in line
+    timed = report.summary_line({**summary, "compile": {a: {"ok": 0, "failed": 1, "timeout": 1, "needs-torch": 0}
+                                                       for a in ("gfx942", "gfx1100")}}, Path("r.md"))
+    assert "gfx1100: 0 ok / 2 failed (1 timed out, 1 without a finding) / 0 needs-torch" in timed
+    assert "gfx942: 0 ok / 2 failed (1 timed out) / 0 needs-torch" in timed
 
 
 @pytest.mark.parametrize("raw, key", [

@@ -77,12 +77,18 @@ def summarize(data: dict, fail_on: str) -> dict:
     return summary
 
 
+def _failed_detail(timeouts: int, unexplained: int) -> str:
+    """' (N timed out, M without a finding)' for the result line's failed count, '' when both are 0."""
+    parts = ([f"{timeouts} timed out"] if timeouts else []) + ([f"{unexplained} without a finding"] if unexplained else [])
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def summary_line(s: dict, report_path: Path) -> str:
     """The run's one result line: units, per arch the compile counts, sources left out, open findings,
     the report's path, and, when --fail-on was met, that it was and the exit code 1."""
     unexplained = s.get("unexplained", {})
     per_arch = ", ".join(f"{a}: {c['ok']} ok / {c['failed'] + c['timeout']} failed"
-                         + (f" ({unexplained[a]} without a finding)" if unexplained.get(a) else "")
+                         + _failed_detail(c["timeout"], unexplained.get(a, 0))
                          + f" / {c['needs-torch']} needs-torch" for a, c in s["compile"].items())
     left = s.get("sources_not_compiled", 0)
     not_compiled = f"; {count(left, 'C/C++ source')} without CUDA use not compiled (report: Not compiled)" if left else ""
