@@ -356,6 +356,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
         "texture-object-integer": ("invalid operands to binary expression ('hipTextureObject_t' (aka 'struct __hip_texture *') "
                                    "and 'unsigned int')"),
         "host-overload-of-hostdevice": "__host__ function 'float_to_half' cannot overload __host__ __device__ function 'float_to_half'",
+        "device-redeclaration-of-hip-function": "__device__ function '__heq' cannot overload __host__ __device__ function '__heq'",
         "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
         "header-not-found": "'libaio.h' file not found",
         "header-generated": "'starpu_config.h' file not found",
