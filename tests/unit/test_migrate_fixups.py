@@ -931,3 +931,34 @@ def test_standard_headers_older_libstdcxx_included_transitively_are_added():
     assert features.std_headers(comment) == comment
     c_block = 'extern "C" {\n#include <cuda.h>\n}\nstd::string name;\n'
     assert features.std_headers(c_block) == c_block
+
+
+def test_an_include_of_the_trees_copy_of_a_toolkit_header_gets_the_hip_header(tmp_path, monkeypatch):
+    """numba-cuda 0.9.0 ships NVIDIA's cuda_fp16.h (guard __CUDA_FP16_H__) beside cpp_function_wrappers.cu,
+    which includes "cuda_fp16.h": hipify-clang leaves the include (it finds the local file), and the copy,
+    hipified, stops at its own #error. A copy with the toolkit header's guard is the toolkit header: the
+    include becomes HIP's; a project's own header of that name (another guard) stays."""
+    from migrate import advice, hipify, rules
+    from migrate.archs import Arch
+    script = tmp_path / "hipify-perl"  # hipify-perl 7.2's line for the header (its table is read from the script)
+    script.write_text('sub simpleSubstitutions {\n    subst("cuda_fp16.h", "hip\\/hip_fp16.h", "include");\n}\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    hipify._simple_substitutions.cache_clear()
+    toolkit = tmp_path / "cuda" / "include"
+    toolkit.mkdir(parents=True)
+    nvidia = "/* NVIDIA */\n#ifndef __CUDA_FP16_H__\n#define __CUDA_FP16_H__\nstruct __half;\n#endif\n"
+    (toolkit / "cuda_fp16.h").write_text(nvidia)
+    unit = '#include "cuda_fp16.h"\n__global__ void k(__half* x) {}\n'
+    hip = '#include "hip/hip_runtime.h"\n#include "cuda_fp16.h"\n__global__ void k(__half* x) {}\n'
+
+    def final(copy: str) -> str:
+        texts = {"nb/k.cu": (unit, hip), "nb/cuda_fp16.h": (copy, copy)}
+        return advice.migrate_tree(texts, rules.load_rules(), [Arch("gfx942", "CDNA3", 64, 65536)],
+                                   toolkit_dirs=(str(toolkit),)).final["nb/k.cu"]
+
+    try:
+        assert "#include <hip/hip_fp16.h>\n" in final(nvidia)
+        assert '#include "cuda_fp16.h"\n' in final("#ifndef NB_FP16_SHIM\n#define NB_FP16_SHIM\nstruct __half;\n#endif\n")
+    finally:
+        hipify._simple_substitutions.cache_clear()

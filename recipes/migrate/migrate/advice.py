@@ -15,6 +15,7 @@ migrated line, so they agree with the fixups already on that line and with each 
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -166,6 +167,13 @@ def helpers_blanked(text: str) -> str:
             depth += -1 if m.group(1) == "endif" else 1
         lines[k] = ""
     return "\n".join(lines)
+
+
+@functools.cache
+def _toolkit_guard(path: str) -> str | None:
+    """The include guard macro of a CUDA toolkit header (cpp.guard_name), read once per run."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return cpp.guard_name(cpp.blank(handle.read()))
 
 
 def scopes(reach: dict[str, set[str]], rels: list[str], marked: set[str]) -> dict[str, set[str]]:
@@ -414,7 +422,21 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     def in_dirs(dirs: tuple[str, ...]) -> Callable[[str], bool]:
         return lambda name: any(os.path.isfile(os.path.join(d, name)) for d in dirs)
 
-    headers = fixups.HeaderLookup(in_tree, in_dirs(system_dirs), None if toolkit_dirs is None else in_dirs(toolkit_dirs))
+    cuda_of = {**(tree_cuda or {}), **{rel: cuda for rel, (cuda, _hip) in texts.items()}}
+
+    def vendored(name: str, folder: str) -> bool:
+        toolkit = next((os.path.join(d, name) for d in toolkit_dirs or () if os.path.isfile(os.path.join(d, name))), None)
+        if toolkit is None:
+            return False
+        beside = posixpath.normpath(posixpath.join(folder, name))
+        suffix = "/" + name.lstrip("./")
+        found = beside if beside in cuda_of else next((p for p in by_name.get(posixpath.basename(name), [])
+                                                       if ("/" + p).endswith(suffix) and p in cuda_of), None)
+        guard = cpp.guard_name(cpp.blank(cuda_of[found])) if found else None
+        return guard is not None and guard == _toolkit_guard(toolkit)
+
+    headers = fixups.HeaderLookup(in_tree, in_dirs(system_dirs), None if toolkit_dirs is None else in_dirs(toolkit_dirs),
+                                  vendored if toolkit_dirs is not None else None)
 
     for rel, (cuda, hip) in texts.items():
         if rel in copied:

@@ -163,21 +163,27 @@ NESTING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.MULTILINE)
 INCLUDE_GUARD = re.compile(r"\s*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n\s*#[ \t]*define[ \t]+(\w+)")
 
 
-def include_guard(blanked: str) -> bool:
-    """True when the file's first conditional is `#ifndef X` / `#define X` and its #endif is the file's
-    last directive: an include guard, also where a translator put an #include above it."""
+def guard_name(blanked: str) -> str | None:
+    """The macro of the file's include guard: its first conditional is `#ifndef X` / `#define X` and
+    its #endif is the file's last directive (also where a translator put an #include above it); None
+    when the file has no such guard."""
     directives = list(NESTING.finditer(blanked))
     if not directives or directives[0].group(1) != "ifndef":
-        return False
+        return None
     guard = INCLUDE_GUARD.match(blanked, directives[0].start())
     if not guard or guard.group(1) != guard.group(2):
-        return False
+        return None
     depth = 0
     for n, m in enumerate(directives):
         depth += -1 if m.group(1) == "endif" else 1
         if depth == 0:
-            return n == len(directives) - 1
-    return False
+            return guard.group(1) if n == len(directives) - 1 else None
+    return None
+
+
+def include_guard(blanked: str) -> bool:
+    """True when the file has an include guard (guard_name)."""
+    return guard_name(blanked) is not None
 
 
 def dead_lines(blanked: str, undefined: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> set[int]:

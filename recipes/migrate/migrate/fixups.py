@@ -2,6 +2,8 @@
 HIP form; everything else stays a scanner finding with a suggested rewrite.
 
 Fixups (ids used in rules.yaml `fixed_by` and in the report):
+  vendored-toolkit-header  an #include that finds the tree's copy of a CUDA toolkit header (its include
+                        guard) -> hipify-perl's HIP header for that name
   tree-include-kept     an #include of the tree's own header that the translator renamed to a name found
                         nowhere ("cuda_stream.h" -> "hip_stream.h") keeps its own name
   translator-self-define  a `#define cudaX hipY` of the project that the translator made `#define hipY hipY`
@@ -173,9 +175,6 @@ def _shortened(diff: list[str]) -> list[str]:
         run = []
         out.append(line)
     return out[:-1]
-
-
-INCLUDE_NAME = re.compile(r'^([ \t]*#[ \t]*include[ \t]*[<"])([^>"\n]+)([>"])')
 
 
 UNDERSCORE_H = re.compile(r"\b[A-Za-z_]\w*_h\b")
@@ -395,6 +394,7 @@ class HeaderLookup:
     tree: Callable[[str], bool]
     path: Callable[[str], bool]
     toolkit: Callable[[str], bool] | None = None
+    vendored: Callable[[str, str], bool] | None = None
 
 
 # Headers of NVIDIA's CUDA libraries (cuBLAS, cuRAND, cuFFT, cuSPARSE, cuSOLVER, NCCL, cuDNN, NVTX,
@@ -482,6 +482,23 @@ def tree_includes_kept(text: str, cuda_lines: list[str], mapping: list[int | Non
     return "\n".join(lines)
 
 
+def vendored_toolkit_headers(text: str, include_map: dict[str, str], headers: HeaderLookup, folder: str = "") -> str:
+    """#include of a tree file that is a copy of a CUDA toolkit header (headers.vendored: numba-cuda 0.9.0
+    ships NVIDIA's cuda_fp16.h and cuda_fp16.hpp beside its sources for NVRTC) -> hipify-perl's HIP header
+    for that name (include_map), which is what the name means on AMD. Left in place, the copy is
+    hipified as a header of the tree, and NVIDIA's header hipified is neither NVIDIA's nor HIP's (its
+    own `#error "Do not include this file directly"` fires). `folder`: the includer's tree folder."""
+    if headers.vendored is None or not include_map:
+        return text
+    lines = text.split("\n")
+    for j, line in enumerate(lines):
+        m = INCLUDE_NAME.match(line)
+        name = m.group(3).strip() if m else ""
+        if m and name in include_map and headers.vendored(name, folder):
+            lines[j] = f"{m.group(1)}<{include_map[name]}>{line[m.end():]}"
+    return "\n".join(lines)
+
+
 def _include_line(i: int, mapping: list[int | None], lines: list[str], cuda_lines: list[str]) -> int | None:
     """The output line (0-based) of CUDA include line i: its mapped line when that is an #include the
     translator did not add; else, within the run of CUDA #include lines around i (up to the nearest
@@ -558,6 +575,8 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: launch.rename(t, cuda_text, mapping, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("tree-include-kept", "#include of the tree's own header renamed by the translator -> its own name",
          lambda t: tree_includes_kept(t, cuda_lines, mapping, headers, posixpath.dirname(rel)) if headers else t),
+        ("vendored-toolkit-header", "#include of the tree's copy of a CUDA toolkit header -> the HIP header for it",
+         lambda t: vendored_toolkit_headers(t, include_map or {}, headers, posixpath.dirname(rel)) if headers else t),
         ("own-hip-branch", "CUDA-compiler tests put back in #if chains that have their own HIP branch",
          lambda t: features.own_hip_branch(t, cuda_lines, mapping)),
         ("translator-self-define", "#define N N lines the translator made from the project's #define cudaX N commented out",
