@@ -184,6 +184,20 @@ def test_a_near_finding_on_the_line_that_holds_the_quoted_name_wins(tmp_path):
     assert (why["rule"], why["line"]) == ("cuda-version-macro", 314)
 
 
+def test_an_unmapped_driver_call_is_named_rather_than_its_api_family(tmp_path):
+    """pyvkfft 2025.1.1's vkfft_cuda.cu: `cuFuncSetAttribute` has no HIP name in hipify 7.2; the warning
+    cuda-driver-api on the line only names the driver API, cuda-name-unmapped says the call has no counterpart."""
+    rel = "src/vkfft_cuda.cu"
+    where = explain.Location(rel, 40, "use of undeclared identifier 'cuFuncSetAttribute'")
+    driver = {**finding("cuda-driver-api", rel, 40, "warning"), "text": "res = cuFuncSetAttribute(f, a, v);"}
+    why, made = explain.explain(where, rel, lambda r: [driver], checks(tmp_path), lambda r, n: "res = cuFuncSetAttribute(f, a, v);")
+    assert why["rule"] == "cuda-name-unmapped" and made["line"] == 40 and made["file"] == rel
+    # another warning at the line (a CUDA version test) still explains it
+    gate = {**finding("cuda-version-macro", rel, 40, "warning"), "text": "#if CUDA_VERSION >= 12000"}
+    why, made = explain.explain(where, rel, lambda r: [gate], checks(tmp_path), lambda r, n: "")
+    assert (why["rule"], made) == ("cuda-version-macro", None)
+
+
 def test_a_finding_at_the_error_line_wins_over_the_generic_diagnostic(tmp_path):
     rel = "csrc/deepspeed4science/evoformer_attn/gemm_kernel_utils.h"
     read = {f"/out/run/torch/{rel}": (rel, identity)}

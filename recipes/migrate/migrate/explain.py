@@ -656,6 +656,10 @@ def _enclosing_conditional(findings: list[dict], where: Location,
     return best
 
 
+# diagnostic rules that name the one CUDA name HIP does not declare, preferred over a warning at the line
+# that only names the API family the call belongs to
+NAME_DIAGNOSTICS = ("cuda-name-unmapped", "cuda-intrinsic-unmapped")
+FAMILY_WARNINGS = ("cuda-driver-api",)
 STATEMENT_LINES = 40  # lines of one statement that a finding on its first line explains
 
 
@@ -684,6 +688,11 @@ def explain(where: Location, unit: str, findings: Callable[[str], list[dict]], r
             quoted = [q for q in re.findall(r"'([^']+)'", where.message) if re.fullmatch(r"[\w:]+", q)]
             best = min(near, key=lambda x: (not any(q in x.get("text", "") for q in quoted),
                                             abs(x["line"] - where.line), x["severity"] != "error"))
+            if best["rule"] in FAMILY_WARNINGS:
+                # the compiler names a CUDA name HIP lacks: that says more than a warning about its API family
+                made = _diagnosed(where, unit, line_text(where.rel, where.line) if where.rel else "", rules)
+                if made and made["rule"] in NAME_DIAGNOSTICS:
+                    return _explained(made, "the compiler's error"), made
             return _explained(best, "a finding at the error's line"), None
         spanning = [x for x in _open(here, ("error", "warning")) if _same_statement(x, where, line_text)]
         if spanning:
