@@ -106,25 +106,36 @@ def python_flags() -> tuple[str, ...]:
 FLAT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w.]+)[>"]', re.M)
 
 
+@functools.lru_cache(maxsize=65536)
+def _asks(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What one file's text asks of the compile: the dependencies it includes or uses ("openmp", "mpi",
+    "eigen", "python", "nvtx3", and "x86" for an x86 intrinsics header) and the ROCm library headers it includes by their flat names
+    (HEADER_LAYOUT). Cached by text: a header is read once, not once per unit that reaches it."""
+    asked = frozenset(name for name, pattern in (("openmp", OPENMP), ("mpi", MPI), ("eigen", EIGEN), ("python", PYTHON_API),
+                                                 ("nvtx3", NVTX3), ("x86", X86_INTRINSICS)) if pattern.search(text))
+    return asked, frozenset(m.group(1) for m in FLAT_INCLUDE.finditer(text)) & frozenset(HEADER_LAYOUT)
+
+
 def flags_for(texts: list[str], system_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Flags for a unit whose include closure (the unit and the tree files it includes) has `texts`:
     -fopenmp, MPI's, Eigen's, Python's (python_flags), -isystem for NVTX 3 where a file includes it (features.nvtx keeps it for files that
     use more than NVTX's ranges; nvtx_dir), and -isystem for the folder of each ROCm library header
     included by its flat name that `system_dirs` (hipcc's search path) hold only under the library's
     folder."""
+    asks = [_asks(t) for t in texts]
     out: list[str] = []
-    if any(OPENMP.search(t) for t in texts):
+    if any("openmp" in a for a, _flat in asks):
         out += ["-fopenmp", "-Wno-error=hip-omp-target-directives"]
-    if any(MPI.search(t) for t in texts):
+    if any("mpi" in a for a, _flat in asks):
         out.extend(mpi_flags())
-    if any(EIGEN.search(t) for t in texts):
+    if any("eigen" in a for a, _flat in asks):
         out.extend(eigen_flags())
-    if any(PYTHON_API.search(t) for t in texts):
+    if any("python" in a for a, _flat in asks):
         out.extend(python_flags())
-    nvtx = nvtx_dir() if any(NVTX3.search(t) for t in texts) else ""
+    nvtx = nvtx_dir() if any("nvtx3" in a for a, _flat in asks) else ""
     if nvtx:
         out += ["-isystem", nvtx]
-    flat = {m.group(1) for t in texts for m in FLAT_INCLUDE.finditer(t)} & set(HEADER_LAYOUT)
+    flat = frozenset().union(*(f for _asked, f in asks))
     for name in sorted(flat):
         if any(os.path.isfile(os.path.join(d, name)) for d in system_dirs):
             continue
@@ -151,7 +162,7 @@ def unit_flags(edges: includes.Edges | Mapping[str, list[tuple[str, str]]], text
                 stack.append(target)
     closure = [texts[r] for r in sorted(seen) if r in texts]
     out = flags_for(closure, system_dirs)
-    if not isa or not any(X86_INTRINSICS.search(t) for t in closure):
+    if not isa or not any("x86" in _asks(t)[0] for t in closure):
         return out
     return out + tuple(word for flag, where in isa if flags.covers(where, unit) for word in ("-Xarch_host", flag))
 
