@@ -962,3 +962,23 @@ def test_an_include_of_the_trees_copy_of_a_toolkit_header_gets_the_hip_header(tm
         assert '#include "cuda_fp16.h"\n' in final("#ifndef NB_FP16_SHIM\n#define NB_FP16_SHIM\nstruct __half;\n#endif\n")
     finally:
         hipify._simple_substitutions.cache_clear()
+
+
+def test_libcudacxx_atomic_names_take_cuda_atomic_h():
+    """libcu++'s atomics (numba-cuda 0.9.0's memsys.cuh) -> cuda_atomic.h's rocmig_cuda:: names, its text where
+    <cuda/atomic> was; names in comments and cuda::std::atomic_thread_fence stay."""
+    from migrate import atomic
+    header = ("#pragma once\n#include <cuda/atomic>\n"
+              "struct S { cuda::atomic<size_t, cuda::thread_scope_device> n; }; // cuda::atomic\n"
+              "__device__ void f(S* s, int* p) { s->n.fetch_add(1, ::cuda::memory_order_relaxed);\n"
+              "  cuda::std::atomic_ref<int> r(*p); r++; cuda::std::atomic_thread_fence(cuda::std::memory_order_seq_cst); }\n")
+    out = atomic.header(atomic.rename(header))
+    assert out.startswith("#pragma once\n" + atomic.header_text()) and "// #include <cuda/atomic>\n" in out
+    code = out.split("// #include <cuda/atomic>\n")[1]
+    assert code.startswith("struct S { rocmig_cuda::atomic<size_t, rocmig_cuda::thread_scope_device> n; }; // cuda::atomic\n")
+    assert "fetch_add(1, rocmig_cuda::memory_order_relaxed)" in code and "rocmig_cuda::atomic_ref<int> r(*p)" in code
+    assert "cuda::std::atomic_thread_fence(rocmig_cuda::memory_order_seq_cst)" in code
+    # a file that names them without the include gets the header before its first include
+    unit = '#include "memsys.cuh"\n__global__ void k(cuda::atomic<int>* a) { a->store(1); }\n'
+    assert atomic.header(atomic.rename(unit)).startswith(atomic.header_text())
+    assert atomic.rename("#include <cstdio>\nint x;\n") == "#include <cstdio>\nint x;\n"

@@ -43,6 +43,9 @@ Fixups (ids used in rules.yaml `fixed_by` and in the report):
   cg-reduce, cg-memcpy-header, wmma-rocwmma, cuda-runtime-guard, hip-runtime-include-once: CUDA features hipify-perl leaves (features.py)
   directed-rounding     __fadd_rd / __fdiv_ru / __dsqrt_rz / ... (CUDA's directed-rounding arithmetic, absent from
                         HIP) -> exact rocmig_* helpers inserted once per file (rounding.py); double __fma_r* left
+  libcudacxx-atomic     cuda::atomic / cuda::atomic_ref / cuda::thread_scope_* / cuda::memory_order_* (also under
+                        cuda::std::) -> cuda_atomic.h's rocmig_cuda:: types on HIP's scoped atomic builtins, put
+                        where <cuda/atomic> or <cuda/std/atomic> was included
   launch-ex             cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's
                         rocmig_launch names: CUDA's layout, launched through hipLaunchKernelEx, PDL dropped
                         (HIP keeps stream order; its device calls do nothing) (launch.py)
@@ -109,7 +112,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import archbranch, cpp, features, fp8, launch, linemap, ptx, rounding, texture, warp
+from . import archbranch, atomic, cpp, features, fp8, launch, linemap, ptx, rounding, texture, warp
 
 HEADER_LAYOUT = {
     "hipblas.h": "hipblas/hipblas.h",
@@ -573,6 +576,9 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
         ("launch-ex", "cudaLaunchKernelEx / cudaLaunchConfig_t / cudaLaunchAttribute* -> cuda_launch_ex.h's (PDL dropped: "
          "HIP keeps stream order)",
          lambda t: launch.rename(t, cuda_text, mapping, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
+        ("libcudacxx-atomic", "libcu++'s cuda::atomic / atomic_ref / thread scopes / memory orders -> cuda_atomic.h's "
+         "(HIP's scoped atomic builtins)",
+         lambda t: atomic.rename(t, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED))),
         ("tree-include-kept", "#include of the tree's own header renamed by the translator -> its own name",
          lambda t: tree_includes_kept(t, cuda_lines, mapping, headers, posixpath.dirname(rel)) if headers else t),
         ("vendored-toolkit-header", "#include of the tree's copy of a CUDA toolkit header -> the HIP header for it",
@@ -729,6 +735,7 @@ def apply_all(rel: str, cuda_text: str, hip_text: str, full_mask_names: list[str
          lambda t: texture.rename(t, cpp.dead_lines(cpp.blank(t), undefined | cpp.HIPCC_UNDEFINED)) if soft_textures else t),
         ("fp8-ocp", "cuda_fp8_ocp.h in place of the cuda_fp8.h include", fp8.header),
         ("launch-ex", "cuda_launch_ex.h before the first #include", launch.header),
+        ("libcudacxx-atomic", "cuda_atomic.h in place of <cuda/atomic>", atomic.header),
         ("texture-soft", "cuda_texture_soft.h before the first #include", texture.header),
     ]
     fixes: list[Fix] = []
