@@ -342,3 +342,22 @@ def test_a_unit_whose_code_sits_in_an_undefined_macros_block_is_said_to_compile_
         "unit-guarded-off", 4, "#ifdef DLIB_USE_CUDA", "warning")
     assert found["note"] == "DLIB_USE_CUDA is not defined for this unit"
     assert files_out["b.cu"]["findings"] == [] and files_out["c.cu"]["findings"] == []
+
+def test_a_folder_holding_a_standard_library_is_never_searched():
+    """CatBoost 1.2.10's CUDA build names its own libc++ (contrib/libs/cxxsupp/libcxxcuda11/include, with
+    -nostdinc++): <cstdint> and <stdlib.h> must come from the toolchain, not from that folder, even when the
+    build's include folders name it; a project folder beside it still resolves."""
+    from migrate import includes
+    texts = {"lib/cxx/include/cstdint": "#pragma once\n", "lib/cxx/include/stdlib.h": "#include_next <stdlib.h>\n",
+             "src/util.h": "#pragma once\n", "src/k.cu": "#include <cstdint>\n#include <stdlib.h>\n#include <util.h>\n"}
+    graph = includes.IncludeGraph(texts, include_dirs=("lib/cxx/include", "src"))
+    assert graph.standard_folders == {"lib/cxx/include"}
+    assert graph.reach("src/k.cu") == {"src/k.cu", "src/util.h"}
+
+
+def test_cuda_qualifiers_only_for_clangs_cuda_mode_are_host_code():
+    """LLVM flang-rt's api-attrs.h (vendored by CatBoost 1.2.10): `__host__ __device__` only under
+    `defined(__CUDACC__) || defined(__CUDA__)`, which neither a host compiler nor hipcc defines."""
+    header = "#if defined(__CUDACC__) || defined(__CUDA__)\n#define RT_API_ATTRS __host__ __device__\n#else\n#define RT_API_ATTRS\n#endif\n"
+    assert not tree.host_uses_cuda(header)
+    assert tree.host_uses_cuda(header.replace("defined(__CUDA__)", "defined(USE_GPU)"))

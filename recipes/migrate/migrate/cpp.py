@@ -18,7 +18,7 @@ AMD_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPC
 # project's own ROCm build; migrate's compile of a unit without PyTorch defines them only when asked
 ROCM_BUILD_MACROS = frozenset({"USE_ROCM"})
 AMD_UNDEFINED = frozenset({"__CUDA_ARCH__", "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
-                           "__CUDACC_VER_MAJOR__"})
+                           "__CUDACC_VER_MAJOR__", "__CUDA__"})
 # Macros hipcc does not define that the translators rename in CUDA text (__CUDACC__ -> __HIPCC__): in
 # a CUDA input they mark code the HIP build compiles, so only a migrated text's tests of them are dead.
 HIPCC_UNDEFINED = frozenset({"__CUDACC__", "__CUDACC_RTC__"})

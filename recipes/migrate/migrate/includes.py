@@ -131,7 +131,7 @@ class IncludeGraph:
         for path in sorted(self.paths):
             self._by_name.setdefault(posixpath.basename(path), []).append(path)
         self._in_system: dict[str, bool] = {}  # include name -> found on the compiler's own search path
-        self._standard_folders = {posixpath.dirname(p) for p in self.paths if posixpath.basename(p) in self.STANDARD_HEADERS}
+        self.standard_folders = {posixpath.dirname(p) for p in self.paths if posixpath.basename(p) in self.STANDARD_HEADERS}
         # folders holding a source that defines main(): each is a program of its own
         self._programs = Programs.of(texts)
         self.content = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in texts.items()}
@@ -185,7 +185,7 @@ class IncludeGraph:
                 return local, ""
         for folder in dirs:
             target = posixpath.normpath(posixpath.join(folder, name))
-            if target in self.paths:
+            if target in self.paths and folder not in self.standard_folders:
                 return target, folder
         if name not in self._in_system:
             self._in_system[name] = any(os.path.isfile(os.path.join(d, name)) for d in self.system_dirs)
@@ -196,7 +196,7 @@ class IncludeGraph:
         suffix = "/" + name.lstrip("./")
         candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel
                       and not self._programs.other(here, posixpath.dirname(p))
-                      and p[: len(p) - len(suffix) + 1].rstrip("/") not in self._standard_folders]
+                      and p[: len(p) - len(suffix) + 1].rstrip("/") not in self.standard_folders]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))

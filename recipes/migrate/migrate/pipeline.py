@@ -163,6 +163,11 @@ def unused_files(files: list[tree.SourceFile], graph: includes.IncludeGraph, uni
     return frozenset(f.rel for f in files if f.rel not in reached and not f.uses_cuda)
 
 
+# why a folder the build names is not put on a unit's include path
+STANDARD_FOLDER = ("holds a C++ standard library (<cstdint>, <cmath>, ...): on the include path it would take the place of "
+                   "the toolchain's own (the project's build pairs it with -nostdinc++ and its own runtime)")
+
+
 def include_folders(compiler_flags: tuple[str, ...]) -> list[Path]:
     """The folders that `-IDIR`, `-I DIR` and `-isystem DIR` of compiler flags add to the include path, in
     order (the Python C API's and NumPy's come as -isystem: sysdeps.python_flags)."""
@@ -235,7 +240,8 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         if not need.torch and u.rel not in copied:
             # the system libraries' folders (MPI's) come after the tree's, as in the unit's compile
             system = include_folders(sysdeps.unit_flags(cuda_graph.unit_edges(u.rel), cuda_texts, u.rel))
-            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)] + system,
+            semantic_units[u.rel] = ([cuda_dir / d for d in dict.fromkeys(own.include_dirs + need.dirs)
+                                      if d not in cuda_graph.standard_folders] + system,
                                      list(own.defines), flags.standard_for(standards, u.rel)[0])
     perl_dir = opts.out / "hipify-perl"
     if tool and semantic_units:
@@ -322,8 +328,11 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     for u in units:
         need = graph.closure(u.rel)
         own = project.for_unit(u.rel)
-        dirs = tuple(dict.fromkeys(own.include_dirs + need.dirs))
+        dirs = tuple(d for d in dict.fromkeys(own.include_dirs + need.dirs) if d not in graph.standard_folders)
         entry = files_out[u.rel]
+        standard = [d for d in own.include_dirs if d in graph.standard_folders]
+        if standard:
+            entry["include_dirs_left_out"] = {d: STANDARD_FOLDER for d in standard}
         entry["unit"] = True
         entry["include_dirs"] = list(dirs)
         entry["defines"] = list(own.defines)

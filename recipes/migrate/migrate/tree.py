@@ -226,13 +226,16 @@ def units(tree: Tree) -> list[SourceFile]:
 
 
 # macros a host C / C++ compiler leaves undefined, which CUDA and HIP compilers define
-HOST_COMPILER_UNDEFINED = cpp.HIPCC_UNDEFINED | {"__NVCC__", "__CUDA_ARCH__", "__HIPCC__", "__HIP__", "__HIP_DEVICE_COMPILE__"}
+HOST_COMPILER_UNDEFINED = cpp.HIPCC_UNDEFINED | {"__NVCC__", "__CUDA_ARCH__", "__HIPCC__", "__HIP__", "__HIP_DEVICE_COMPILE__",
+                                               "__CUDA__"}
 
 
 def host_uses_cuda(text: str) -> bool:
     """Whether a header uses CUDA (uses_cuda) in code a host C / C++ compiler compiles: deepwave 0.1.0's
     acoustic_kernels.h writes `__host__ __device__` only under `#ifdef __CUDACC__`, so the .c files that
-    include it are CPU code, which its build compiles with the C compiler."""
+    include it are CPU code, which its build compiles with the C compiler; LLVM's flang-rt (vendored by
+    CatBoost 1.2.10) writes its `RT_API_ATTRS __host__ __device__` under `#if defined(__CUDACC__) ||
+    defined(__CUDA__)` (clang's CUDA mode), so its runtime sources are CPU code too."""
     blanked = cpp.blank(text)
     dead = cpp.dead_lines(blanked, frozenset(HOST_COMPILER_UNDEFINED))
     if not dead:
