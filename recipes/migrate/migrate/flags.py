@@ -557,7 +557,7 @@ def build_generated(src: Path) -> Callable[[str], str]:
     cmake/common.cmake:105" for a name built from variables in a file that passes compile
     definitions, as ggml's per-type flash-attention switches are: the template whose own letters make
     most of the name, at least half of it), or "" when the build does not.
-    The files are read once, when the check is made."""
+    The files are read once, when the check is made, and each name is looked up once."""
     files = _build_texts(src, cmake_modules=True) + _jit_build_texts(src) if src.is_dir() else []
     templates = []
     for rel, text in files:
@@ -568,6 +568,7 @@ def build_generated(src: Path) -> Callable[[str], str]:
                             for part in re.split(r"(\$\{\w+\})", m.group(0)) if part)
             templates.append((re.compile(regex, re.I), m.group(0), f"{rel}:{cpp.line_of(text, m.start())}"))
 
+    @functools.cache
     def check(name: str) -> str:
         if not re.fullmatch(r"\w+", name):
             return ""
