@@ -362,6 +362,18 @@ def test_a_missing_own_header_beside_its_source_says_the_tree_is_incomplete(tmp_
         why, _made = explain.explain(where, other, lambda r: [], checks(tmp_path, texts), lambda r, n: "")
         assert why is not None and why["rule"] == "header-not-found", (name, why)
 
+    # mmdet3d 0.17.3: <spconv/indice.h> from mmdet3d/ops/spconv/src/, whose spconv/include/ the sdist lacks
+    spconv = "mmdet3d/ops/spconv/src/indice_cuda.cu"
+    tree = {spconv: "#include <ATen/ATen.h>\n#include <spconv/indice.h>\n#include <tensorview/helper_launch.h>\n"}
+    read = {f"/out/run/hip/{spconv}": (spconv, identity)}
+    where = explain.locate(f"/out/run/hip/{spconv}:2:10: fatal error: 'spconv/indice.h' file not found", read)
+    why, made = explain.explain(where, spconv, lambda r: [], checks(tmp_path, tree), lambda r, n: "")
+    assert why["rule"] == "header-missing-from-tree"
+    assert made["note"] == f"`spconv/indice.h`, included in {spconv}: a header of the project's own mmdet3d/ops/spconv/, which the tree lacks"
+    where = explain.locate(f"/out/run/hip/{spconv}:3:10: fatal error: 'tensorview/helper_launch.h' file not found", read)
+    why, _made = explain.explain(where, spconv, lambda r: [], checks(tmp_path, tree), lambda r, n: "")
+    assert why["rule"] == "header-not-found"  # no folder of that name around the includer
+
 
 def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
     real = {

@@ -100,11 +100,15 @@ def in_torch_headers(include_root: str) -> Callable[[str, Location], str]:
 
 def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     """The "tree-incomplete" check over the tree's files ({rel: text}): a header that a tree file
-    includes with quotes and that is missing, while a source of the same stem lies in that file's
-    folder (`exllama/cuda_buffers.cu` includes "cuda_buffers.cuh"): the project's own header, left
-    out of the sdist or checkout. Returns the note naming both, or ""."""
+    includes and that is missing, while
+    - a source of the same stem lies in that file's folder (`exllama/cuda_buffers.cu` includes
+      "cuda_buffers.cuh"), or
+    - the include's first folder is the name of a folder the including file lies in (mmdet3d 0.17.3's
+      mmdet3d/ops/spconv/src/indice_cuda.cu includes <spconv/indice.h>, from the spconv/include/ folder
+      its setup.py names and its sdist leaves out):
+    the project's own header, left out of the sdist or checkout. Returns the note naming both, or ""."""
     def check(name: str, where: Location) -> str:
-        if not where.rel or where.rel not in texts or f'"{name}"' not in texts[where.rel]:
+        if not where.rel or where.rel not in texts or not (f'"{name}"' in texts[where.rel] or f"<{name}>" in texts[where.rel]):
             return ""
         if any(rel == name or rel.endswith("/" + name) for rel in texts):
             return ""  # in the tree, under a folder the build names (--include-dir)
@@ -112,9 +116,14 @@ def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
         stem = posixpath.splitext(posixpath.basename(name))[0]
         siblings = sorted(rel for rel in texts if posixpath.dirname(rel) == folder
                           and posixpath.splitext(posixpath.basename(rel))[0] == stem)
-        if not siblings:
-            return ""
-        return f"`{name}`, included in {where.rel}; the tree has {siblings[0]} but not the header"
+        if siblings and f'"{name}"' in texts[where.rel]:
+            return f"`{name}`, included in {where.rel}; the tree has {siblings[0]} but not the header"
+        first, _, rest = name.partition("/")
+        parts = folder.split("/")
+        if rest and first in parts:
+            own = "/".join(parts[:len(parts) - parts[::-1].index(first)])
+            return f"`{name}`, included in {where.rel}: a header of the project's own {own}/, which the tree lacks"
+        return ""
     return check
 
 
