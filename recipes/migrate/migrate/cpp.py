@@ -7,6 +7,7 @@ unknown, so the scanner errs towards reporting.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -60,6 +61,12 @@ FULL_MASK_LITERAL = (r"0[xX][fF]{8}(?![0-9a-fA-F])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]
                      rf"|static_cast\s*<\s*{_U32}\s*>\s*\(\s*-\s*1\s*\)")
 
 
+# blank(), blank_code() and dead_lines() are asked about the same file texts at every step of a run (the
+# include graph, the scan, each fixup, the warp analysis): each answer is kept for the texts of a run
+CACHED_TEXTS = 16384
+
+
+@functools.lru_cache(maxsize=CACHED_TEXTS)
 def blank(text: str) -> str:
     """Return `text` with comments and the contents of string/char literals replaced by spaces;
     same length, newlines kept, so offsets and line numbers stay valid."""
@@ -69,6 +76,7 @@ def blank(text: str) -> str:
 QUOTE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]*)"', re.M)
 
 
+@functools.lru_cache(maxsize=CACHED_TEXTS)
 def blank_code(text: str) -> str:
     """blank(text) with the header names of `#include "..."` lines kept, for rules that match an
     include (a quoted header name is a string literal to blank(), and `#include "cutlass/arch/mma.h"`
@@ -191,6 +199,12 @@ def dead_lines(blanked: str, undefined: frozenset[str] = frozenset(), known: fro
     (e.g. `#ifndef __HIP_PLATFORM_AMD__`, the #else of `#ifdef __HIP_PLATFORM_AMD__`), nested
     directives included; macros in `undefined` count as not defined, those in `known` as defined. A condition
     continued over lines with a backslash is read whole; its continuation lines count with the directive."""
+    return set(_dead_lines(blanked, frozenset(undefined), frozenset(known)))
+
+
+@functools.lru_cache(maxsize=CACHED_TEXTS)
+def _dead_lines(blanked: str, undefined: frozenset[str], known: frozenset[str]) -> frozenset[int]:
+    """dead_lines, kept per (text, macros)."""
     dead: set[int] = set()
     # stack entries: [some branch so far is taken for sure?, live outside this #if?]
     stack: list[list[bool]] = []
@@ -229,7 +243,7 @@ def dead_lines(blanked: str, undefined: frozenset[str] = frozenset(), known: fro
             continue
         if not live:
             dead.add(number)
-    return dead
+    return frozenset(dead)
 
 
 @dataclass(frozen=True)
