@@ -361,3 +361,11 @@ def test_cuda_qualifiers_only_for_clangs_cuda_mode_are_host_code():
     header = "#if defined(__CUDACC__) || defined(__CUDA__)\n#define RT_API_ATTRS __host__ __device__\n#else\n#define RT_API_ATTRS\n#endif\n"
     assert not tree.host_uses_cuda(header)
     assert tree.host_uses_cuda(header.replace("defined(__CUDA__)", "defined(USE_GPU)"))
+
+
+def test_an_include_named_in_an_error_directive_is_no_cuda_use():
+    """LLVM flang-rt's complex.h (vendored by CatBoost 1.2.10): `#error #include <cuda/std/complex>` under a
+    build switch is a message, not an #include; `using cuda::std::complex` behind the switch is libcu++, no CUDA API."""
+    header = "#if RT_USE_LIBCUDACXX\n#error #include <cuda/std/complex>\n#endif\n#include <complex>\n"
+    assert not tree.uses_cuda(header) and not tree.host_uses_cuda(header)
+    assert tree.uses_cuda("  #  include <cuda/std/complex>\n")

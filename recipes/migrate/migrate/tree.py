@@ -23,16 +23,17 @@ HEADER_EXTS = frozenset({".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".
 SOURCE_EXTS = UNIT_EXTS | CXX_EXTS | HEADER_EXTS
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 
-# A C/C++ file "uses CUDA" when it includes a CUDA header (the toolkit's, or PyTorch's CUDA headers:
+# A C/C++ file "uses CUDA" when it includes a CUDA header (an #include line, not the text of an `#error`: LLVM
+# flang-rt's `#error #include <cuda/std/complex>`; the toolkit's, or PyTorch's CUDA headers:
 # c10/cuda/, ATen/cuda/, torch/csrc/cuda/, THC/), names a CUDA runtime or driver type (cudaStream_t,
 # cudaError_t, CUstream ...) or PyTorch's CUDA namespaces (at::cuda::, c10::cuda::), calls the runtime or
 # launches kernels.
 CUDA_USE = re.compile(
-    r"#\s*include\s*[<\"](cuda|cublas|curand|cusparse|cufft|cusolver|cudnn|cub/|thrust/|cooperative_groups|nvrtc|"
+    r"^[ \t]*#\s*include\s*[<\"](cuda|cublas|curand|cusparse|cufft|cusolver|cudnn|cub/|thrust/|cooperative_groups|nvrtc|"
     r"device_launch_parameters|mma\.h|cuda_|cuComplex|nvToolsExt|nvtx3/|(?:c10|ATen|torch/csrc)/cuda/|THC/)"
     r"|\bcuda[A-Z]\w+\s*\(|\bcuda[A-Z]\w*_t\b|\bcudaDeviceProp\b|\bCU(?:stream|event|context|module|function|result|device)\b"
-    r"|\b(?:at|c10)::cuda::|\bC10_CUDA_\w+|<<<|__global__|__device__"
-)
+    r"|\b(?:at|c10)::cuda::|\bC10_CUDA_\w+|<<<|__global__|__device__",
+    re.MULTILINE)
 
 
 
