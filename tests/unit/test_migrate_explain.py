@@ -46,6 +46,8 @@ def checks(src: Path, texts: dict[str, str] | None = None) -> list[explain.Diagn
     return explain.diagnostics(RULES, {"build-generated": flags.build_generated(src),
                                        "build-template": flags.header_template(src)},
                                {"tree-incomplete": explain.own_header(texts or {}),
+                                "std-library": explain.in_project_std_library(
+                                    texts or {}, includes.IncludeGraph(dict(texts or {})).standard_folders),
                                 "tree-undeclared": explain.declared_nowhere(texts or {}),
                                 "other-unit": explain.declared_in_another_unit(texts or {}),
                                 "unincluded-header": explain.declared_in_unincluded_header(
@@ -328,7 +330,7 @@ def test_the_report_counts_failures_without_a_finding(tmp_path):
      "rules[r].check: expected one of ('build-generated', 'build-template', 'in-tree', 'outside-tree', 'tree-incomplete', "
      "'tree-undeclared', 'tree-redefined', 'uses-deviceptr', 'hip-name', "
      "'device-code', 'arch-gated', 'build-gated', 'own-rocm', 'torch-header', 'other-unit', "
-     "'unincluded-header', 'include-gated', 'uses-void-handle', 'tree-arity', 'error-directive')"),
+     "'unincluded-header', 'include-gated', 'uses-void-handle', 'tree-arity', 'error-directive', 'std-library')"),
     ({"diagnostic": "(unclosed"}, "rules[r].diagnostic: '(unclosed' does not compile"),
     ({"patterns": ["x"], "scope": "c++20"}, "rules[r].scope: expected one of ('cxx20',), got 'c++20'"),
 ])
@@ -375,6 +377,22 @@ def test_a_missing_own_header_beside_its_source_says_the_tree_is_incomplete(tmp_
     assert why["rule"] == "header-not-found"  # no folder of that name around the includer
 
 
+def test_a_header_only_the_projects_own_standard_library_holds(tmp_path):
+    """CatBoost 1.2.10's util/generic/fwd.h includes <stlfwd>, which only its vendored libc++ copies hold;
+    those folders are off the include path (they hold <cstdint>, ...), so the header is missing there."""
+    texts = {"contrib/libs/cxxsupp/libcxx/include/stlfwd": "#pragma once\n",
+             "contrib/libs/cxxsupp/libcxx/include/cstdint": "#pragma once\n",
+             "util/generic/fwd.h": "#pragma once\n#include <stlfwd>\n#include <util/missing.h>\n"}
+    read = {f"/out/run/hip/{r}": (r, identity) for r in texts}
+    where = explain.locate("/out/run/hip/util/generic/fwd.h:2:10: fatal error: 'stlfwd' file not found", read)
+    why, made = explain.explain(where, "catboost/k.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+    assert why["rule"] == "header-in-project-std-library"
+    assert made["note"] == "`stlfwd` is in the project's C++ standard library contrib/libs/cxxsupp/libcxx/include/ (left off the include path)"
+    where = explain.locate("/out/run/hip/util/generic/fwd.h:3:10: fatal error: 'util/missing.h' file not found", read)
+    why, _made = explain.explain(where, "catboost/k.cu", lambda r: [], checks(tmp_path, texts), lambda r, n: "")
+    assert why["rule"] != "header-in-project-std-library"
+
+
 def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
     real = {
         "build-defined-macro": "use of undeclared identifier 'GGML_CUDA_FA_F16_F16'",
@@ -383,6 +401,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                    "and 'unsigned int')"),
         "host-overload-of-hostdevice": "__host__ function 'float_to_half' cannot overload __host__ __device__ function 'float_to_half'",
         "device-redeclaration-of-hip-function": "__device__ function '__heq' cannot overload __host__ __device__ function '__heq'",
+        "header-in-project-std-library": "'stlfwd' file not found",
         "half-operators-hidden": "no matching conversion for C-style cast from 'float' to '__half'",
         "header-not-found": "'libaio.h' file not found",
         "header-generated": "'starpu_config.h' file not found",
@@ -450,6 +469,7 @@ def test_every_diagnostic_rule_matches_the_real_error_it_was_written_for():
                                                         "arch-gated": lambda name, where: "x",
                                                         "build-gated": lambda name, where: "x",
                                                         "own-rocm": lambda name, where: "x",
+                                                        "std-library": lambda name, where: "x",
                                                         "torch-header": lambda name, where: "x"})}
     assert set(found) == set(real)
     for rid, message in real.items():

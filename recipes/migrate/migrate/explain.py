@@ -127,6 +127,20 @@ def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
     return check
 
 
+def in_project_std_library(texts: Mapping[str, str], standard_folders: set[str]) -> Callable[[str, Location], str]:
+    """The "std-library" check: a missing header that the tree holds only inside a folder of a C++
+    standard library of its own (includes.IncludeGraph.standard_folders, which no unit searches).
+    Returns the note naming the folder, or ""."""
+    def check(name: str, where: Location) -> str:
+        suffix = "/" + name.lstrip("./")
+        held = sorted(rel[: len(rel) - len(suffix)] for rel in texts if ("/" + rel).endswith(suffix))
+        inside = [folder for folder in held if folder in standard_folders]
+        if not inside or len(inside) < len(held):
+            return ""
+        return f"`{name}` is in the project's C++ standard library {inside[0]}/ (left off the include path)"
+    return check
+
+
 NOT_A_TYPE = frozenset({"return", "case", "throw", "else", "sizeof", "new", "delete", "goto", "do", "co_return",
                         "co_yield", "and", "or", "not", "typeid", "decltype", "alignof"})
 

@@ -418,6 +418,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
                      explain.diagnostics(rules, {"build-generated": build_check,
                                                  "build-template": flags.header_template(opts.src)},
                                          {"tree-incomplete": explain.own_header(texts),
+                                          "std-library": explain.in_project_std_library(texts, cuda_graph.standard_folders),
                                           "tree-undeclared": explain.declared_nowhere(texts),
                                           "other-unit": explain.declared_in_another_unit(texts),
                                           "tree-arity": explain.declared_with_other_arity(texts),

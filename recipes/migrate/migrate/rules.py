@@ -27,7 +27,7 @@ DIAGNOSTIC_CHECKS = ("build-generated", "build-template", "in-tree", "outside-tr
                      "tree-undeclared", "tree-redefined", "uses-deviceptr",
                      "hip-name", "device-code", "arch-gated", "build-gated", "own-rocm", "torch-header",
                      "other-unit", "unincluded-header", "include-gated", "uses-void-handle", "tree-arity",
-                     "error-directive")
+                     "error-directive", "std-library")
 KEYS = {"id", "severity", "message", "hint", "doc", "patterns", "check", "diagnostic", "fixed_by", "scope"}
 # Placeholder values used to check that patterns compile; scan.py fills them per tree.
 # CUDA's version macros, which hipcc leaves undefined (CUDA Runtime API reference: CUDART_VERSION;
