@@ -350,9 +350,13 @@ def test_a_folder_holding_a_standard_library_is_never_searched():
     from migrate import includes
     texts = {"lib/cxx/include/cstdint": "#pragma once\n", "lib/cxx/include/stdlib.h": "#include_next <stdlib.h>\n",
              "src/util.h": "#pragma once\n", "src/k.cu": "#include <cstdint>\n#include <stdlib.h>\n#include <util.h>\n"}
+    texts["lib/cxx/include/__thread/support/windows.h"] = "#pragma once\n"
+    texts["src/win.cpp"] = "#ifdef _WIN32\n#include <windows.h>\n#endif\n"
     graph = includes.IncludeGraph(texts, include_dirs=("lib/cxx/include", "src"))
     assert graph.standard_folders == {"lib/cxx/include"}
     assert graph.reach("src/k.cu") == {"src/k.cu", "src/util.h"}
+    # nor is a file below it a suffix match for a header the system lacks (Linux has no <windows.h>)
+    assert graph.reach("src/win.cpp") == {"src/win.cpp"}
 
 
 def test_cuda_qualifiers_only_for_clangs_cuda_mode_are_host_code():

@@ -196,12 +196,23 @@ class IncludeGraph:
         suffix = "/" + name.lstrip("./")
         candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel
                       and not self._programs.other(here, posixpath.dirname(p))
-                      and p[: len(p) - len(suffix) + 1].rstrip("/") not in self.standard_folders]
+                      and not self._inside_standard(p)]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
         folder = best[: len(best) - len(suffix) + 1].rstrip("/")
         return best, folder if folder else "."
+
+    def _inside_standard(self, path: str) -> bool:
+        """Whether tree file `path` lies in a folder of a standard library (standard_folders) or below one:
+        a suffix match there finds the library's internals (CatBoost's vendored libc++ holds
+        `__thread/support/windows.h`, which a Linux build's `<windows.h>` must not become)."""
+        folder = posixpath.dirname(path)
+        while folder:
+            if folder in self.standard_folders:
+                return True
+            folder = posixpath.dirname(folder)
+        return False
 
     def closure(self, unit: str) -> UnitIncludes:
         """Include needs of `unit`, following includes transitively."""
