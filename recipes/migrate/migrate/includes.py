@@ -196,18 +196,19 @@ class IncludeGraph:
         suffix = "/" + name.lstrip("./")
         candidates = [p for p in self._by_name.get(posixpath.basename(suffix), []) if ("/" + p).endswith(suffix) and p != rel
                       and not self._programs.other(here, posixpath.dirname(p))
-                      and not self._inside_standard(p)]
+                      and not self._within_standard(p[: len(p) - len(suffix) + 1].rstrip("/"))]
         if not candidates:
             return "", ""
         best = max(candidates, key=lambda p: (len(os.path.commonprefix([p, rel])), -len(p)))
         folder = best[: len(best) - len(suffix) + 1].rstrip("/")
         return best, folder if folder else "."
 
-    def _inside_standard(self, path: str) -> bool:
-        """Whether tree file `path` lies in a folder of a standard library (standard_folders) or below one:
-        a suffix match there finds the library's internals (CatBoost's vendored libc++ holds
-        `__thread/support/windows.h`, which a Linux build's `<windows.h>` must not become)."""
-        folder = posixpath.dirname(path)
+    def _within_standard(self, folder: str) -> bool:
+        """Whether `folder` (the -I folder a suffix match would add) is a standard library's folder
+        (standard_folders) or lies below one: the match would find the library's internals (CatBoost's
+        vendored libc++ holds `__thread/support/windows.h`, which a Linux build's `<windows.h>` must not
+        become). A name that spells the way into one (<cuda/std/__cccl/builtin.h> from above libcu++'s
+        cuda/std/) is the library's public path and matches."""
         while folder:
             if folder in self.standard_folders:
                 return True
