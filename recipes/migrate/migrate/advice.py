@@ -415,9 +415,13 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
     for path in sorted(set(texts) | set(tree_cuda or ())):  # the translations' names and the whole tree's
         by_name.setdefault(posixpath.basename(path), []).append(path)
 
-    def in_tree(name: str) -> bool:
+    def tree_path(name: str) -> str | None:
+        """The first tree file whose path ends with the include name."""
         suffix = "/" + name.lstrip("./")
-        return any(("/" + p).endswith(suffix) for p in by_name.get(posixpath.basename(name), []))
+        return next((p for p in by_name.get(posixpath.basename(name), []) if ("/" + p).endswith(suffix)), None)
+
+    def in_tree(name: str) -> bool:
+        return tree_path(name) is not None
 
     def in_dirs(dirs: tuple[str, ...]) -> Callable[[str], bool]:
         return lambda name: any(os.path.isfile(os.path.join(d, name)) for d in dirs)
@@ -429,9 +433,7 @@ def migrate_tree(texts: dict[str, tuple[str, str]], rules: list[Rule], archs: li
         if toolkit is None:
             return False
         beside = posixpath.normpath(posixpath.join(folder, name))
-        suffix = "/" + name.lstrip("./")
-        found = beside if beside in cuda_of else next((p for p in by_name.get(posixpath.basename(name), [])
-                                                       if ("/" + p).endswith(suffix) and p in cuda_of), None)
+        found = beside if beside in cuda_of else tree_path(name)
         guard = cpp.guard_name(cpp.blank(cuda_of[found])) if found else None
         return guard is not None and guard == _toolkit_guard(toolkit)
 

@@ -19,6 +19,7 @@ misleads more than none.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -130,14 +131,19 @@ def own_header(texts: Mapping[str, str]) -> Callable[[str, Location], str]:
 def in_project_std_library(texts: Mapping[str, str], standard_folders: set[str]) -> Callable[[str, Location], str]:
     """The "std-library" check: a missing header that the tree holds only inside a folder of a C++
     standard library of its own (includes.IncludeGraph.standard_folders, which no unit searches).
-    Returns the note naming the folder, or ""."""
-    def check(name: str, where: Location) -> str:
+    Returns the note naming the folder, or ""; each name is looked up once (its answer does not depend
+    on where it is included)."""
+    @functools.cache
+    def held_only_there(name: str) -> str:
         suffix = "/" + name.lstrip("./")
         held = sorted(rel[: len(rel) - len(suffix)] for rel in texts if ("/" + rel).endswith(suffix))
         inside = [folder for folder in held if folder in standard_folders]
         if not inside or len(inside) < len(held):
             return ""
         return f"`{name}` is in the project's C++ standard library {inside[0]}/ (left off the include path)"
+
+    def check(name: str, where: Location) -> str:
+        return held_only_there(name)
     return check
 
 

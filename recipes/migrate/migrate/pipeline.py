@@ -322,7 +322,6 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
     note_unit_findings(files_out, rules, "unit-not-built", flags.unbuilt_units(opts.src, unit_rels))
     jobs, base_jobs = [], []
     fallback_jobs: dict[str, Job] = {}
-    blank_code = functools.lru_cache(maxsize=None)(cpp.blank_code)  # a header is blanked once, not once per unit
     seen_fingerprints: dict[str, str] = {}
     twins: dict[str, str] = {}  # unit -> earlier unit with the same fingerprint (compiled once)
     for u in units:
@@ -366,7 +365,7 @@ def run(opts: Options, rules: list[Rule], progress: Callable[[str], None] = lamb
         # the sources it #includes are part of its text (a kernel.cu included by a .cpp brings device code)
         within = "".join((hip_dir / rel).read_text(encoding="utf-8") for rel, users in sorted(included.items()) if u.rel in users)
         host = host_only(u.kind, cpp.blank(source_path.read_text(encoding="utf-8") + "\n" + within))
-        library = device_library_header([blank_code(final_texts[r]) for r in sorted(graph.reach(u.rel))
+        library = device_library_header([cpp.blank_code(final_texts[r]) for r in sorted(graph.reach(u.rel))
                                           if r in final_texts]) if host else ""
         if library:
             host = False
